@@ -1,0 +1,24 @@
+// Graph passes. Each is a pure function FlowGraph -> FlowGraph in its own file under
+// src/graph/passes/; src/graph/pipeline.cpp runs them in order and says why that order.
+#pragma once
+
+#include "ember/graph/flow_graph.h"
+
+namespace ember::passes {
+
+// Removes nodes and constants no output depends on. Run anywhere; cheap.
+FlowGraph eliminate_dead_code(const FlowGraph& g);
+
+// Evaluates nodes whose inputs are all constants (at compile time, with ember's own
+// kernels) and replaces them by constants. Before fusion, so fused groups see constants.
+FlowGraph fold_constants(const FlowGraph& g);
+
+// Groups nodes into fused operators: injective producers are inlined into their single
+// consumer, and elementwise consumers of a reduction or a matmul become its epilogue.
+// Last: after it, the graph's nodes are kernels.
+FlowGraph fuse_operators(const FlowGraph& g);
+
+// The operator that fused nodes are wrapped in ("fused", printed as "Fused").
+const OpDef& fused_op();
+
+}  // namespace ember::passes

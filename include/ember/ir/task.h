@@ -1,0 +1,60 @@
+// A Task: the compute definition of one kernel.
+//
+// A task has buffers (its inputs, outputs and scratch memory, in that order in the kernel's
+// argument list) and an ordered list of stages. Each stage writes one buffer:
+//   Compute : out[axes] = value                       (value may load any earlier buffer)
+//   Reduce  : out[axes] = epilogue(reduce_op over raxes of value)
+//   Matmul  : out[..., m, n] = epilogue(sum_k a[..., m, k] * b[..., k, n])
+// In an epilogue, Acc stands for the reduced (or matmul) value at the stage's axes.
+// Buffers are row-major and contiguous; their shapes may use the graph's symbols.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ember/ir/expr.h"
+#include "ember/tensor/tensor.h"
+
+namespace ember::ir {
+
+enum class BufferRole : uint8_t { Input, Output, Scratch };
+
+struct Buffer {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  BufferRole role;
+};
+
+enum class StageKind : uint8_t { Compute, Reduce, Matmul };
+enum class ReduceOp : uint8_t { Sum, Max, Min, Prod, ArgMax, ArgMin };
+const char* reduce_op_name(ReduceOp op);
+
+struct Stage {
+  StageKind kind = StageKind::Compute;
+  int out = -1;               // the buffer this stage writes
+  std::vector<Expr> axes;     // one Var per dimension of the output buffer
+  Expr value;                 // Compute: the output value; Reduce: the value reduced
+  // Reduce:
+  ReduceOp reduce_op = ReduceOp::Sum;
+  std::vector<Expr> raxes;    // reduction Vars
+  std::vector<Expr> rextents; // their extents
+  DType acc_dtype = DType::float32;  // the accumulator's type (the input's for ArgMax/Min)
+  // Matmul: a[..., M, K] and b[..., K, N] with batch dims broadcast to the output's.
+  int a = -1, b = -1;
+  // Reduce and Matmul: the output value from Acc and the axes; undefined means Acc itself.
+  Expr epilogue;
+};
+
+struct Task {
+  std::string name;
+  std::vector<Buffer> buffers;
+  std::vector<Stage> stages;
+
+  int add_buffer(const std::string& name, DType dtype, const Shape& shape, BufferRole role);
+  std::vector<int> buffers_with(BufferRole role) const;
+  // Text form for tests and dumps.
+  std::string str() const;
+};
+
+}  // namespace ember::ir

@@ -1,0 +1,71 @@
+// CompiledGraph: a graph's kernels, linked, with a memory plan; run in one call.
+//
+// The compiler (FlowGraph::build) produces an ExecPlan: the graph's values, which kernel
+// to launch on which values, and scratch buffers per launch. CompiledGraph binds the
+// symbolic dimensions from the input shapes, plans intermediate memory once per set of
+// symbol values (liveness-based reuse inside one workspace), and runs every kernel.
+// It owns no global state: several threads may call run() at once (each run takes its own
+// workspace from a small pool).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ember/tensor/tensor.h"
+#include "ember_rt/kernel.h"
+
+namespace ember {
+
+struct KernelLaunch {
+  std::string name;                  // the kernel's symbol in its module
+  ember_kernel_fn fn = nullptr;
+  std::vector<int> args;             // graph values: the task's inputs, then its outputs
+  std::vector<TensorType> scratch;   // the task's scratch buffers (shapes may use symbols)
+  // How many of `args` are the task's inputs (the rest are its outputs). -1: not given; the
+  // runtime then takes a value's first appearance as its write and cannot check the order.
+  int num_inputs = -1;
+};
+
+struct ExecPlan {
+  std::vector<TensorType> values;    // every value of the graph, by id
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::map<int, Tensor> constants;
+  std::vector<std::string> symbols;  // order of the kernels' `syms` array
+  std::vector<KernelLaunch> launches;
+  std::shared_ptr<void> modules;     // keeps the loaded shared objects alive
+};
+
+struct MemoryPlanStats {
+  int64_t workspace_bytes = 0;       // intermediate values + scratch, after reuse
+  int64_t unshared_bytes = 0;        // what they would take without reuse
+  int64_t plans_made = 0;            // number of distinct plans (one per symbol values)
+};
+
+class CompiledGraph {
+ public:
+  explicit CompiledGraph(ExecPlan plan);
+  ~CompiledGraph();
+
+  // Runs every kernel. Inputs must match the graph's input types (dtype, rank, constant
+  // dimensions, consistent symbols): otherwise ember::Error naming the input, the expected
+  // and the actual type. Outputs are new tensors.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+
+  const ExecPlan& plan() const { return plan_; }
+  MemoryPlanStats memory_stats() const;
+  // Threads the kernels may use (default: the pool's size).
+  void set_num_threads(int n);
+  int num_threads() const { return num_threads_; }
+
+ private:
+  struct Impl;
+  ExecPlan plan_;
+  int num_threads_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ember

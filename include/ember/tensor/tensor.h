@@ -1,0 +1,136 @@
+// Tensors: a shape, a dtype, a device, and either memory (a concrete tensor) or a trace
+// (a symbolic tensor: which operator produces it, and which of its outputs it is).
+//
+// Tensors are row-major and contiguous; a view with other strides is not a Tensor (the
+// torch bridge refuses non-contiguous memory, see docs/tensors.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/ir/expr.h"
+#include "ember/tensor/dtype.h"
+
+namespace ember {
+
+// A shape: one integer expression per dimension. A dimension is a constant or a symbol.
+using Shape = std::vector<ir::Expr>;
+
+bool shape_is_concrete(const Shape& s);
+// Product of the dimensions; every dimension must be constant (else ember::InternalError).
+int64_t shape_numel(const Shape& s);
+// Product of the dimensions as an expression.
+ir::Expr shape_numel_expr(const Shape& s);
+// "[2, 3]" or "[n, 768]".
+std::string shape_str(const Shape& s);
+bool shape_equal(const Shape& a, const Shape& b);
+Shape concrete_shape(const std::vector<int64_t>& dims);
+// Values of a concrete shape (ember::InternalError if a dimension is symbolic).
+std::vector<int64_t> shape_values(const Shape& s);
+
+// The type of a value in a graph.
+struct TensorType {
+  DType dtype = DType::float32;
+  Shape shape;
+  Device device;
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  std::string str() const;  // "float32[2, 3]"
+};
+
+// Owned or borrowed memory.
+class Storage {
+ public:
+  // Allocates nbytes, 64-byte aligned, uninitialized.
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Borrows memory owned by somebody else (a torch tensor, a numpy array); `owner` keeps
+  // it alive for as long as this Storage lives.
+  static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, Device device,
+                                         std::shared_ptr<void> owner);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  Storage() = default;
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  bool owned_ = false;
+  std::shared_ptr<void> owner_;
+};
+
+struct TraceNode;  // ember/graph/trace.h: the operator that produced a symbolic tensor
+
+struct TensorImpl {
+  TensorType type;
+  std::shared_ptr<Storage> storage;  // null for a symbolic tensor
+  std::shared_ptr<TraceNode> trace;  // null for a concrete tensor or a graph input
+  int trace_index = 0;
+  std::string name;                  // the symbol's name, for printing graphs
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // New tensor with uninitialized memory.
+  static Tensor empty(const Shape& shape, DType dtype, Device device = Device::cpu());
+  // Wraps memory without copying; `storage` must hold at least numel * itemsize bytes.
+  static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype);
+  // A symbolic tensor: no memory, no trace (an input of a graph to be traced).
+  static Tensor symbol(const Shape& shape, DType dtype, Device device = Device::cpu(),
+                       const std::string& name = "");
+  // The output `index` of a traced operator.
+  static Tensor traced(const TensorType& type, std::shared_ptr<TraceNode> trace, int index);
+
+  bool defined() const { return impl_ != nullptr; }
+  const TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  const TensorType& type() const { return impl_->type; }
+  const Shape& shape() const { return impl_->type.shape; }
+  DType dtype() const { return impl_->type.dtype; }
+  Device device() const { return impl_->type.device; }
+  int64_t rank() const { return static_cast<int64_t>(impl_->type.shape.size()); }
+  int64_t numel() const;  // concrete shapes only
+  int64_t nbytes() const;
+  bool is_symbolic() const { return impl_->storage == nullptr; }
+  const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  void* data() const;  // null for symbolic tensors
+  template <class T>
+  T* data_as() const { return static_cast<T*>(data()); }
+  const std::shared_ptr<TraceNode>& trace() const { return impl_->trace; }
+  int trace_index() const { return impl_->trace_index; }
+  const std::string& name() const { return impl_->name; }
+
+  // "Tensor(shape=(2, 3), dtype='float32', device='cpu')" followed by the values (up to a
+  // summary of large tensors) for a concrete tensor, or by "from <Op>" for a traced one.
+  std::string str() const;
+  // Same tensor, same memory, new name (printing only).
+  Tensor with_name(const std::string& name) const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// Creation (host side: these fill memory, they do not compute operators).
+Tensor zeros(const Shape& shape, DType dtype = DType::float32, Device device = Device::cpu());
+Tensor ones(const Shape& shape, DType dtype = DType::float32, Device device = Device::cpu());
+Tensor full(const Shape& shape, double value, DType dtype = DType::float32,
+            Device device = Device::cpu());
+// Standard normal values; float dtypes only. `seed` < 0 draws from a global generator.
+Tensor randn(const Shape& shape, DType dtype = DType::float32, Device device = Device::cpu(),
+             int64_t seed = -1);
+// Copies `values` (given as double) into a new tensor of `dtype`.
+Tensor from_values(const std::vector<double>& values, const Shape& shape, DType dtype);
+// Element i as a double (any dtype); for printing and tests.
+double element_as_double(const Tensor& t, int64_t i);
+
+}  // namespace ember

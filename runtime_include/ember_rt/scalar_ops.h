@@ -1,0 +1,62 @@
+// Scalar math for float64 and integer types, named like the float32 / vector functions of
+// vec.h and math.h so that generated code reads the same for every element type.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace ember_rt {
+
+inline double exp(double x) { return std::exp(x); }
+inline double log(double x) { return std::log(x); }
+inline double sqrt(double x) { return std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline double tanh(double x) { return std::tanh(x); }
+inline double erf(double x) { return std::erf(x); }
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+inline double silu(double x) { return x / (1.0 + std::exp(-x)); }
+inline double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752440)); }
+inline double gelu_tanh(double x) {
+  const double k = 0.79788456080286535588;  // sqrt(2 / pi)
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+inline double floor(double x) { return std::floor(x); }
+inline double ceil(double x) { return std::ceil(x); }
+inline double round(double x) { return std::nearbyint(x); }
+inline double abs(double x) { return std::fabs(x); }
+inline double pow(double a, double b) { return std::pow(a, b); }
+inline double reciprocal(double x) { return 1.0 / x; }
+inline double relu(double x) { return x > 0.0 ? x : 0.0; }
+inline double max(double a, double b) { return (a != a || a > b) ? a : b; }
+inline double min(double a, double b) { return (a != a || a < b) ? a : b; }
+
+// Integer helpers: Python/torch floor division and modulo.
+template <class T>
+inline T ifloordiv(T a, T b) {
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+template <class T>
+inline T imod(T a, T b) {
+  return a - ifloordiv(a, b) * b;
+}
+template <class T>
+inline T imax(T a, T b) { return a > b ? a : b; }
+template <class T>
+inline T imin(T a, T b) { return a < b ? a : b; }
+template <class T>
+inline T iabs(T a) { return a < 0 ? static_cast<T>(-a) : a; }
+template <class T>
+inline T ipow(T base, T e) {
+  if (e < 0) return base == 1 ? 1 : (base == -1 ? ((e & 1) ? -1 : 1) : 0);
+  T r = 1;
+  while (e) {
+    if (e & 1) r = static_cast<T>(r * base);
+    base = static_cast<T>(base * base);
+    e >>= 1;
+  }
+  return r;
+}
+
+}  // namespace ember_rt

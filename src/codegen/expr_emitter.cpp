@@ -1,0 +1,335 @@
+// IR expression -> C++ expression text.
+#include "expr_emitter.h"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "ember/support/error.h"
+
+namespace ember::codegen {
+
+using ir::BinaryOp;
+using ir::Expr;
+using ir::ExprKind;
+using ir::ExprNode;
+using ir::UnaryOp;
+
+std::string NameScope::name(const std::string& var) const {
+  auto it = vars.find(var);
+  EMBER_ASSERT(it != vars.end(), "code generation met an unbound variable '" << var << "'");
+  return it->second;
+}
+
+std::string compute_type(DType t) {
+  switch (t) {
+    case DType::float32:
+    case DType::float16:
+    case DType::bfloat16: return "float";
+    case DType::float64: return "double";
+    default: return storage_type(t);
+  }
+}
+
+std::string storage_type(DType t) {
+  switch (t) {
+    case DType::float32: return "float";
+    case DType::float16: return "ember_rt::f16";
+    case DType::bfloat16: return "ember_rt::bf16";
+    case DType::float64: return "double";
+    case DType::int8: return "int8_t";
+    case DType::int16: return "int16_t";
+    case DType::int32: return "int32_t";
+    case DType::int64: return "int64_t";
+    case DType::uint8: return "uint8_t";
+    case DType::boolean: return "bool";
+  }
+  return "void";
+}
+
+namespace {
+
+bool is_low_precision(DType t) { return t == DType::float16 || t == DType::bfloat16; }
+
+// Whether index arithmetic can use C++'s / and % (floor semantics on non-negative values):
+// no subtraction, negative constants or data-dependent values anywhere in it.
+bool non_negative_index(const Expr& e) {
+  bool ok = true;
+  ir::visit(e, [&](const Expr& x) {
+    if (x.kind() == ExprKind::Load) ok = false;
+    if (x.kind() == ExprKind::Binary && static_cast<BinaryOp>(x->op) == BinaryOp::Sub) ok = false;
+    if (auto v = x.as_int(); v && *v < 0) ok = false;
+    if (x.kind() == ExprKind::Unary) ok = false;
+  });
+  return ok;
+}
+
+std::string float_literal(double v, bool single) {
+  if (std::isnan(v)) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+  if (std::isinf(v)) {
+    std::string inf = single ? "__builtin_inff()" : "__builtin_inf()";
+    return v < 0 ? "(-" + inf + ")" : inf;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%a", single ? static_cast<double>(static_cast<float>(v)) : v);
+  std::string s = buf;
+  if (single) s += "f";
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+}  // namespace
+
+std::string ExprEmitter::emit_const(const Expr& e) const {
+  DType t = e.dtype();
+  std::string s;
+  if (is_float(t)) {
+    s = float_literal(e->fval, t != DType::float64);
+  } else if (t == DType::boolean) {
+    s = e->ival ? "true" : "false";
+  } else if (e->ival == INT64_MIN) {
+    s = "INT64_MIN";
+  } else {
+    s = "static_cast<" + storage_type(t) + ">(" + std::to_string(e->ival) + "LL)";
+    if (t == DType::int64 && e->ival >= 0) s = "int64_t{" + std::to_string(e->ival) + "}";
+  }
+  return vector_mode() ? "ember_rt::vf(" + s + ")" : s;
+}
+
+Expr ExprEmitter::offset(int b, const std::vector<Expr>& indices) const {
+  const Shape& shape = task_.buffers.at(b).shape;
+  EMBER_ASSERT(shape.size() == indices.size(), "load of b" << b << " with " << indices.size()
+                                                           << " indices for rank "
+                                                           << shape.size());
+  Expr off = ir::const_int(0);
+  for (size_t d = 0; d < indices.size(); ++d) off = off * shape[d] + indices[d];
+  return off;
+}
+
+std::string ExprEmitter::emit_index(const Expr& e) const {
+  const ExprNode& n = *e.get();
+  switch (n.kind) {
+    case ExprKind::Const: return std::to_string(n.ival);
+    case ExprKind::Var: return names_.name(n.name);
+    case ExprKind::Binary: {
+      std::string a = emit_index(n.args[0]), b = emit_index(n.args[1]);
+      switch (static_cast<BinaryOp>(n.op)) {
+        case BinaryOp::Add: return "(" + a + " + " + b + ")";
+        case BinaryOp::Sub: return "(" + a + " - " + b + ")";
+        case BinaryOp::Mul: return "(" + a + " * " + b + ")";
+        case BinaryOp::FloorDiv:
+          return non_negative_index(e) ? "(" + a + " / " + b + ")"
+                                       : "ember_rt::ifloordiv<int64_t>(" + a + ", " + b + ")";
+        case BinaryOp::Mod:
+          return non_negative_index(e) ? "(" + a + " % " + b + ")"
+                                       : "ember_rt::imod<int64_t>(" + a + ", " + b + ")";
+        case BinaryOp::Max: return "ember_rt::imax<int64_t>(" + a + ", " + b + ")";
+        case BinaryOp::Min: return "ember_rt::imin<int64_t>(" + a + ", " + b + ")";
+        default: break;
+      }
+      break;
+    }
+    default: break;
+  }
+  // Anything else (a loaded index, a select): evaluate as a scalar int64 expression.
+  ExprEmitter scalar(task_, names_);
+  return "static_cast<int64_t>(" + scalar.emit(e) + ")";
+}
+
+std::string ExprEmitter::emit_load(const Expr& e) const {
+  int b = e->buffer;
+  DType t = task_.buffers.at(b).dtype;
+  Expr off = offset(b, e->args);
+  std::string ptr = "b" + std::to_string(b);
+  if (!vector_mode()) {
+    std::string v = ptr + "[" + emit_index(off) + "]";
+    return is_low_precision(t) ? "static_cast<float>(" + v + ")" : v;
+  }
+  auto coef = ir::linear_coefficient(off, lane_var_);
+  EMBER_ASSERT(coef && (*coef == 0 || *coef == 1), "vector load that is not contiguous");
+  if (*coef == 0) {
+    ExprEmitter scalar(task_, names_);
+    return "ember_rt::vf(" + scalar.emit(e) + ")";
+  }
+  std::string suffix = t == DType::bfloat16 ? "_bf16" : t == DType::float16 ? "_f16" : "";
+  std::string addr = ptr + " + " + emit_index(off);
+  if (!partial_.empty()) return "ember_rt::vf::load_partial" + suffix + "(" + addr + ", " + partial_ + ")";
+  return "ember_rt::vf::load" + suffix + "(" + addr + ")";
+}
+
+std::string ExprEmitter::emit_unary(const Expr& e) const {
+  auto op = static_cast<UnaryOp>(e->op);
+  std::string a = emit(e->args[0]);
+  DType t = e.dtype();
+  if (op == UnaryOp::Not) return vector_mode() ? "ember_rt::logical_not(" + a + ")" : "(!" + a + ")";
+  if (is_float(t) || vector_mode()) {
+    if (op == UnaryOp::Neg) return "(-" + a + ")";
+    return std::string("ember_rt::") + ir::unary_name(op) + "(" + a + ")";
+  }
+  std::string T = storage_type(t);
+  switch (op) {
+    case UnaryOp::Neg: return "static_cast<" + T + ">(-" + a + ")";
+    case UnaryOp::Abs: return "ember_rt::iabs<" + T + ">(" + a + ")";
+    case UnaryOp::Relu: return "ember_rt::imax<" + T + ">(" + a + ", 0)";
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round: return a;
+    default: break;
+  }
+  throw InternalError(std::string("no integer code for unary ") + ir::unary_name(op));
+}
+
+std::string ExprEmitter::emit_binary(const Expr& e) const {
+  auto op = static_cast<BinaryOp>(e->op);
+  std::string a = emit(e->args[0]), b = emit(e->args[1]);
+  DType t = e->args[0].dtype();
+  auto infix = [&](const char* s) { return "(" + a + " " + s + " " + b + ")"; };
+  if (vector_mode()) {
+    switch (op) {
+      case BinaryOp::Add: return infix("+");
+      case BinaryOp::Sub: return infix("-");
+      case BinaryOp::Mul: return infix("*");
+      case BinaryOp::Div: return infix("/");
+      case BinaryOp::FloorDiv: return "ember_rt::floor(" + infix("/") + ")";
+      case BinaryOp::And: return "ember_rt::logical_and(" + a + ", " + b + ")";
+      case BinaryOp::Or: return "ember_rt::logical_or(" + a + ", " + b + ")";
+      default: return std::string("ember_rt::") + ir::binary_name(op) + "(" + a + ", " + b + ")";
+    }
+  }
+  bool flt = is_float(t);
+  std::string T = storage_type(t);
+  switch (op) {
+    case BinaryOp::Add: return flt ? infix("+") : "static_cast<" + T + ">" + infix("+");
+    case BinaryOp::Sub: return flt ? infix("-") : "static_cast<" + T + ">" + infix("-");
+    case BinaryOp::Mul: return flt ? infix("*") : "static_cast<" + T + ">" + infix("*");
+    case BinaryOp::Div: return infix("/");
+    case BinaryOp::FloorDiv:
+      return flt ? "ember_rt::floor(" + infix("/") + ")"
+                 : "ember_rt::ifloordiv<" + T + ">(" + a + ", " + b + ")";
+    case BinaryOp::Mod:
+      return flt ? "(" + a + " - ember_rt::floor(" + infix("/") + ") * " + b + ")"
+                 : "ember_rt::imod<" + T + ">(" + a + ", " + b + ")";
+    case BinaryOp::Pow:
+      return flt ? "ember_rt::pow(" + a + ", " + b + ")"
+                 : "ember_rt::ipow<" + T + ">(" + a + ", " + b + ")";
+    case BinaryOp::Max:
+      return flt ? "ember_rt::max(" + a + ", " + b + ")"
+                 : "ember_rt::imax<" + T + ">(" + a + ", " + b + ")";
+    case BinaryOp::Min:
+      return flt ? "ember_rt::min(" + a + ", " + b + ")"
+                 : "ember_rt::imin<" + T + ">(" + a + ", " + b + ")";
+    case BinaryOp::Eq: return infix("==");
+    case BinaryOp::Ne: return infix("!=");
+    case BinaryOp::Lt: return infix("<");
+    case BinaryOp::Le: return infix("<=");
+    case BinaryOp::Gt: return infix(">");
+    case BinaryOp::Ge: return infix(">=");
+    case BinaryOp::And: return infix("&&");
+    case BinaryOp::Or: return infix("||");
+  }
+  return "";
+}
+
+std::string ExprEmitter::emit_cast(const Expr& e) const {
+  DType to = e.dtype();
+  const Expr& x = e->args[0];
+  DType from = x.dtype();
+  std::string a = emit(x);
+  if (vector_mode()) {
+    // Only widening of low-precision loads to float32 is vectorized (vectorizable()).
+    return a;
+  }
+  if (compute_type(to) == compute_type(from) && !is_low_precision(to)) return a;
+  if (to == DType::boolean) return "(" + a + " != 0)";
+  if (is_low_precision(to)) {
+    return "static_cast<float>(" + storage_type(to) + "(static_cast<float>(" + a + ")))";
+  }
+  return "static_cast<" + compute_type(to) + ">(" + a + ")";
+}
+
+std::string ExprEmitter::emit(const Expr& e) const {
+  switch (e.kind()) {
+    case ExprKind::Const: return emit_const(e);
+    case ExprKind::Var: {
+      std::string v = names_.name(e->name);
+      if (!vector_mode()) return v;
+      EMBER_ASSERT(e->name != lane_var_, "the lane variable used as a value");
+      return "ember_rt::vf(static_cast<float>(" + v + "))";
+    }
+    case ExprKind::Acc: return acc_;
+    case ExprKind::Load: return emit_load(e);
+    case ExprKind::Unary: return emit_unary(e);
+    case ExprKind::Binary: return emit_binary(e);
+    case ExprKind::Select: {
+      std::string c = emit(e->args[0]), a = emit(e->args[1]), b = emit(e->args[2]);
+      if (vector_mode()) return "ember_rt::select(" + c + ", " + a + ", " + b + ")";
+      return "(" + c + " ? " + a + " : " + b + ")";
+    }
+    case ExprKind::Cast: return emit_cast(e);
+  }
+  return "";
+}
+
+std::string ExprEmitter::store(int b, const std::vector<Expr>& indices,
+                               const std::string& value) const {
+  DType t = task_.buffers.at(b).dtype;
+  std::string ptr = "b" + std::to_string(b);
+  std::string off = emit_index(offset(b, indices));
+  if (!vector_mode()) {
+    if (is_low_precision(t)) return ptr + "[" + off + "] = " + storage_type(t) + "(" + value + ");";
+    return ptr + "[" + off + "] = " + value + ";";
+  }
+  std::string suffix = t == DType::bfloat16 ? "_bf16" : t == DType::float16 ? "_f16" : "";
+  if (!partial_.empty())
+    return "(" + value + ").store_partial" + suffix + "(" + ptr + " + " + off + ", " + partial_ + ");";
+  return "(" + value + ").store" + suffix + "(" + ptr + " + " + off + ");";
+}
+
+bool ExprEmitter::vectorizable(const Expr& e, const std::string& lane_var) const {
+  bool ok = true;
+  std::function<void(const Expr&, bool)> check = [&](const Expr& x, bool under_widen) {
+    if (!ok) return;
+    DType t = x.dtype();
+    switch (x.kind()) {
+      case ExprKind::Const: ok = t == DType::float32; return;
+      case ExprKind::Var: ok = x->name != lane_var && t != DType::boolean; return;
+      case ExprKind::Acc: ok = t == DType::float32; return;
+      case ExprKind::Load: {
+        DType bt = task_.buffers.at(x->buffer).dtype;
+        if (!(bt == DType::float32 || (under_widen && is_low_precision(bt)))) {
+          ok = false;
+          return;
+        }
+        auto c = ir::linear_coefficient(offset(x->buffer, x->args), lane_var);
+        ok = c && (*c == 0 || *c == 1);
+        return;
+      }
+      case ExprKind::Cast:
+        // float16/bfloat16 loads widened to float32.
+        ok = t == DType::float32 && x->args[0].kind() == ExprKind::Load &&
+             is_low_precision(x->args[0].dtype());
+        if (ok) check(x->args[0], true);
+        return;
+      case ExprKind::Unary:
+        if (static_cast<UnaryOp>(x->op) == UnaryOp::Not) {
+          ok = t == DType::boolean;
+        } else {
+          ok = t == DType::float32;
+        }
+        break;
+      case ExprKind::Binary: {
+        auto op = static_cast<BinaryOp>(x->op);
+        DType in = x->args[0].dtype();
+        if (op == BinaryOp::Mod) ok = false;
+        else if (op == BinaryOp::And || op == BinaryOp::Or) ok = in == DType::boolean;
+        else ok = in == DType::float32;
+        break;
+      }
+      case ExprKind::Select: ok = t == DType::float32; break;
+    }
+    for (const Expr& a : x->args) check(a, false);
+  };
+  check(e, false);
+  return ok;
+}
+
+}  // namespace ember::codegen

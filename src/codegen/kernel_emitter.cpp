@@ -1,0 +1,470 @@
+// Task -> one C++ kernel function: loop nests for Compute, Reduce and Matmul stages.
+#include <sstream>
+
+#include "ember/codegen/codegen.h"
+#include "ember/support/error.h"
+#include "expr_emitter.h"
+#include "writer.h"
+
+namespace ember::codegen {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::ReduceOp;
+using ir::Stage;
+using ir::Task;
+
+namespace {
+
+// A rough cost of computing e once, in simple operations (decides threading).
+double expr_cost(const Expr& e) {
+  double c = 0;
+  ir::visit(e, [&](const Expr& x) {
+    if (x.kind() == ExprKind::Unary) {
+      auto op = static_cast<ir::UnaryOp>(x->op);
+      bool cheap = op == ir::UnaryOp::Neg || op == ir::UnaryOp::Abs || op == ir::UnaryOp::Relu ||
+                   op == ir::UnaryOp::Not;
+      c += cheap ? 1 : 10;
+    } else {
+      c += 1;
+    }
+  });
+  return c;
+}
+
+bool is_low_precision(DType t) { return t == DType::float16 || t == DType::bfloat16; }
+
+// The value to store, without the final narrowing to a low-precision output (the vector
+// store narrows by itself).
+Expr strip_output_cast(const Expr& v, DType out) {
+  if (is_low_precision(out) && v.kind() == ExprKind::Cast && v.dtype() == out &&
+      v->args[0].dtype() == DType::float32)
+    return v->args[0];
+  return v;
+}
+
+class KernelWriter {
+ public:
+  KernelWriter(const Task& task, const std::vector<std::string>& symbols)
+      : task_(task), symbols_(symbols) {}
+
+  std::string run(const std::string& fn_name);
+
+ private:
+  void declare_buffers();
+  void unravel(const std::vector<Expr>& axes, const Shape& shape, size_t count,
+               const std::string& flat, NameScope& names);
+  std::vector<std::string> extents(const Shape& shape, const std::string& prefix);
+  void compute_stage(const Task& task, const Stage& s);
+  void reduce_stage(const Stage& s);
+  void reduce_inner_vector(const Stage& s, const NameScope& names, const std::string& acc_t);
+  void reduce_scalar_body(const Stage& s, NameScope names, const std::string& acc_t);
+  void matmul_stage(const Stage& s);
+  void vector_loop(const Task& task, const NameScope& names, const Stage& s, const Expr& value,
+                   const std::string& lo, const std::string& hi, bool vectorize);
+  bool flat_elementwise(const Stage& s) const;
+
+  const Task& task_;
+  const std::vector<std::string>& symbols_;
+  Writer w_;
+  NameScope base_;
+  int counter_ = 0;
+};
+
+std::string KernelWriter::run(const std::string& fn_name) {
+  for (const auto& b : task_.buffers) (void)b;
+  w_.open("extern \"C\" void " + fn_name +
+          "(void* const* args, const int64_t* syms, const ember_rt::LaunchContext* ctx) {");
+  w_.line("(void)args; (void)syms; (void)ctx;");
+  for (size_t i = 0; i < symbols_.size(); ++i) {
+    std::string n = "s" + std::to_string(i);
+    base_.vars[symbols_[i]] = n;
+    w_.line("[[maybe_unused]] const int64_t " + n + " = syms[" + std::to_string(i) + "];  // " +
+            symbols_[i]);
+  }
+  declare_buffers();
+  for (const Stage& s : task_.stages) {
+    w_.line("// b" + std::to_string(s.out) + " (" + task_.buffers[s.out].name + ")");
+    switch (s.kind) {
+      case ir::StageKind::Compute: compute_stage(task_, s); break;
+      case ir::StageKind::Reduce: reduce_stage(s); break;
+      case ir::StageKind::Matmul: matmul_stage(s); break;
+    }
+  }
+  w_.close("}");
+  return w_.str();
+}
+
+void KernelWriter::declare_buffers() {
+  bool seen_out = false;
+  for (size_t i = 0; i < task_.buffers.size(); ++i) {
+    const auto& b = task_.buffers[i];
+    bool input = b.role == ir::BufferRole::Input;
+    EMBER_ASSERT(!(input && seen_out), "task " << task_.name << ": inputs must come first");
+    seen_out |= !input;
+    std::string T = (input ? "const " : "") + storage_type(b.dtype);
+    w_.line("[[maybe_unused]] " + T + "* __restrict b" + std::to_string(i) + " = static_cast<" +
+            T + "*>(args[" + std::to_string(i) + "]);  // " + b.name + " " +
+            dtype_name(b.dtype) + shape_str(b.shape));
+  }
+}
+
+std::vector<std::string> KernelWriter::extents(const Shape& shape, const std::string& prefix) {
+  ExprEmitter em(task_, base_);
+  std::vector<std::string> names;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::string n = prefix + std::to_string(d);
+    w_.line("const int64_t " + n + " = " + em.emit_index(shape[d]) + ";");
+    names.push_back(n);
+  }
+  return names;
+}
+
+// Declares the first `count` axes from a flat row-major index over shape[0..count).
+void KernelWriter::unravel(const std::vector<Expr>& axes, const Shape& shape, size_t count,
+                           const std::string& flat, NameScope& names) {
+  ExprEmitter em(task_, base_);
+  std::string rest = flat;
+  for (size_t d = count; d-- > 0;) {
+    std::string v = "v" + std::to_string(counter_++);
+    names.vars[axes[d]->name] = v;
+    if (d == 0) {
+      w_.line("const int64_t " + v + " = " + rest + ";");
+    } else {
+      std::string ext = em.emit_index(shape[d]);
+      w_.line("const int64_t " + v + " = " + rest + " % " + ext + ";");
+      std::string nrest = "q" + std::to_string(counter_++);
+      w_.line("const int64_t " + nrest + " = " + rest + " / " + ext + ";");
+      rest = nrest;
+    }
+  }
+}
+
+// Stores value at the stage's axes for the last axis running over [lo, hi): in vectors of
+// ember_rt::vf::width (with a masked tail) when `vectorize`, else one element at a time.
+void KernelWriter::vector_loop(const Task& task, const NameScope& names, const Stage& s,
+                               const Expr& value, const std::string& lo, const std::string& hi,
+                               bool vectorize) {
+  const std::string& lane = s.axes.back()->name;
+  std::string v = "v" + std::to_string(counter_++);
+  NameScope inner = names;
+  inner.vars[lane] = v;
+  ExprEmitter em(task, inner);
+  DType out_t = task.buffers[s.out].dtype;
+  w_.line("int64_t " + v + " = " + lo + ";");
+  if (vectorize) {
+    Expr vv = strip_output_cast(value, out_t);
+    em.set_vector(lane);
+    w_.open("for (; " + v + " + ember_rt::vf::width <= " + hi + "; " + v +
+            " += ember_rt::vf::width) {");
+    w_.line(em.store(s.out, s.axes, em.emit(vv)));
+    w_.close("}");
+    w_.open("if (" + v + " < " + hi + ") {");
+    w_.line("const int rem = static_cast<int>(" + hi + " - " + v + ");");
+    em.set_vector(lane, "rem");
+    w_.line(em.store(s.out, s.axes, em.emit(vv)));
+    w_.close("}");
+  } else {
+    w_.open("for (; " + v + " < " + hi + "; ++" + v + ") {");
+    w_.line(em.store(s.out, s.axes, em.emit(value)));
+    w_.close("}");
+  }
+}
+
+// True when every load reads its buffer at exactly the stage's axes and every such buffer
+// has the output's shape: the stage is then one flat loop over all elements.
+bool KernelWriter::flat_elementwise(const Stage& s) const {
+  const Shape& out = task_.buffers[s.out].shape;
+  if (out.size() < 2) return false;
+  bool ok = true;
+  ir::visit(s.value, [&](const Expr& x) {
+    if (x.kind() != ExprKind::Load) return;
+    if (!shape_equal(task_.buffers[x->buffer].shape, out) || x->args.size() != s.axes.size()) {
+      ok = false;
+      return;
+    }
+    for (size_t d = 0; d < s.axes.size(); ++d) ok &= ir::equal(x->args[d], s.axes[d]);
+  });
+  return ok;
+}
+
+void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
+  Task flat_task;
+  Stage flat_stage;
+  const Task* task = &task_in;
+  const Stage* s = &s_in;
+  if (flat_elementwise(s_in)) {
+    // Same computation over one flat axis: loads and the store index it directly.
+    flat_task = task_in;
+    Expr f = ir::var("flat" + std::to_string(counter_++));
+    Shape numel = {shape_numel_expr(task_in.buffers[s_in.out].shape)};
+    flat_stage = s_in;
+    flat_stage.axes = {f};
+    flat_stage.value = ir::rewrite(s_in.value, [&](const Expr& x) -> Expr {
+      if (x.kind() != ExprKind::Load) return {};
+      flat_task.buffers[x->buffer].shape = numel;
+      return ir::load(x->buffer, x.dtype(), {f});
+    });
+    flat_task.buffers[s_in.out].shape = numel;
+    task = &flat_task;
+    s = &flat_stage;
+  }
+  const Shape& shape = task->buffers[s->out].shape;
+  w_.open("{");
+  if (shape.empty()) {
+    ExprEmitter em(*task, base_);
+    w_.line(em.store(s->out, {}, em.emit(s->value)));
+    w_.close("}");
+    return;
+  }
+  ExprEmitter probe(*task, base_);
+  Expr stripped = strip_output_cast(s->value, task->buffers[s->out].dtype);
+  bool vec = probe.vectorizable(stripped, s->axes.back()->name);
+  std::vector<std::string> ext = extents(shape, "e");
+  std::string outer = "1";
+  for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
+  w_.line("const int64_t outer = " + outer + ";");
+  w_.line("const int64_t inner = " + ext.back() + ";");
+  w_.line("const int64_t blk = inner <= 16384 ? (inner > 0 ? inner : 1) : 8192;");
+  w_.line("const int64_t nblk = (inner + blk - 1) / blk;");
+  std::ostringstream work;
+  work << "static_cast<double>(outer) * static_cast<double>(inner) * " << expr_cost(s->value);
+  w_.open("ember_rt::parallel_for(ctx, outer * nblk, " + work.str() +
+          ", [&](int64_t begin, int64_t end) {");
+  w_.open("for (int64_t t = begin; t < end; ++t) {");
+  w_.line("const int64_t o = t / nblk;");
+  w_.line("const int64_t lo = (t % nblk) * blk;");
+  w_.line("const int64_t hi = lo + blk < inner ? lo + blk : inner;");
+  NameScope names = base_;
+  unravel(s->axes, shape, shape.size() - 1, "o", names);
+  vector_loop(*task, names, *s, s->value, "lo", "hi", vec);
+  w_.close("}");
+  w_.close("});");
+  w_.close("}");
+}
+
+std::string init_value(ReduceOp op, DType t) {
+  std::string T = compute_type(t);
+  bool flt = is_float(t);
+  switch (op) {
+    case ReduceOp::Sum: return T + "(0)";
+    case ReduceOp::Prod: return T + "(1)";
+    case ReduceOp::Max:
+    case ReduceOp::ArgMax:
+      return flt ? "-std::numeric_limits<" + T + ">::infinity()"
+                 : "std::numeric_limits<" + T + ">::lowest()";
+    case ReduceOp::Min:
+    case ReduceOp::ArgMin:
+      return flt ? "std::numeric_limits<" + T + ">::infinity()"
+                 : "std::numeric_limits<" + T + ">::max()";
+  }
+  return "";
+}
+
+std::string combine(ReduceOp op, DType t, const std::string& a, const std::string& v) {
+  bool flt = is_float(t) || t == DType::float32;
+  switch (op) {
+    case ReduceOp::Sum: return a + " + " + v;
+    case ReduceOp::Prod: return a + " * " + v;
+    case ReduceOp::Max:
+      return flt ? "ember_rt::max(" + a + ", " + v + ")"
+                 : "ember_rt::imax<" + compute_type(t) + ">(" + a + ", " + v + ")";
+    case ReduceOp::Min:
+      return flt ? "ember_rt::min(" + a + ", " + v + ")"
+                 : "ember_rt::imin<" + compute_type(t) + ">(" + a + ", " + v + ")";
+    default: break;
+  }
+  throw InternalError("combine of an arg-reduction");
+}
+
+void KernelWriter::reduce_stage(const Stage& s) {
+  const Shape& shape = task_.buffers[s.out].shape;
+  std::string acc_t = compute_type(s.acc_dtype);
+  w_.open("{");
+  std::vector<std::string> ext = extents(shape, "e");
+  std::string outer = "1";
+  for (const auto& e : ext) outer += " * " + e;
+  w_.line("const int64_t outer = " + outer + ";");
+  std::vector<std::string> rext;
+  {
+    ExprEmitter em(task_, base_);
+    for (size_t r = 0; r < s.rextents.size(); ++r) {
+      rext.push_back("r" + std::to_string(r));
+      w_.line("const int64_t " + rext.back() + " = " + em.emit_index(s.rextents[r]) + ";");
+    }
+  }
+  std::string rtotal = "1";
+  for (const auto& r : rext) rtotal += " * " + r;
+  std::ostringstream work;
+  work << "static_cast<double>(outer) * static_cast<double>(" << rtotal << ") * "
+       << expr_cost(s.value);
+  w_.open("ember_rt::parallel_for(ctx, outer, " + work.str() + ", [&](int64_t begin, int64_t end) {");
+  w_.open("for (int64_t o = begin; o < end; ++o) {");
+  NameScope names = base_;
+  unravel(s.axes, shape, shape.size(), "o", names);
+  ExprEmitter probe(task_, base_);
+  bool inner_vec = !s.raxes.empty() && s.acc_dtype == DType::float32 &&
+                   (s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max ||
+                    s.reduce_op == ReduceOp::Min) &&
+                   s.value.dtype() == DType::float32 &&
+                   probe.vectorizable(s.value, s.raxes.back()->name);
+  if (inner_vec) {
+    reduce_inner_vector(s, names, acc_t);
+  } else {
+    reduce_scalar_body(s, names, acc_t);
+  }
+  w_.close("}");
+  w_.close("});");
+  w_.close("}");
+}
+
+// Opens loops over raxes[0..count) and binds their variables; returns the loop count.
+static int open_rloops(Writer& w, const Stage& s, size_t count, NameScope& names, int& counter) {
+  for (size_t r = 0; r < count; ++r) {
+    std::string v = "v" + std::to_string(counter++);
+    names.vars[s.raxes[r]->name] = v;
+    w.open("for (int64_t " + v + " = 0; " + v + " < r" + std::to_string(r) + "; ++" + v + ") {");
+  }
+  return static_cast<int>(count);
+}
+
+void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in,
+                                       const std::string& acc_t) {
+  NameScope names = names_in;
+  std::string init = init_value(s.reduce_op, s.acc_dtype);
+  w_.line("ember_rt::vf a0(" + init + "), a1(" + init + "), a2(" + init + "), a3(" + init + ");");
+  w_.line(acc_t + " tail = " + init + ";");
+  int opened = open_rloops(w_, s, s.raxes.size() - 1, names, counter_);
+  const std::string& lane = s.raxes.back()->name;
+  std::string last = "r" + std::to_string(s.raxes.size() - 1);
+  std::string v = "v" + std::to_string(counter_++);
+  w_.line("int64_t " + v + " = 0;");
+  w_.open("for (; " + v + " + 4 * ember_rt::vf::width <= " + last + "; " + v +
+          " += 4 * ember_rt::vf::width) {");
+  for (int u = 0; u < 4; ++u) {
+    NameScope un = names;
+    std::string uv = v + "_" + std::to_string(u);
+    un.vars[lane] = uv;
+    w_.line("const int64_t " + uv + " = " + v + " + " + std::to_string(u) + " * ember_rt::vf::width;");
+    ExprEmitter em(task_, un);
+    em.set_vector(lane);
+    std::string a = "a" + std::to_string(u);
+    w_.line(a + " = " + combine(s.reduce_op, s.acc_dtype, a, em.emit(s.value)) + ";");
+  }
+  w_.close("}");
+  {
+    NameScope un = names;
+    un.vars[lane] = v;
+    ExprEmitter em(task_, un);
+    em.set_vector(lane);
+    w_.open("for (; " + v + " + ember_rt::vf::width <= " + last + "; " + v +
+            " += ember_rt::vf::width) {");
+    w_.line("a0 = " + combine(s.reduce_op, s.acc_dtype, "a0", em.emit(s.value)) + ";");
+    w_.close("}");
+    em.set_scalar();
+    w_.open("for (; " + v + " < " + last + "; ++" + v + ") {");
+    w_.line("tail = " + combine(s.reduce_op, s.acc_dtype, "tail", em.emit(s.value)) + ";");
+    w_.close("}");
+  }
+  for (int i = 0; i < opened; ++i) w_.close("}");
+  const char* h = s.reduce_op == ReduceOp::Sum   ? "reduce_add"
+                  : s.reduce_op == ReduceOp::Max ? "reduce_max"
+                                                 : "reduce_min";
+  std::string a01 = combine(s.reduce_op, s.acc_dtype, "a0", "a1");
+  std::string a23 = combine(s.reduce_op, s.acc_dtype, "a2", "a3");
+  std::string all = combine(s.reduce_op, s.acc_dtype, a01, a23);
+  w_.line("const " + acc_t + " acc = " +
+          combine(s.reduce_op, s.acc_dtype, std::string("ember_rt::") + h + "(" + all + ")",
+                  "tail") +
+          ";");
+  ExprEmitter em(task_, names_in);
+  em.set_acc("acc");
+  Expr out = s.epilogue.defined() ? s.epilogue : ir::acc(s.acc_dtype);
+  w_.line(em.store(s.out, s.axes, em.emit(out)));
+}
+
+void KernelWriter::reduce_scalar_body(const Stage& s, NameScope names, const std::string& acc_t) {
+  bool arg = s.reduce_op == ReduceOp::ArgMax || s.reduce_op == ReduceOp::ArgMin;
+  std::string init = init_value(s.reduce_op, s.acc_dtype);
+  w_.line(acc_t + " best = " + init + ";");
+  if (arg) w_.line("int64_t acc = 0;");
+  int opened = open_rloops(w_, s, s.raxes.size(), names, counter_);
+  ExprEmitter em(task_, names);
+  w_.line("const " + acc_t + " x = " + em.emit(s.value) + ";");
+  if (arg) {
+    EMBER_ASSERT(s.raxes.size() == 1, "arg-reductions run over one axis");
+    std::string better = s.reduce_op == ReduceOp::ArgMax ? "x > best" : "x < best";
+    if (is_float(s.acc_dtype)) better += " || (x != x && best == best)";
+    w_.line("if (" + better + ") { best = x; acc = " + names.name(s.raxes[0]->name) + "; }");
+  } else {
+    w_.line("best = " + combine(s.reduce_op, s.acc_dtype, "best", "x") + ";");
+  }
+  for (int i = 0; i < opened; ++i) w_.close("}");
+  if (!arg) w_.line("const " + acc_t + " acc = best;");
+  ExprEmitter out_em(task_, names);
+  out_em.set_acc("acc");
+  Expr out = s.epilogue.defined() ? s.epilogue : ir::acc(arg ? DType::int64 : s.acc_dtype);
+  w_.line(out_em.store(s.out, s.axes, out_em.emit(out)));
+}
+
+void KernelWriter::matmul_stage(const Stage& s) {
+  const auto& A = task_.buffers[s.a];
+  const auto& B = task_.buffers[s.b];
+  const auto& C = task_.buffers[s.out];
+  EMBER_ASSERT(A.dtype == DType::float32 && B.dtype == DType::float32 && C.dtype == DType::float32,
+               "the GEMM template takes float32");
+  size_t rank = C.shape.size();
+  EMBER_ASSERT(rank >= 2 && A.shape.size() >= 2 && B.shape.size() >= 2, "matmul ranks");
+  ExprEmitter em(task_, base_);
+  w_.open("{");
+  w_.line("ember_rt::GemmShape g;");
+  w_.line("g.M = " + em.emit_index(C.shape[rank - 2]) + ";");
+  w_.line("g.N = " + em.emit_index(C.shape[rank - 1]) + ";");
+  w_.line("g.K = " + em.emit_index(A.shape[A.shape.size() - 1]) + ";");
+  Shape cb(C.shape.begin(), C.shape.end() - 2);
+  Shape ab(A.shape.begin(), A.shape.end() - 2), bb(B.shape.begin(), B.shape.end() - 2);
+  auto batch_stride = [&](const Shape& batch, const std::string& mat) {
+    // Either the same batch as the output (consecutive matrices) or none (broadcast).
+    Expr n = shape_numel_expr(batch);
+    if (auto v = n.as_int(); v && *v == 1) return std::string("0");
+    EMBER_ASSERT(ir::equal(n, shape_numel_expr(cb)), "matmul batch must match or broadcast");
+    return mat;
+  };
+  w_.line("g.batch = " + em.emit_index(shape_numel_expr(cb)) + ";");
+  w_.line("g.A = b" + std::to_string(s.a) + "; g.a_m = g.K; g.a_k = 1;");
+  w_.line("g.a_batch = " + batch_stride(ab, "g.M * g.K") + ";");
+  w_.line("g.B = b" + std::to_string(s.b) + "; g.b_k = g.N; g.b_n = 1;");
+  w_.line("g.b_batch = " + batch_stride(bb, "g.K * g.N") + ";");
+  w_.line("g.C = b" + std::to_string(s.out) + "; g.c_m = g.N; g.c_batch = g.M * g.N;");
+  if (!s.epilogue.defined()) {
+    w_.line("ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{});");
+    w_.close("}");
+    return;
+  }
+  // The epilogue rewrites each finished row segment of C in place.
+  Expr value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
+    if (x.kind() == ExprKind::Acc) return ir::load(s.out, DType::float32, s.axes);
+    return {};
+  });
+  w_.open("auto epilogue = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {");
+  w_.line("(void)row;");
+  NameScope names = base_;
+  unravel(s.axes, C.shape, rank - 2, "bb", names);
+  names.vars[s.axes[rank - 2]->name] = "m";
+  ExprEmitter probe(task_, names);
+  bool vec = probe.vectorizable(value, s.axes.back()->name);
+  vector_loop(task_, names, s, value, "n0", "n0 + len", vec);
+  w_.close("};");
+  w_.line("ember_rt::gemm(g, ctx, epilogue);");
+  w_.close("}");
+}
+
+}  // namespace
+
+std::string generate_kernel(const Task& task, const std::string& fn_name,
+                            const std::vector<std::string>& symbols) {
+  KernelWriter kw(task, symbols);
+  return kw.run(fn_name);
+}
+
+}  // namespace ember::codegen

@@ -1,0 +1,233 @@
+// Lowering a node (or a fused group of nodes) to a Task.
+//
+// A group has at most one anchor (a reduction, a matmul or a composite operator). The
+// injective nodes before the anchor are inlined into its loads (prologue); the elementwise
+// nodes after it become the stage's epilogue, applied to the accumulated value before it is
+// stored. A group without an anchor is one Compute stage per output with every producer
+// inlined.
+#include <map>
+
+#include "ember/graph/build.h"
+#include "ember/ops/matmul.h"
+#include "ember/support/error.h"
+
+namespace ember {
+
+using ir::Expr;
+
+namespace {
+
+const OpDef* fused_def() { return find_op_def("fused"); }
+
+class GroupLowering {
+ public:
+  GroupLowering(const FlowGraph& g, const std::string& name) : g_(g) {
+    task_.name = name;
+    producer_ = g.producers();
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      int v = g.inputs[i];
+      buffer_of_[v] = task_.add_buffer(g.names[v], g.values[v].dtype, g.values[v].shape,
+                                       ir::BufferRole::Input);
+    }
+    for (int v : g.outputs)
+      buffer_of_[v] = task_.add_buffer(g.names[v], g.values[v].dtype, g.values[v].shape,
+                                       ir::BufferRole::Output);
+  }
+
+  ir::Task run(int anchor) {
+    if (anchor < 0) {
+      for (int v : g_.outputs) compute_output(v);
+      return task_;
+    }
+    const Node& a = g_.nodes.at(anchor);
+    EMBER_ASSERT(g_.outputs.size() == 1, "a fused group with an anchor has one output");
+    switch (a.op->kind) {
+      case OpKind::Reduce: reduce_anchor(a, nullptr); break;
+      case OpKind::Matmul: matmul_anchor(a); break;
+      case OpKind::Composite: return composite(a);
+      default: throw InternalError("anchor of kind that cannot anchor");
+    }
+    return task_;
+  }
+
+ private:
+  std::vector<Expr> fresh_axes(size_t rank, const std::string& prefix) {
+    std::vector<Expr> axes;
+    for (size_t d = 0; d < rank; ++d) axes.push_back(ir::var(prefix + std::to_string(counter_++)));
+    return axes;
+  }
+
+  std::vector<TensorType> input_types(const Node& n) const {
+    std::vector<TensorType> in;
+    for (int v : n.inputs) in.push_back(g_.values[v]);
+    return in;
+  }
+
+  // The value of graph value v at idx: a load of a buffer, the anchor's accumulated
+  // value, or the inlined computation of an injective producer.
+  Expr expr_of(int v, const std::vector<Expr>& idx) {
+    if (v == anchor_out_) {
+      for (size_t d = 0; d < idx.size(); ++d)
+        EMBER_ASSERT(ir::equal(idx[d], anchor_axes_[d]),
+                     "an epilogue reads the anchor's output at another index");
+      return anchor_value_;
+    }
+    if (auto it = buffer_of_.find(v); it != buffer_of_.end() && producer_[v] < 0)
+      return ir::load(it->second, g_.values[v].dtype, idx);
+    int p = producer_.at(v);
+    EMBER_ASSERT(p >= 0, "value " << g_.names[v] << " has no producer and no buffer");
+    const Node& n = g_.nodes[p];
+    EMBER_ASSERT(n.op->compute, n.op->title << " cannot be inlined");
+    std::vector<TensorType> in = input_types(n);
+    Loader load = [&](int i, const std::vector<Expr>& ix) { return expr_of(n.inputs.at(i), ix); };
+    return n.op->compute(ComputeArgs{in, g_.values[v], n.attrs, idx, load});
+  }
+
+  void compute_output(int v) {
+    ir::Stage s;
+    s.kind = ir::StageKind::Compute;
+    s.out = buffer_of_.at(v);
+    s.axes = fresh_axes(g_.values[v].shape.size(), "i");
+    // A graph output that is also an input of the group: a copy.
+    if (producer_[v] < 0) {
+      int in_buf = -1;
+      for (size_t i = 0; i < g_.inputs.size(); ++i)
+        if (g_.inputs[i] == v) in_buf = static_cast<int>(i);
+      s.value = ir::load(in_buf, g_.values[v].dtype, s.axes);
+    } else {
+      s.value = expr_of(v, s.axes);
+    }
+    task_.stages.push_back(std::move(s));
+  }
+
+  // Binds the anchor's output to Acc-derived `value` and builds the epilogue.
+  Expr epilogue_for(int anchor_out, const std::vector<Expr>& axes, const Expr& value) {
+    anchor_out_ = anchor_out;
+    anchor_axes_ = axes;
+    anchor_value_ = value;
+    Expr e = expr_of(g_.outputs[0], axes);
+    anchor_out_ = -1;
+    return e;
+  }
+
+  void reduce_anchor(const Node& a, const ReduceDef* given) {
+    std::vector<TensorType> in = input_types(a);
+    const TensorType& out = g_.values[a.outputs[0]];
+    ReduceDef rd = given ? *given : a.op->reduce(in, out, a.attrs);
+    ir::Stage s;
+    s.kind = ir::StageKind::Reduce;
+    s.out = buffer_of_.at(g_.outputs[0]);
+    s.axes = fresh_axes(out.shape.size(), "i");
+    s.raxes = fresh_axes(rd.rextents.size(), "r");
+    s.rextents = rd.rextents;
+    s.reduce_op = rd.op;
+    s.acc_dtype = rd.acc_dtype;
+    Loader load = [&](int i, const std::vector<Expr>& ix) { return expr_of(a.inputs.at(i), ix); };
+    s.value = rd.value(s.axes, s.raxes, load);
+    bool arg = rd.op == ir::ReduceOp::ArgMax || rd.op == ir::ReduceOp::ArgMin;
+    Expr acc = ir::acc(arg ? DType::int64 : rd.acc_dtype);
+    Expr fin = rd.finalize ? rd.finalize(acc) : acc;
+    s.epilogue = epilogue_for(a.outputs[0], s.axes, fin);
+    task_.stages.push_back(std::move(s));
+  }
+
+  void matmul_anchor(const Node& a) {
+    const TensorType& at = g_.values[a.inputs[0]];
+    const TensorType& bt = g_.values[a.inputs[1]];
+    const TensorType& out = g_.values[a.outputs[0]];
+    MatmulDims md = matmul_dims(at, bt);
+    auto broadcastable = [&](const TensorType& t) {
+      Shape batch(t.shape.begin(), t.shape.end() - std::min<size_t>(2, t.shape.size()));
+      Expr n = shape_numel_expr(batch);
+      return (n.as_int() && *n.as_int() == 1) || ir::equal(n, shape_numel_expr(md.batch));
+    };
+    bool has_epilogue = g_.outputs[0] != a.outputs[0];
+    bool gemm = at.dtype == DType::float32 && bt.dtype == DType::float32 &&
+                broadcastable(at) && broadcastable(bt) &&
+                (!has_epilogue || (!md.a_vector && !md.b_vector &&
+                                   g_.values[g_.outputs[0]].dtype == DType::float32));
+    if (!gemm) {
+      ReduceDef rd = a.op->reduce(input_types(a), out, a.attrs);
+      reduce_anchor(a, &rd);
+      return;
+    }
+    int ab = buffer_of_.at(a.inputs[0]), bb = buffer_of_.at(a.inputs[1]);
+    int ob = buffer_of_.at(g_.outputs[0]);
+    // Vector operands are matrices with one row (a) or one column (b); the buffers are
+    // contiguous, so only their declared shapes change.
+    if (md.a_vector) task_.buffers[ab].shape = {ir::Expr(1), md.k};
+    if (md.b_vector) task_.buffers[bb].shape = {md.k, ir::Expr(1)};
+    if (md.a_vector || md.b_vector) {
+      Shape s = md.batch;
+      s.push_back(md.m);
+      s.push_back(md.n);
+      task_.buffers[ob].shape = s;
+    }
+    ir::Stage s;
+    s.kind = ir::StageKind::Matmul;
+    s.a = ab;
+    s.b = bb;
+    s.out = ob;
+    s.axes = fresh_axes(task_.buffers[ob].shape.size(), "i");
+    if (has_epilogue) {
+      s.epilogue = epilogue_for(a.outputs[0], s.axes, ir::acc(DType::float32));
+    }
+    task_.stages.push_back(std::move(s));
+  }
+
+  ir::Task composite(const Node& a) {
+    EMBER_ASSERT(g_.nodes.size() == 1, "composite operators are not fused");
+    std::vector<TensorType> out;
+    for (int v : a.outputs) out.push_back(g_.values[v]);
+    ir::Task t = a.op->lower(input_types(a), out, a.attrs);
+    t.name = task_.name;
+    return t;
+  }
+
+  const FlowGraph& g_;
+  ir::Task task_;
+  std::vector<int> producer_;
+  std::map<int, int> buffer_of_;
+  int counter_ = 0;
+  int anchor_out_ = -1;
+  std::vector<Expr> anchor_axes_;
+  Expr anchor_value_;
+};
+
+int find_anchor(const FlowGraph& g) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    OpKind k = g.nodes[i].op->kind;
+    if (k == OpKind::Reduce || k == OpKind::Matmul || k == OpKind::Composite)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+ir::Task lower_node(const FlowGraph& graph, const Node& node, const std::string& name) {
+  if (node.op == fused_def()) {
+    const auto& f = attrs_as<FusedAttrs>(node.attrs);
+    GroupLowering gl(*f.graph, name);
+    return gl.run(f.anchor);
+  }
+  // Duplicate inputs (x * x) become one buffer each so the kernel's arguments match the
+  // node's inputs one to one.
+  FlowGraph sub;
+  Node copy = node;
+  for (int& v : copy.inputs) {
+    int id = sub.add_value(graph.values[v], graph.names[v]);
+    sub.inputs.push_back(id);
+    v = id;
+  }
+  for (int& v : copy.outputs) {
+    int id = sub.add_value(graph.values[v], graph.names[v]);
+    sub.outputs.push_back(id);
+    v = id;
+  }
+  sub.nodes.push_back(copy);
+  GroupLowering gl(sub, name);
+  return gl.run(find_anchor(sub));
+}
+
+}  // namespace ember

@@ -1,0 +1,76 @@
+// The graph optimizer's pass list: the first file a newcomer reads (DESIGN.md principle 2).
+//
+// Order matters:
+//   1. eliminate_dead_code  - first, so later passes do not work on nodes nobody needs;
+//   2. fold_constants       - before fusion: a node fed only by constants disappears instead
+//                             of being fused into a kernel that recomputes it every run;
+//   3. fuse_operators       - last: it turns groups of nodes into kernels, and passes that
+//                             match single operators would no longer see them.
+#include "ember/graph/pipeline.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "ember/graph/passes.h"
+#include "ember/support/error.h"
+
+namespace ember {
+
+namespace {
+
+struct PassEntry {
+  const char* name;
+  FlowGraph (*run)(const FlowGraph&);
+};
+
+const std::vector<PassEntry>& pipeline() {
+  static const std::vector<PassEntry> passes = {
+      {"eliminate_dead_code", passes::eliminate_dead_code},
+      {"fold_constants", passes::fold_constants},
+      {"fuse_operators", passes::fuse_operators},
+  };
+  return passes;
+}
+
+void dump(const std::string& dir, int index, const std::string& name, const FlowGraph& g) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  EMBER_CHECK(!ec, "optimize: cannot create dump directory '" << dir << "': " << ec.message());
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "%02d_", index);
+  std::ofstream f(fs::path(dir) / (prefix + name + ".txt"));
+  EMBER_CHECK(f.good(), "optimize: cannot write into dump directory '" << dir << "'");
+  f << g.str() << "\n";
+}
+
+}  // namespace
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> names;
+  for (const auto& p : pipeline()) names.push_back(p.name);
+  return names;
+}
+
+FlowGraph optimize(const FlowGraph& graph, const PassOptions& options,
+                   std::vector<PassTiming>* timings) {
+  FlowGraph g = graph;
+  g.verify();
+  if (!options.dump_dir.empty()) dump(options.dump_dir, 0, "input", g);
+  int index = 1;
+  for (const auto& pass : pipeline()) {
+    auto start = std::chrono::steady_clock::now();
+    int before = static_cast<int>(g.nodes.size());
+    g = pass.run(g);
+    double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    g.verify();
+    if (timings) timings->push_back({pass.name, secs, before, static_cast<int>(g.nodes.size())});
+    if (!options.dump_dir.empty()) dump(options.dump_dir, index, pass.name, g);
+    ++index;
+  }
+  return g;
+}
+
+}  // namespace ember
