@@ -1,0 +1,74 @@
+// The system C++ compiler that turns ember's generated source into shared objects.
+//
+// ember finds a compiler once per process (EMBER_CXX, then CXX, then g++, c++, clang++ on
+// PATH), compiles the translation units of a module in parallel, and links them into one
+// shared object. The runtime headers of ember_rt/ are precompiled once per compiler and
+// flag set (see compile_shared) because parsing the intrinsic headers dominates the
+// compile time of a small kernel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ember {
+
+struct CompilerInfo {
+  std::string path;     // absolute path of the executable
+  std::string version;  // first line of `path --version`
+};
+
+// The compiler to use: EMBER_CXX (a path or a name looked up on PATH) when set; else CXX
+// when it names an executable; else the first of g++, c++, clang++ found on PATH. Cached
+// per value of those variables, so changing them takes effect on the next call. Throws
+// ember::Error when none is found, naming what was tried and EMBER_CXX.
+const CompilerInfo& find_compiler();
+
+// Forgets every compiler found so far (references returned earlier stay valid).
+void reset_compiler_cache();
+
+// The directory holding ember_rt/kernel.h, which generated code includes:
+// EMBER_RUNTIME_INCLUDE when set (an ember::Error if it lacks ember_rt/kernel.h); else the
+// directory compiled in as EMBER_RUNTIME_INCLUDE_DIR (C++ build tree only) when it exists;
+// else runtime_include, ../runtime_include or ../share/ember/runtime_include next to the
+// library that holds ember, found with dladdr (the Python package installs it as
+// <site-packages>/ember/runtime_include). Throws ember::Error naming the places it looked.
+std::string runtime_include_dir();
+
+// SHA-256 over the relative paths and contents of every file under runtime_include_dir();
+// computed once per process and directory. Part of every kernel cache key.
+std::string runtime_include_hash();
+
+// Flags every generated translation unit is compiled with, ISA flags excluded (see isa.h):
+//   -std=c++20 -O2 -fPIC -pipe
+//   -fno-math-errno      libm calls need not set errno, so sqrt/fabs/... become instructions
+//   -fno-trapping-math   ember never unmasks floating-point traps, so the compiler may
+//                        if-convert and vectorize code that could raise them
+//   -ffp-contract=fast   a*b+c may become one FMA (ISO -std modes default to =off); this
+//                        rounds once instead of twice and keeps NaN/inf behaviour
+//   -fno-semantic-interposition, -fvisibility-inlines-hidden
+//                        calls within a module bind locally; fewer dynamic symbols to load
+//   -DNDEBUG -I<runtime_include_dir()>
+// Deliberately absent: -ffast-math and its parts -ffinite-math-only (breaks NaN/inf checks),
+// -fassociative-math, -fno-signed-zeros and -freciprocal-math (change results). Generated
+// code vectorizes its reductions explicitly instead.
+std::vector<std::string> base_flags();
+
+// Compiles `sources` (paths of .cpp files) with `flags` and links them into the shared object
+// `out_so`. Several sources compile in parallel, each to <out_so>.<i>.o, removed after
+// linking; a single source is compiled and linked in one step. The compiler runs without a
+// shell, and the number of compiler processes in the whole process is limited to the
+// number of cores.
+//
+// When ember_rt/all.h exists, every unit is compiled with `-include` of it, so generated
+// code sees the same declarations however it is compiled. With `use_pch` that header is
+// precompiled once per (compiler, version, flags, header contents) into
+// <cache_dir()>/pch/<hash>/ (written aside and renamed) and used from there; if it cannot be
+// built, or the compiler rejects it, the plain header is used (logged with EMBER_LOG=debug).
+//
+// A failure throws ember::InternalError with the command and the first 50 lines of the
+// compiler's output: generated code that does not compile is ember's bug. A compiler that
+// cannot be started is an ember::Error.
+void compile_shared(const std::vector<std::string>& sources, const std::string& out_so,
+                    const std::vector<std::string>& flags, bool use_pch = true);
+
+}  // namespace ember

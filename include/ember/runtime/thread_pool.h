@@ -1,0 +1,120 @@
+// ember's thread pool: static splits, spinning workers during a graph run.
+//
+// ember does not use OpenMP: PyTorch ships its own OpenMP runtime and mixing two is a known
+// hazard. Generated kernels reach the pool through ember_rt::LaunchContext (kernel.h).
+//
+// Workers spin (with pause) while a region is open, so consecutive kernels of one graph run
+// do not pay a wake-up, and fall asleep (futex) after about 100 us without work or when the
+// last region closes. A parallel_run outside any region wakes the workers, runs, and lets
+// them sleep again right away. A pool with more threads than the CPUs it may use never
+// spins: a spinning thread would hold a CPU that the thread everyone waits for needs.
+//
+// Concurrency: the pool runs one parallel_run at a time. A parallel_run that finds the pool
+// busy (another thread's, or a nested call from inside a chunk) runs all of its work inline
+// on the calling thread instead of waiting: it never deadlocks, and two graphs running on
+// two threads both make progress. In a child process created by fork() the pool has no
+// workers and runs everything inline.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ember_rt/kernel.h"
+
+namespace ember {
+
+class ThreadPool {
+ public:
+  using ChunkFn = ember_rt::ChunkFn;
+  static constexpr int kMaxThreads = 1024;
+
+  // `threads` counts the calling thread: threads - 1 workers are started. Throws
+  // ember::Error unless 1 <= threads <= kMaxThreads.
+  explicit ThreadPool(int threads);
+  // Stops and joins the workers. No parallel_run may be in progress.
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return active_threads_.load(std::memory_order_relaxed); }
+  // Grows (starting workers) or shrinks (parking them) the pool; validated like the
+  // constructor. Waits for a parallel_run in progress to finish, so it must not be called
+  // from inside a chunk.
+  void set_num_threads(int threads);
+
+  // Calls fn(closure, begin, end) on the chunks [n*i/T, n*(i+1)/T), i < T, where
+  // T = min(n, num_threads(), max_threads if > 0); the caller runs chunk 0 and returns when
+  // all are done. fn must not throw on a worker thread (that terminates the process).
+  void parallel_run(int64_t n, ChunkFn fn, void* closure, int max_threads = 0);
+
+  // Brackets a graph run: workers keep spinning between the kernels inside. Regions nest
+  // and may be opened by several threads; begin_region also wakes sleeping workers so that
+  // the wake-up overlaps with the caller's own work.
+  void begin_region();
+  void end_region();
+
+  class Region {
+   public:
+    explicit Region(ThreadPool& pool) : pool_(pool) { pool_.begin_region(); }
+    ~Region() { pool_.end_region(); }
+    Region(const Region&) = delete;
+    Region& operator=(const Region&) = delete;
+
+   private:
+    ThreadPool& pool_;
+  };
+
+  // A launch context for generated kernels that uses at most `max_threads` threads (all of
+  // them when max_threads <= 0). It stays valid as long as the pool.
+  ember_rt::LaunchContext context(int max_threads = 0);
+
+ private:
+  struct Limit {
+    ThreadPool* pool;
+    int threads;
+  };
+
+  static void run_limited(void* limit, int64_t n, ChunkFn fn, void* closure);
+  void shutdown();
+  void worker_main(int index, uint32_t seen);
+  uint32_t wait_for_job(uint32_t seen, int index);
+  void publish(ChunkFn fn, void* closure, int64_t n, int threads);
+  void wait_for_workers();
+  void lock_exclusive();
+  void run_chunk(ChunkFn fn, void* closure, int64_t n, int threads, int index);
+
+  // Job descriptor, published seqlock-style: gen_ is odd while it is being written and
+  // even once it is complete; workers wake on a change of gen_ (a futex word).
+  alignas(64) std::atomic<uint32_t> gen_{0};
+  std::atomic<ChunkFn> job_fn_{nullptr};
+  std::atomic<void*> job_closure_{nullptr};
+  std::atomic<int64_t> job_n_{0};
+  std::atomic<int> job_threads_{0};
+  alignas(64) std::atomic<int> pending_{0};   // chunks not finished by workers
+  alignas(64) std::atomic<int> sleepers_{0};  // workers blocked in futex wait
+  std::atomic<int> regions_{0};
+  std::atomic<int> active_threads_{1};
+  std::atomic<bool> busy_{false};  // held by the parallel_run in progress
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> oversubscribed_{false};  // more threads than CPUs: never spin
+  uint64_t fork_generation_;
+
+  std::vector<std::thread> workers_;  // guarded by busy_
+  std::mutex limits_mu_;
+  std::map<int, std::unique_ptr<Limit>> limits_;
+};
+
+// The process-wide pool, created on first use with EMBER_NUM_THREADS threads (an invalid
+// value is an ember::Error), else one per CPU this process may run on (sched_getaffinity).
+ThreadPool& default_pool();
+
+// Resizes default_pool(); throws ember::Error unless 1 <= threads <= ThreadPool::kMaxThreads.
+void set_num_threads(int threads);
+int get_num_threads();
+
+}  // namespace ember

@@ -1,0 +1,607 @@
+#include "ember/jit/compiler.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <semaphore>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "ember/jit/cache.h"
+#include "ember/support/error.h"
+#include "ember/support/hash.h"
+
+extern char** environ;
+
+namespace ember {
+namespace fs = std::filesystem;
+
+namespace {
+
+using detail::debug_log;
+using detail::unique_suffix;
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+// ---------------------------------------------------------------------------------------
+// Running the compiler: posix_spawn (vfork-like, cheap even from a process with a large
+// address space such as a PyTorch process), no shell, stdout and stderr into one pipe.
+
+struct ProcessResult {
+  bool started = false;  // false: the program could not be started; `output` says why
+  int exit_code = -1;    // exit status, or 128 + signal number when it was killed
+  std::string output;    // stdout and stderr, interleaved
+};
+
+ProcessResult run_process(const std::vector<std::string>& argv) {
+  ProcessResult result;
+  int fds[2];
+  // O_CLOEXEC: other threads spawn compilers at the same time, and a child that inherited
+  // our write end would keep the pipe open, so our read would not see end-of-file.
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    result.output = std::string("pipe2 failed: ") + std::strerror(errno);
+    return result;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);  // dup2 clears O_CLOEXEC
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    result.output = std::strerror(rc);
+    return result;
+  }
+  result.started = true;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n > 0) {
+      result.output.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno == EINTR) continue;
+    // ECHILD: the host process ignores SIGCHLD, so the exit status is lost. Report
+    // success; callers also check that the expected output file exists.
+    status = 0;
+    break;
+  }
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  return result;
+}
+
+std::string quote_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty() && a.find_first_of(" \t\"'\\$") == std::string::npos;
+    out += plain ? a : "'" + a + "'";
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Compiler discovery.
+
+bool is_executable_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+// Resolves a program as a shell would: a name with a slash is a path, any other name is
+// looked up in the directories of PATH.
+std::optional<std::string> resolve_program(const std::string& name, const std::string& path) {
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) {
+    if (!is_executable_file(name)) return std::nullopt;
+    return fs::absolute(name).lexically_normal().string();
+  }
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (is_executable_file(candidate)) return fs::absolute(candidate).lexically_normal().string();
+  }
+  return std::nullopt;
+}
+
+CompilerInfo probe_compiler(const std::string& path) {
+  ProcessResult r = run_process({path, "--version"});
+  if (!r.started || r.exit_code != 0) {
+    EMBER_THROW("the C++ compiler '"
+                << path << "' does not work: `" << path << " --version` "
+                << (r.started ? "failed with exit status " + std::to_string(r.exit_code)
+                              : "could not be started (" + r.output + ")")
+                << ". ember compiles the kernels it generates with a C++ compiler at run time; "
+                << "set EMBER_CXX to a working one such as /usr/bin/g++ or /usr/bin/clang++.");
+  }
+  std::string first_line = r.output.substr(0, r.output.find('\n'));
+  return CompilerInfo{path, first_line};
+}
+
+struct CompilerCache {
+  std::mutex mu;
+  std::map<std::string, const CompilerInfo*> by_env;
+  std::list<CompilerInfo> storage;  // never shrinks: references handed out stay valid
+};
+
+CompilerCache& compiler_cache() {
+  static CompilerCache* cache = new CompilerCache;  // leaked on purpose: used at exit
+  return *cache;
+}
+
+std::string find_compiler_path(const std::string& ember_cxx, const std::string& cxx,
+                               const std::string& path) {
+  if (!ember_cxx.empty()) {
+    if (auto found = resolve_program(ember_cxx, path)) return *found;
+    EMBER_THROW("no C++ compiler was found: EMBER_CXX is set to '"
+                << ember_cxx << "', which is not an executable file"
+                << (ember_cxx.find('/') == std::string::npos ? " on PATH" : "")
+                << ". ember compiles the kernels it generates with a C++ compiler at run time. "
+                << "Point EMBER_CXX at a C++ compiler (for example EMBER_CXX=/usr/bin/g++), or "
+                << "unset it to use g++, c++ or clang++ from PATH.");
+  }
+  std::vector<std::string> tried;
+  if (!cxx.empty()) {
+    tried.push_back("CXX='" + cxx + "'");
+    if (auto found = resolve_program(cxx, path)) return *found;
+  }
+  for (const char* name : {"g++", "c++", "clang++"}) {
+    tried.push_back(name);
+    if (auto found = resolve_program(name, path)) return *found;
+  }
+  std::string list;
+  for (const std::string& t : tried) list += (list.empty() ? "" : ", ") + t;
+  EMBER_THROW("no C++ compiler was found. ember compiles the kernels it generates with a C++ "
+              << "compiler at run time; it tried " << list << " (PATH=" << path
+              << "). Install g++ or clang++ (for example `apt install g++`), or set EMBER_CXX "
+              << "to the path of a C++ compiler.");
+}
+
+}  // namespace
+
+const CompilerInfo& find_compiler() {
+  std::string ember_cxx = env_or_empty("EMBER_CXX");
+  std::string cxx = env_or_empty("CXX");
+  std::string path = env_or_empty("PATH");
+  std::string env_key = ember_cxx + '\n' + cxx + '\n' + path;
+  CompilerCache& cache = compiler_cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  auto it = cache.by_env.find(env_key);
+  if (it != cache.by_env.end()) return *it->second;
+  CompilerInfo info = probe_compiler(find_compiler_path(ember_cxx, cxx, path));
+  debug_log("using C++ compiler " + info.path + " (" + info.version + ")");
+  cache.storage.push_back(std::move(info));
+  cache.by_env[env_key] = &cache.storage.back();
+  return cache.storage.back();
+}
+
+void reset_compiler_cache() {
+  CompilerCache& cache = compiler_cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  cache.by_env.clear();
+}
+
+// -----------------------------------------------------------------------------------------
+// Runtime headers.
+
+namespace {
+
+bool has_runtime_headers(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "ember_rt" / "kernel.h", ec);
+}
+
+// The directory of the shared object (or executable) this function was linked into.
+fs::path library_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&runtime_include_dir), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return {};
+  }
+  std::error_code ec;
+  fs::path lib = fs::weakly_canonical(fs::path(info.dli_fname), ec);
+  return ec ? fs::path() : lib.parent_path();
+}
+
+// The path compiled in by CMake (set only for the C++ build tree, never for the wheel), then
+// the places an installed or packaged ember keeps the headers, next to its library.
+std::vector<fs::path> runtime_include_candidates() {
+  std::vector<fs::path> candidates;
+#ifdef EMBER_RUNTIME_INCLUDE_DIR
+  candidates.emplace_back(EMBER_RUNTIME_INCLUDE_DIR);
+#endif
+  fs::path lib = library_dir();
+  if (!lib.empty()) {
+    candidates.push_back(lib / "runtime_include");  // Python package: ember/runtime_include
+    candidates.push_back(lib.parent_path() / "runtime_include");  // build or source tree
+    candidates.push_back(lib.parent_path() / "share" / "ember" / "runtime_include");  // install
+  }
+  return candidates;
+}
+
+std::string locate_runtime_include(const std::string& env) {
+  if (!env.empty()) {
+    EMBER_CHECK(has_runtime_headers(env),
+                "EMBER_RUNTIME_INCLUDE is set to '"
+                    << env << "', but that directory has no ember_rt/kernel.h. Point it at the "
+                    << "runtime_include directory of an ember installation (the directory that "
+                    << "holds ember_rt/), or unset it.");
+    return fs::absolute(env).lexically_normal().string();
+  }
+  std::string looked;
+  for (const fs::path& dir : runtime_include_candidates()) {
+    if (has_runtime_headers(dir)) return fs::absolute(dir).lexically_normal().string();
+    looked += "\n  " + dir.string();
+  }
+  EMBER_THROW("ember cannot find its runtime headers (ember_rt/kernel.h), which the kernels it "
+              << "generates include. It looked in:" << looked
+              << "\nSet EMBER_RUNTIME_INCLUDE to the directory that holds ember_rt/ (it is "
+              << "installed as runtime_include next to the ember package).");
+}
+
+std::string hash_directory(const fs::path& dir) {
+  std::vector<std::pair<std::string, fs::path>> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) {
+      files.emplace_back(entry.path().lexically_relative(dir).generic_string(), entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  Sha256 h;
+  for (const auto& [relative, path] : files) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream contents;
+    contents << in.rdbuf();
+    EMBER_CHECK(in.good() || in.eof(), "ember cannot read its runtime header " << path.string());
+    h.field(relative).field(contents.str());
+  }
+  return h.hex_digest();
+}
+
+}  // namespace
+
+std::string runtime_include_dir() {
+  static std::mutex mu;
+  static std::map<std::string, std::string> by_env;
+  std::string env = env_or_empty("EMBER_RUNTIME_INCLUDE");
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = by_env.find(env);
+  if (it != by_env.end()) return it->second;
+  std::string dir = locate_runtime_include(env);
+  by_env[env] = dir;
+  return dir;
+}
+
+std::string runtime_include_hash() {
+  static std::mutex mu;
+  static std::map<std::string, std::string> by_dir;
+  std::string dir = runtime_include_dir();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = by_dir.find(dir);
+  if (it != by_dir.end()) return it->second;
+  std::string hash = hash_directory(dir);
+  by_dir[dir] = hash;
+  return hash;
+}
+
+std::vector<std::string> base_flags() {
+  std::vector<std::string> flags = {"-std=c++20",
+                                    "-O2",
+                                    "-fPIC",
+                                    "-pipe",
+                                    "-fno-math-errno",
+                                    "-fno-trapping-math",
+                                    "-ffp-contract=fast",
+                                    "-fno-semantic-interposition",
+                                    "-fvisibility-inlines-hidden"};
+  // g++ gives static locals of inline functions and inline variables STB_GNU_UNIQUE binding,
+  // which makes dlclose a no-op; without this, every module ever loaded (tuning loads many)
+  // would stay mapped. Clang does not use that binding and does not know the flag.
+  if (find_compiler().version.find("clang") == std::string::npos) {
+    flags.push_back("-fno-gnu-unique");
+  }
+  flags.push_back("-DNDEBUG");
+  flags.push_back("-I" + runtime_include_dir());
+  return flags;
+}
+
+// -----------------------------------------------------------------------------------------
+// Precompiled header and compilation.
+
+namespace {
+
+// Limits compiler processes across the whole process (parallel builds of different modules
+// included) to the number of cores: more would only add memory pressure.
+class CompileSlot {
+ public:
+  CompileSlot() { slots().acquire(); }
+  ~CompileSlot() { slots().release(); }
+  CompileSlot(const CompileSlot&) = delete;
+  CompileSlot& operator=(const CompileSlot&) = delete;
+
+ private:
+  static std::counting_semaphore<4096>& slots() {
+    static auto* s = new std::counting_semaphore<4096>(
+        std::clamp<std::ptrdiff_t>(std::thread::hardware_concurrency(), 1, 4096));
+    return *s;
+  }
+};
+
+ProcessResult run_compiler(const std::vector<std::string>& argv) {
+  CompileSlot slot;
+  return run_process(argv);
+}
+
+struct Pch {
+  std::string key;
+  std::string header;  // pass as `-include <header>`; <header>.gch lies next to it
+};
+
+struct PchState {
+  std::mutex mu;  // held while a header is precompiled, so other builds wait and use it
+  std::set<std::string> ready;
+  std::set<std::string> failed;
+};
+
+PchState& pch_state() {
+  static auto* state = new PchState;
+  return *state;
+}
+
+// Precompiles <dir>/all.h, a one-line wrapper around <ember_rt/all.h>, into
+// <dir>/all.h.gch. Both are written aside and renamed into place so that a concurrent
+// process never sees a partial file.
+bool build_pch(const CompilerInfo& cc, const std::vector<std::string>& flags, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    debug_log("cannot create " + dir.string() + ": " + ec.message());
+    return false;
+  }
+  std::string suffix = unique_suffix();
+  fs::path wrapper_tmp = dir / ("all.h.tmp." + suffix);
+  {
+    std::ofstream out(wrapper_tmp);
+    out << "// Precompiled by ember for the flags recorded in the directory name's hash.\n"
+        << "#include <ember_rt/all.h>\n";
+    if (!out) return false;
+  }
+  fs::rename(wrapper_tmp, dir / "all.h", ec);
+  if (ec) {
+    fs::remove(wrapper_tmp, ec);
+    return false;
+  }
+  fs::path gch_tmp = dir / ("all.h.gch.tmp." + suffix);
+  std::vector<std::string> argv = {cc.path};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-x", "c++-header", (dir / "all.h").string(), "-o", gch_tmp.string()});
+  auto start = std::chrono::steady_clock::now();
+  ProcessResult r = run_compiler(argv);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!r.started || r.exit_code != 0 || !fs::exists(gch_tmp, ec)) {
+    debug_log("precompiling ember_rt/all.h failed; compiling without it. Command: " +
+              quote_command(argv) + "\n" + r.output.substr(0, 4000));
+    fs::remove(gch_tmp, ec);
+    return false;
+  }
+  fs::rename(gch_tmp, dir / "all.h.gch", ec);
+  if (ec) {
+    fs::remove(gch_tmp, ec);
+    return false;
+  }
+  debug_log("precompiled ember_rt/all.h in " + std::to_string(seconds) + " s into " + dir.string());
+  return true;
+}
+
+std::optional<Pch> prepare_pch(const CompilerInfo& cc, const std::vector<std::string>& flags) {
+  std::string headers_hash, root;
+  try {
+    headers_hash = runtime_include_hash();
+    root = cache_dir();
+  } catch (const Error& e) {
+    debug_log(std::string("no precompiled header: ") + e.what());
+    return std::nullopt;
+  }
+  // The header must be rebuilt whenever anything that the compiler checks when it loads a
+  // precompiled header could differ: the compiler, every flag, and the headers' contents.
+  Sha256 h;
+  h.field("ember-pch-v1").field(cc.path).field(cc.version).field(headers_hash);
+  for (const std::string& f : flags) h.field(f);
+  Pch pch{h.hex_digest(), ""};
+  fs::path dir = fs::path(root) / "pch" / pch.key;
+  pch.header = (dir / "all.h").string();
+  PchState& state = pch_state();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.failed.count(pch.key) != 0) return std::nullopt;
+  if (state.ready.count(pch.key) != 0) return pch;
+  std::error_code ec;
+  if (!(fs::exists(dir / "all.h", ec) && fs::exists(dir / "all.h.gch", ec)) &&
+      !build_pch(cc, flags, dir)) {
+    state.failed.insert(pch.key);
+    return std::nullopt;
+  }
+  state.ready.insert(pch.key);
+  return pch;
+}
+
+void forget_pch(const std::string& key) {
+  PchState& state = pch_state();
+  std::lock_guard<std::mutex> lock(state.mu);
+  state.ready.erase(key);
+  state.failed.insert(key);
+}
+
+// What every translation unit is compiled with in front: ember_rt/all.h, through its
+// precompiled form when there is one. Generated code sees the same declarations whether
+// or not the precompiled header could be built.
+struct Prelude {
+  std::string header;   // for -include
+  std::string pch_key;  // empty when `header` is the plain all.h
+  std::string plain;    // the plain all.h
+};
+
+std::optional<Prelude> prepare_prelude(const CompilerInfo& cc,
+                                       const std::vector<std::string>& flags, bool use_pch) {
+  fs::path all = fs::path(runtime_include_dir()) / "ember_rt" / "all.h";
+  std::error_code ec;
+  if (!fs::exists(all, ec)) {
+    debug_log("no " + all.string() + "; compiling without a prelude header");
+    return std::nullopt;
+  }
+  Prelude prelude{all.string(), "", all.string()};
+  if (!use_pch) return prelude;
+  if (std::optional<Pch> pch = prepare_pch(cc, flags)) {
+    prelude.header = pch->header;
+    prelude.pch_key = pch->key;
+  }
+  return prelude;
+}
+
+std::string describe_failure(const std::vector<std::string>& argv, const ProcessResult& r) {
+  constexpr int kMaxLines = 50;
+  std::ostringstream msg;
+  msg << "the C++ code ember generated failed to compile.\n  command: " << quote_command(argv)
+      << "\n  exit status: " << r.exit_code << "\n";
+  std::istringstream lines(r.output);
+  std::string line, shown;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    if (count++ < kMaxLines) shown += "    " + line + "\n";
+  }
+  msg << "  compiler output (" << (count > kMaxLines ? "first 50 of " : "") << count << " lines):\n"
+      << shown;
+  return msg.str();
+}
+
+// Runs one compiler command that must produce `output`.
+void run_checked(const std::vector<std::string>& argv, const std::string& output) {
+  ProcessResult r = run_compiler(argv);
+  std::error_code ec;
+  if (r.started && r.exit_code == 0 && fs::exists(output, ec)) return;
+  EMBER_CHECK(r.started, "ember could not run the C++ compiler '"
+                             << argv[0] << "': " << r.output
+                             << ". Set EMBER_CXX to a working C++ compiler.");
+  throw InternalError(describe_failure(argv, r));
+}
+
+// Runs `<cc> <flags> [-include <prelude>] <tail>`. When it fails with the precompiled
+// header, it runs again with the plain header: a precompiled header the compiler rejects
+// must not break a build, and only the diagnostics without it are worth reporting.
+void run_step(const CompilerInfo& cc, const std::vector<std::string>& flags,
+              const std::optional<Prelude>& prelude, const std::vector<std::string>& tail,
+              const std::string& output) {
+  auto command = [&](const std::string* header) {
+    std::vector<std::string> argv = {cc.path};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    if (header != nullptr) argv.insert(argv.end(), {"-include", *header});
+    argv.insert(argv.end(), tail.begin(), tail.end());
+    return argv;
+  };
+  if (!prelude) return run_checked(command(nullptr), output);
+  if (prelude->pch_key.empty()) return run_checked(command(&prelude->header), output);
+  try {
+    run_checked(command(&prelude->header), output);
+    return;
+  } catch (const InternalError&) {
+    debug_log("compiling with the precompiled header failed; retrying without it");
+  }
+  run_checked(command(&prelude->plain), output);
+  forget_pch(prelude->pch_key);  // it worked without: stop using the precompiled header
+}
+
+// Compiles sources[i] to objects[i], several at a time; rethrows the first failure.
+void compile_objects(const CompilerInfo& cc, const std::vector<std::string>& sources,
+                     const std::vector<std::string>& objects, const std::vector<std::string>& flags,
+                     const std::optional<Prelude>& prelude) {
+  size_t n = sources.size();
+  size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  std::exception_ptr first_error;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        run_step(cc, flags, prelude, {"-c", sources[i], "-o", objects[i]}, objects[i]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!first_error) first_error = std::current_exception();
+        next.store(n);  // no point in compiling the rest
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+}  // namespace
+
+void compile_shared(const std::vector<std::string>& sources, const std::string& out_so,
+                    const std::vector<std::string>& flags, bool use_pch) {
+  EMBER_ASSERT(!sources.empty(), "compile_shared needs at least one source");
+  const CompilerInfo& cc = find_compiler();
+  std::optional<Prelude> prelude = prepare_prelude(cc, flags, use_pch);
+  if (sources.size() == 1) {
+    run_step(cc, flags, prelude, {"-shared", sources[0], "-o", out_so}, out_so);
+    return;
+  }
+  std::vector<std::string> objects;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    objects.push_back(out_so + "." + std::to_string(i) + ".o");
+  }
+  struct RemoveObjects {
+    const std::vector<std::string>& paths;
+    ~RemoveObjects() {
+      std::error_code ec;
+      for (const std::string& p : paths) fs::remove(p, ec);
+    }
+  } cleanup{objects};
+  compile_objects(cc, sources, objects, flags, prelude);
+  // The compile flags go to the link too: harmless there, and needed by flags such as -flto.
+  std::vector<std::string> argv = {cc.path};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("-shared");
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  argv.insert(argv.end(), {"-o", out_so});
+  run_checked(argv, out_so);
+}
+
+}  // namespace ember

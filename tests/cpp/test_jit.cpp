@@ -1,0 +1,538 @@
+// Tests of the JIT: compiler discovery, compilation, the kernel cache (memory, disk, a
+// second process, corrupt entries) and the user-facing errors.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember/jit/cache.h"
+#include "ember/jit/compiler.h"
+#include "ember/jit/isa.h"
+#include "ember/runtime/thread_pool.h"
+#include "ember/support/error.h"
+#include "ember/support/hash.h"
+
+namespace ember {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Sets an environment variable for the lifetime of the object, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// A kernel y[i] = x[i] + addend over syms[0] elements, split through the launch context.
+std::string add_kernel(const std::string& name, int addend) {
+  std::ostringstream s;
+  s << "#include <ember_rt/kernel.h>\n"
+    << "extern \"C\" void " << name
+    << "(void* const* args, const int64_t* syms, const ember_rt::LaunchContext* ctx) {\n"
+    << "  const float* x = static_cast<const float*>(args[0]);\n"
+    << "  float* y = static_cast<float*>(args[1]);\n"
+    << "  auto body = [&](int64_t b, int64_t e) {\n"
+    << "    for (int64_t i = b; i < e; ++i) y[i] = x[i] + " << addend << ".0f;\n"
+    << "  };\n"
+    << "  ctx->parallel_run(ctx->pool, syms[0], [](void* c, int64_t b, int64_t e) {\n"
+    << "    (*static_cast<decltype(body)*>(c))(b, e);\n"
+    << "  }, &body);\n"
+    << "}\n";
+  return s.str();
+}
+
+// Runs kernel `name` of `module` and checks y = x + addend.
+void expect_adds(const Module& module, const std::string& name, int addend) {
+  ThreadPool pool(2);
+  ember_rt::LaunchContext ctx = pool.context();
+  std::vector<float> x(1000), y(1000, -1.0f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  void* args[] = {x.data(), y.data()};
+  int64_t syms[] = {static_cast<int64_t>(x.size())};
+  module.symbol(name)(args, syms, &ctx);
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] + addend) << "index " << i;
+}
+
+// Every test gets its own cache directory and a runtime include directory holding only
+// ember_rt/kernel.h (copied from the real one), so no precompiled header is built unless
+// a test asks for one.
+class JitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/ember-test-jit-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    root_ = pattern;
+    fs::path real_kernel_h = fs::path(runtime_include_dir()) / "ember_rt" / "kernel.h";
+    fs::create_directories(include_dir() / "ember_rt");
+    fs::copy_file(real_kernel_h, include_dir() / "ember_rt" / "kernel.h");
+    cache_env_.emplace("EMBER_CACHE_DIR", cache_root().string());
+    include_env_.emplace("EMBER_RUNTIME_INCLUDE", include_dir().string());
+    clear_memory_cache();
+    reset_cache_stats();
+  }
+  void TearDown() override {
+    clear_memory_cache();
+    include_env_.reset();
+    cache_env_.reset();
+    fs::remove_all(root_);
+  }
+
+  fs::path cache_root() const { return root_ / "cache"; }
+  fs::path include_dir() const { return root_ / "include"; }
+  fs::path entry_dir(const BuildRequest& r) const {
+    std::string key = cache_key(r);
+    return cache_root() / "kernels" / key.substr(0, 2) / key;
+  }
+  static BuildRequest request(int addend = 1) {
+    return BuildRequest{"add", {add_kernel("add", addend)}, Isa::Scalar, {}};
+  }
+
+  // Damages the cache entry of `r` with `damage`, then checks that the next request rebuilds
+  // it (one build, no disk hit) and that the rebuilt kernel works.
+  template <class Damage>
+  void expect_rebuilt_after(const BuildRequest& r, int addend, Damage damage) {
+    get_or_build(r);
+    clear_memory_cache();  // no one holds the module: it is unloaded
+    damage(entry_dir(r));
+    reset_cache_stats();
+    std::shared_ptr<Module> m = get_or_build(r);
+    expect_adds(*m, "add", addend);
+    EXPECT_EQ(cache_stats().builds, 1);
+    EXPECT_EQ(cache_stats().disk_hits, 0);
+    // The rebuilt entry is valid: a fresh lookup is a disk hit.
+    m.reset();
+    clear_memory_cache();
+    reset_cache_stats();
+    get_or_build(r);
+    EXPECT_EQ(cache_stats().disk_hits, 1);
+  }
+
+  fs::path root_;
+  std::optional<ScopedEnv> cache_env_, include_env_;
+};
+
+TEST_F(JitTest, BuildsLoadsAndRunsAKernel) {
+  BuildRequest r = request(1);
+  std::shared_ptr<Module> m = get_or_build(r);
+  expect_adds(*m, "add", 1);
+  CacheStats s = cache_stats();
+  EXPECT_EQ(s.builds, 1);
+  EXPECT_EQ(s.disk_hits, 0);
+  EXPECT_EQ(s.memory_hits, 0);
+  EXPECT_GT(s.build_seconds, 0.0);
+  // The entry keeps the readable source, the shared object and a manifest.
+  fs::path entry = entry_dir(r);
+  EXPECT_EQ(m->dir(), entry.string());
+  EXPECT_NE(read_text(entry / "kernel_0.cpp").find("y[i] = x[i] + 1.0f"), std::string::npos);
+  EXPECT_NE(read_text(entry / "kernel_0.cpp").find("ember_module_abi"), std::string::npos);
+  std::string manifest = read_text(entry / "manifest.txt");
+  EXPECT_NE(manifest.find("key " + cache_key(r)), std::string::npos);
+  EXPECT_NE(manifest.find("module.so.sha256 " + *sha256_file_hex((entry / "module.so").string())),
+            std::string::npos);
+  EXPECT_TRUE(fs::is_empty(cache_root() / "kernels" / "tmp"));
+}
+
+TEST_F(JitTest, SameKeyIsAMemoryHit) {
+  std::shared_ptr<Module> a = get_or_build(request(2));
+  std::shared_ptr<Module> b = get_or_build(request(2));
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_EQ(cache_stats().memory_hits, 1);
+  EXPECT_EQ(cache_stats().builds, 1);
+  std::shared_ptr<Module> c = get_or_build(request(3));  // other source, other key
+  EXPECT_NE(a.get(), c.get());
+  EXPECT_EQ(cache_stats().builds, 2);
+}
+
+TEST_F(JitTest, KeyCoversFlagsAndIsa) {
+  BuildRequest r = request();
+  BuildRequest flags = r;
+  flags.extra_flags = {"-DEMBER_TEST=1"};
+  EXPECT_NE(cache_key(r), cache_key(flags));
+  BuildRequest isa = r;
+  isa.isa = Isa::Avx2;
+  EXPECT_NE(cache_key(r), cache_key(isa));
+  BuildRequest renamed = r;
+  renamed.name = "other";  // the name is for people only
+  EXPECT_EQ(cache_key(r), cache_key(renamed));
+}
+
+TEST_F(JitTest, SecondLoadIsADiskHit) {
+  get_or_build(request(4));
+  clear_memory_cache();
+  reset_cache_stats();
+  std::shared_ptr<Module> m = get_or_build(request(4));
+  expect_adds(*m, "add", 4);
+  EXPECT_EQ(cache_stats().disk_hits, 1);
+  EXPECT_EQ(cache_stats().builds, 0);
+}
+
+TEST_F(JitTest, SecondProcessCompilesNothing) {
+  get_or_build(request(5));
+  clear_memory_cache();
+  // The child starts with the in-memory cache empty, like a new process.
+  EXPECT_EXIT(
+      {
+        reset_cache_stats();
+        std::shared_ptr<Module> m = get_or_build(request(5));
+        expect_adds(*m, "add", 5);
+        CacheStats s = cache_stats();
+        std::exit(s.builds == 0 && s.disk_hits == 1 ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+// Two processes miss the same key at once: both compile, one publishes, the other keeps
+// the published entry and deletes its own.
+TEST_F(JitTest, TwoProcessesBuildingOneKeyBothSucceed) {
+  BuildRequest r = request(16);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 1;
+    try {
+      std::shared_ptr<Module> m = get_or_build(r);
+      code = m->find_symbol("add") != nullptr ? 0 : 2;
+    } catch (...) {
+      code = 3;
+    }
+    _exit(code);
+  }
+  std::shared_ptr<Module> m = get_or_build(r);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  expect_adds(*m, "add", 16);
+  EXPECT_TRUE(fs::is_empty(cache_root() / "kernels" / "tmp"));
+  clear_memory_cache();
+  m.reset();
+  reset_cache_stats();
+  get_or_build(r);
+  EXPECT_EQ(cache_stats().disk_hits, 1);
+}
+
+TEST_F(JitTest, ModuleStillHeldIsReturnedAfterClearingMemory) {
+  std::shared_ptr<Module> a = get_or_build(request(6));
+  clear_memory_cache();
+  EXPECT_EQ(get_or_build(request(6)).get(), a.get());
+  EXPECT_EQ(cache_stats().memory_hits, 1);
+}
+
+TEST_F(JitTest, CorruptSharedObjectIsRebuilt) {
+  expect_rebuilt_after(request(7), 7, [](const fs::path& entry) {
+    std::string so = read_text(entry / "module.so");
+    for (size_t i = 0; i < so.size(); i += 7) so[i] = static_cast<char>(so[i] ^ 0x5a);
+    write_text(entry / "module.so", so);  // same size, different bytes
+  });
+}
+
+TEST_F(JitTest, TruncatedSharedObjectIsRebuilt) {
+  expect_rebuilt_after(request(8), 8,
+                       [](const fs::path& entry) { fs::resize_file(entry / "module.so", 100); });
+}
+
+TEST_F(JitTest, TruncatedManifestIsRebuilt) {
+  expect_rebuilt_after(request(9), 9, [](const fs::path& entry) {
+    std::string manifest = read_text(entry / "manifest.txt");
+    write_text(entry / "manifest.txt", manifest.substr(0, manifest.size() / 2));
+  });
+}
+
+TEST_F(JitTest, MissingManifestIsRebuilt) {
+  expect_rebuilt_after(request(10), 10,
+                       [](const fs::path& entry) { fs::remove(entry / "manifest.txt"); });
+}
+
+// A shared object that matches its manifest but cannot be loaded is rebuilt, not trusted.
+TEST_F(JitTest, UnloadableSharedObjectIsRebuilt) {
+  expect_rebuilt_after(request(11), 11, [](const fs::path& entry) {
+    std::string junk(4096, 'x');
+    write_text(entry / "module.so", junk);
+    std::string manifest = read_text(entry / "manifest.txt");
+    std::string old_sha = manifest.substr(manifest.find("module.so.sha256 ") + 17, 64);
+    manifest.replace(manifest.find(old_sha), 64, sha256_hex(junk));
+    std::string size_line = "module.so.size ";
+    size_t at = manifest.find(size_line) + size_line.size();
+    manifest.replace(at, manifest.find('\n', at) - at, "4096");
+    write_text(entry / "manifest.txt", manifest);
+  });
+}
+
+TEST_F(JitTest, SeveralTranslationUnitsMakeOneModule) {
+  BuildRequest r{"multi",
+                 {add_kernel("add_a", 1), add_kernel("add_b", 2), add_kernel("add_c", 3)},
+                 Isa::Scalar,
+                 {}};
+  std::shared_ptr<Module> m = get_or_build(r);
+  expect_adds(*m, "add_a", 1);
+  expect_adds(*m, "add_b", 2);
+  expect_adds(*m, "add_c", 3);
+  fs::path entry = entry_dir(r);
+  EXPECT_TRUE(fs::exists(entry / "kernel_2.cpp"));
+  for (const auto& file : fs::directory_iterator(entry)) {
+    EXPECT_NE(file.path().extension(), ".o") << "object files are removed after linking";
+  }
+}
+
+TEST_F(JitTest, ConcurrentRequestsForOneKeyBuildOnce) {
+  std::vector<std::shared_ptr<Module>> modules(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    threads.emplace_back([&, i] { modules[i] = get_or_build(request(12)); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& m : modules) EXPECT_EQ(m.get(), modules[0].get());
+  EXPECT_EQ(cache_stats().builds, 1);
+  EXPECT_EQ(cache_stats().memory_hits, 3);
+}
+
+TEST_F(JitTest, MissingSymbolIsAnInternalError) {
+  std::shared_ptr<Module> m = get_or_build(request(13));
+  EXPECT_EQ(m->find_symbol("no_such_kernel"), nullptr);
+  try {
+    m->symbol("no_such_kernel");
+    FAIL() << "expected InternalError";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no symbol 'no_such_kernel'"), std::string::npos);
+  }
+}
+
+TEST_F(JitTest, CompileErrorIsAnInternalErrorWithDiagnostics) {
+  BuildRequest r{"broken", {"extern \"C\" void broken() { this is not C++; }\n"}, Isa::Scalar, {}};
+  try {
+    get_or_build(r);
+    FAIL() << "expected InternalError";
+  } catch (const InternalError& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("ember internal error: the C++ code ember generated failed to compile.", 0),
+              0u)
+        << msg;
+    EXPECT_NE(msg.find("command: " + find_compiler().path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("kernel_0.cpp"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("error:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("(this is a bug in ember; please report it)"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(cache_stats().builds, 0);
+}
+
+TEST_F(JitTest, AbiMismatchIsAnInternalError) {
+  std::string source =
+      add_kernel("add", 1) + "extern \"C\" int ember_module_abi() { return 12345; }\n";
+  try {
+    get_or_build(BuildRequest{"abi", {source}, Isa::Scalar, {}});
+    FAIL() << "expected InternalError";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("built for runtime ABI 12345"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(JitTest, MissingCompilerIsAUserError) {
+  ScopedEnv cxx("EMBER_CXX", "/nonexistent");
+  const std::string expected =
+      "no C++ compiler was found: EMBER_CXX is set to '/nonexistent', which is not an executable "
+      "file. ember compiles the kernels it generates with a C++ compiler at run time. Point "
+      "EMBER_CXX at a C++ compiler (for example EMBER_CXX=/usr/bin/g++), or unset it to use g++, "
+      "c++ or clang++ from PATH.";
+  try {
+    find_compiler();
+    FAIL() << "expected ember::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), expected);
+  }
+  EXPECT_THROW(get_or_build(request(14)), Error);
+}
+
+TEST_F(JitTest, NoCompilerOnPathIsAUserError) {
+  ScopedEnv ember_cxx("EMBER_CXX", std::nullopt);
+  ScopedEnv cxx("CXX", std::nullopt);
+  ScopedEnv path("PATH", root_.string());
+  try {
+    find_compiler();
+    FAIL() << "expected ember::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "no C++ compiler was found. ember compiles the kernels it generates with a C++ "
+              "compiler at run time; it tried g++, c++, clang++ (PATH=" +
+                  root_.string() +
+                  "). Install g++ or clang++ (for example `apt install g++`), or set EMBER_CXX "
+                  "to the path of a C++ compiler.");
+  }
+}
+
+TEST_F(JitTest, CompilerFoundAgainWhenEnvironmentChanges) {
+  std::string path = find_compiler().path;
+  {
+    ScopedEnv cxx("EMBER_CXX", "/nonexistent");
+    EXPECT_THROW(find_compiler(), Error);
+  }
+  EXPECT_EQ(find_compiler().path, path);
+  reset_compiler_cache();
+  EXPECT_EQ(find_compiler().path, path);
+  EXPECT_FALSE(find_compiler().version.empty());
+}
+
+TEST_F(JitTest, UnwritableCacheDirectoryIsAUserError) {
+  write_text(root_ / "a_file", "x");
+  std::string bad = (root_ / "a_file" / "cache").string();
+  ScopedEnv cache("EMBER_CACHE_DIR", bad);
+  try {
+    get_or_build(request(15));
+    FAIL() << "expected ember::Error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("ember cannot use '" + bad +
+                            "' (set by EMBER_CACHE_DIR) as its kernel "
+                            "cache directory: ",
+                        0),
+              0u)
+        << msg;
+    EXPECT_NE(msg.find(". ember keeps the kernels it compiles there. Set EMBER_CACHE_DIR to a "
+                       "writable directory, for example EMBER_CACHE_DIR=/tmp/ember."),
+              std::string::npos)
+        << msg;
+  }
+}
+
+TEST_F(JitTest, CacheDirectoryDefaultsFollowXdg) {
+  ScopedEnv cache("EMBER_CACHE_DIR", std::nullopt);
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", (root_ / "xdg").string());
+    EXPECT_EQ(cache_dir(), (root_ / "xdg" / "ember").string());
+    EXPECT_TRUE(fs::is_directory(root_ / "xdg" / "ember"));
+  }
+  ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+  ScopedEnv home("HOME", (root_ / "home").string());
+  EXPECT_EQ(cache_dir(), (root_ / "home" / ".cache" / "ember").string());
+}
+
+TEST_F(JitTest, BadRuntimeIncludeIsAUserError) {
+  ScopedEnv include("EMBER_RUNTIME_INCLUDE", "/nonexistent");
+  try {
+    runtime_include_dir();
+    FAIL() << "expected ember::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "EMBER_RUNTIME_INCLUDE is set to '/nonexistent', but that directory has no "
+              "ember_rt/kernel.h. Point it at the runtime_include directory of an ember "
+              "installation (the directory that holds ember_rt/), or unset it.");
+  }
+}
+
+TEST_F(JitTest, RuntimeIncludeFoundWithoutEnvironment) {
+  ScopedEnv include("EMBER_RUNTIME_INCLUDE", std::nullopt);
+  EXPECT_TRUE(fs::exists(fs::path(runtime_include_dir()) / "ember_rt" / "kernel.h"));
+}
+
+// With ember_rt/all.h present, every unit is compiled with it in front, precompiled once
+// into <cache>/pch/.
+TEST_F(JitTest, PrecompiledHeaderIsBuiltAndUsed) {
+  write_text(include_dir() / "ember_rt" / "all.h",
+             "#pragma once\n#include <cmath>\n#include <ember_rt/kernel.h>\n"
+             "inline int ember_test_prelude_value() { return 3; }\n");
+  std::string source = add_kernel("add", 1);
+  source.replace(source.find("+ 1.0f"), 6, "+ ember_test_prelude_value()");
+  std::shared_ptr<Module> m = get_or_build(BuildRequest{"pch", {source}, Isa::Scalar, {}});
+  expect_adds(*m, "add", 3);
+  int gch_files = 0;
+  for (const auto& f : fs::recursive_directory_iterator(cache_root() / "pch")) {
+    gch_files += f.path().filename() == "all.h.gch";
+  }
+  EXPECT_EQ(gch_files, 1);
+}
+
+// When the precompiled header cannot be written, all.h is still included, just parsed.
+TEST_F(JitTest, BuildsWithoutPrecompiledHeaderWhenItCannotBeMade) {
+  write_text(include_dir() / "ember_rt" / "all.h",
+             "#pragma once\n#include <ember_rt/kernel.h>\n"
+             "inline int ember_test_prelude_value() { return 4; }\n");
+  fs::create_directories(cache_root());
+  write_text(cache_root() / "pch", "not a directory");
+  std::string source = add_kernel("add", 1);
+  source.replace(source.find("+ 1.0f"), 6, "+ ember_test_prelude_value()");
+  std::shared_ptr<Module> m = get_or_build(BuildRequest{"nopch", {source}, Isa::Scalar, {}});
+  expect_adds(*m, "add", 4);
+}
+
+TEST(Isa, NamesFlagsAndEnvironment) {
+  EXPECT_EQ(isa_name(Isa::Avx512), "avx512");
+  EXPECT_EQ(parse_isa("avx2"), Isa::Avx2);
+  EXPECT_TRUE(isa_flags(Isa::Scalar).empty());
+  EXPECT_EQ(isa_flags(Isa::Avx2), (std::vector<std::string>{"-mavx2", "-mfma", "-mf16c"}));
+  EXPECT_EQ(isa_flags(Isa::Avx512)[0], "-mavx512f");
+  {
+    ScopedEnv env("EMBER_ISA", "scalar");
+    EXPECT_EQ(isa_from_env(), Isa::Scalar);
+  }
+  {
+    ScopedEnv env("EMBER_ISA", "avx512");  // lowered to what the CPU has
+    EXPECT_LE(static_cast<int>(isa_from_env()), static_cast<int>(detect_isa()));
+  }
+  ScopedEnv env("EMBER_ISA", "sse9");
+  try {
+    isa_from_env();
+    FAIL() << "expected ember::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "EMBER_ISA is set to 'sse9', which is not an instruction set ember knows. Valid "
+              "values are: scalar, avx2, avx512; unset EMBER_ISA to use the best one this CPU "
+              "supports.");
+  }
+}
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  Sha256 h;  // a million 'a', fed in uneven pieces to exercise the buffering
+  std::string piece(997, 'a');
+  size_t fed = 0;
+  for (; fed + piece.size() <= 1000000; fed += piece.size()) h.update(piece);
+  h.update(std::string(1000000 - fed, 'a'));
+  EXPECT_EQ(h.hex_digest(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_NE(Sha256().field("ab").field("c").hex_digest(),
+            Sha256().field("a").field("bc").hex_digest());
+}
+
+}  // namespace
+}  // namespace ember
