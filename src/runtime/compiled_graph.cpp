@@ -1,0 +1,466 @@
+// CompiledGraph: checks the inputs, binds the symbols, plans memory once per symbol values,
+// and launches the kernels.
+//
+// State shared between concurrent run() calls (the plan cache, the idle workspaces, the
+// statistics) sits behind mutexes; everything else a run needs lives on its own stack.
+#include "ember/runtime/compiled_graph.h"
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "ember/runtime/thread_pool.h"
+#include "ember/support/error.h"
+#include "memory_plan.h"
+
+namespace ember {
+namespace {
+
+constexpr size_t kMaxCachedPlans = 16;
+constexpr size_t kMaxIdleWorkspaces = 8;
+
+enum class Role : uint8_t { Unused, Input, Constant, Intermediate, Output };
+
+using SymbolValues = std::map<std::string, int64_t>;
+
+// Everything about a run that depends on the symbols' values.
+struct RunPlan {
+  std::vector<std::vector<int64_t>> dims;             // per value; empty when unused
+  std::vector<int64_t> offsets;                       // per value; -1 when not in the workspace
+  std::vector<std::vector<int64_t>> scratch_offsets;  // per launch, per scratch buffer
+  int64_t workspace_bytes = 0;
+  int64_t unshared_bytes = 0;
+};
+
+// Where a symbol's value comes from: a dimension of an input.
+struct SymbolSource {
+  int input = 0;
+  int dim = 0;
+};
+
+std::string symbols_text(const SymbolValues& env) {
+  std::string s;
+  for (const auto& [name, value] : env) {
+    if (!s.empty()) s += ", ";
+    s += name + " = " + std::to_string(value);
+  }
+  return s;
+}
+
+int64_t bytes_of(const std::vector<int64_t>& dims, DType t) {
+  int64_t n = dtype_size(t);
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::vector<int64_t> eval_shape(const Shape& shape, const SymbolValues& env,
+                                const std::string& what) {
+  std::vector<int64_t> dims;
+  dims.reserve(shape.size());
+  for (const auto& d : shape) {
+    auto c = d.as_int();
+    dims.push_back(c ? *c : ir::eval_int(d, env));
+  }
+  for (int64_t d : dims) {
+    EMBER_CHECK(d >= 0, "CompiledGraph.run: with " << symbols_text(env) << ", " << what
+                                                   << " of shape " << shape_str(shape)
+                                                   << " would have a negative dimension; the "
+                                                   << "graph cannot run on inputs of these shapes");
+  }
+  return dims;
+}
+
+}  // namespace
+
+struct CompiledGraph::Impl {
+  explicit Impl(const ExecPlan& p);
+
+  void assign_roles();
+  void analyze_launches();
+  void check_constants() const;
+  void find_symbol_sources();
+
+  SymbolValues bind(const std::vector<Tensor>& inputs) const;
+  void check_input(size_t i, const Tensor& t, SymbolValues* env) const;
+  std::shared_ptr<const RunPlan> plan_for(const SymbolValues& env);
+  std::shared_ptr<const RunPlan> make_plan(const SymbolValues& env) const;
+  std::vector<Tensor> make_outputs(const RunPlan& rp, std::vector<void*>* ptrs) const;
+
+  std::shared_ptr<Storage> take_workspace(int64_t bytes);
+  void return_workspace(std::shared_ptr<Storage> ws);
+
+  const ExecPlan& plan;
+  std::vector<Role> role;     // per value
+  std::vector<int> writer;    // per value: the launch that writes it, -1 if none
+  std::vector<int> last_use;  // per value: the last launch that uses it, -1 if none
+  std::map<std::string, SymbolSource> sources;
+
+  std::mutex cache_mu;
+  std::list<std::pair<SymbolValues, std::shared_ptr<const RunPlan>>> cache;  // most recent first
+  MemoryPlanStats stats;
+
+  std::mutex workspace_mu;
+  std::vector<std::shared_ptr<Storage>> idle_workspaces;
+};
+
+// ---- validation of the plan ---------------------------------------------------------------
+
+CompiledGraph::Impl::Impl(const ExecPlan& p) : plan(p) {
+  assign_roles();
+  analyze_launches();
+  check_constants();
+  find_symbol_sources();
+}
+
+void CompiledGraph::Impl::assign_roles() {
+  const int n = static_cast<int>(plan.values.size());
+  auto check_id = [n](int v, const char* where) {
+    EMBER_ASSERT(v >= 0 && v < n, "ExecPlan: " << where << " refers to value " << v
+                                               << " but the plan has " << n << " values");
+  };
+  role.assign(n, Role::Unused);
+  for (int v : plan.outputs) {
+    check_id(v, "an output");
+    role[v] = Role::Output;
+  }
+  for (const auto& [v, t] : plan.constants) {
+    check_id(v, "a constant");
+    role[v] = Role::Constant;
+  }
+  for (int v : plan.inputs) {
+    check_id(v, "an input");
+    EMBER_ASSERT(role[v] != Role::Constant, "ExecPlan: value " << v << " is both an input and "
+                                                               << "a constant");
+    role[v] = Role::Input;
+  }
+  for (const auto& launch : plan.launches) {
+    for (int v : launch.args) {
+      check_id(v, ("launch " + launch.name).c_str());
+      if (role[v] == Role::Unused) role[v] = Role::Intermediate;
+    }
+  }
+  for (int v = 0; v < n; ++v) {
+    if (role[v] != Role::Unused) {
+      EMBER_ASSERT(plan.values[v].device.kind == DeviceKind::cpu,
+                   "ExecPlan: value " << v << " is on " << plan.values[v].device.str()
+                                      << "; CompiledGraph runs on the CPU only");
+    }
+  }
+}
+
+void CompiledGraph::Impl::analyze_launches() {
+  writer.assign(plan.values.size(), -1);
+  last_use.assign(plan.values.size(), -1);
+  for (int k = 0; k < static_cast<int>(plan.launches.size()); ++k) {
+    const KernelLaunch& l = plan.launches[k];
+    EMBER_ASSERT(l.fn != nullptr, "ExecPlan: launch " << k << " (" << l.name << ") has no kernel");
+    const int num_args = static_cast<int>(l.args.size());
+    EMBER_ASSERT(l.num_inputs >= -1 && l.num_inputs <= num_args,
+                 "ExecPlan: launch " << l.name << " has " << num_args << " args but num_inputs "
+                                     << l.num_inputs);
+    for (int j = 0; j < num_args; ++j) {
+      int v = l.args[j];
+      bool given = role[v] == Role::Input || role[v] == Role::Constant;
+      bool writes = l.num_inputs >= 0 ? j >= l.num_inputs : (!given && writer[v] < 0);
+      if (writes) {
+        EMBER_ASSERT(!given, "ExecPlan: launch " << l.name << " writes value " << v
+                                                 << ", a graph input or constant");
+        EMBER_ASSERT(writer[v] < 0, "ExecPlan: value " << v << " is written by launch "
+                                                       << plan.launches[writer[v]].name
+                                                       << " and again by " << l.name);
+        writer[v] = k;
+      } else {
+        EMBER_ASSERT(given || (writer[v] >= 0 && writer[v] < k),
+                     "ExecPlan: launch " << l.name << " reads value " << v
+                                         << " before any launch writes it");
+      }
+      last_use[v] = k;
+    }
+  }
+  for (int v : plan.outputs) {
+    EMBER_ASSERT(role[v] != Role::Output || writer[v] >= 0,
+                 "ExecPlan: output value " << v << " is never written by a launch");
+  }
+}
+
+void CompiledGraph::Impl::check_constants() const {
+  for (const auto& [v, t] : plan.constants) {
+    EMBER_ASSERT(t.defined() && !t.is_symbolic(), "ExecPlan: constant " << v << " has no memory");
+    EMBER_ASSERT(t.device().kind == DeviceKind::cpu,
+                 "ExecPlan: constant " << v << " is on " << t.device().str());
+    EMBER_ASSERT(t.dtype() == plan.values[v].dtype && shape_equal(t.shape(), plan.values[v].shape),
+                 "ExecPlan: constant " << v << " is " << t.type().str() << " but the value is "
+                                       << plan.values[v].str());
+  }
+}
+
+void CompiledGraph::Impl::find_symbol_sources() {
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const Shape& shape = plan.values[plan.inputs[i]].shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d].is_var() && !sources.count(shape[d]->name)) {
+        sources[shape[d]->name] = SymbolSource{static_cast<int>(i), static_cast<int>(d)};
+      }
+    }
+  }
+  std::set<std::string> needed(plan.symbols.begin(), plan.symbols.end());
+  auto add_vars = [&](const Shape& s) {
+    for (const auto& d : s) {
+      if (d.as_int()) continue;
+      for (auto& name : ir::free_vars(d)) needed.insert(name);
+    }
+  };
+  for (size_t v = 0; v < plan.values.size(); ++v) {
+    if (role[v] != Role::Unused) add_vars(plan.values[v].shape);
+  }
+  for (const auto& l : plan.launches) {
+    for (const auto& s : l.scratch) add_vars(s.shape);
+  }
+  for (const auto& name : needed) {
+    EMBER_ASSERT(sources.count(name), "ExecPlan: symbol '" << name << "' is not a dimension of "
+                                                           << "any input, so no run can bind it");
+  }
+}
+
+// ---- inputs ---------------------------------------------------------------------------------
+
+void CompiledGraph::Impl::check_input(size_t i, const Tensor& t, SymbolValues* env) const {
+  EMBER_CHECK(t.defined(), "CompiledGraph.run: input " << i << " is an undefined tensor");
+  const TensorType& want = plan.values[plan.inputs[i]];
+  EMBER_CHECK(!t.is_symbolic(), "CompiledGraph.run: input "
+                                    << i << " is a symbolic tensor (" << t.type().str()
+                                    << "); run() needs tensors that hold values");
+  EMBER_CHECK(t.device().kind == DeviceKind::cpu,
+              "CompiledGraph.run: input " << i << " is on " << t.device().str()
+                                          << " but the graph runs on the CPU; move it there");
+  auto fail = [&](const std::string& rule) {
+    EMBER_THROW("CompiledGraph.run: input " << i << " has shape " << shape_str(t.shape())
+                                            << " but the graph expects " << shape_str(want.shape)
+                                            << ": " << rule);
+  };
+  EMBER_CHECK(t.dtype() == want.dtype, "CompiledGraph.run: input "
+                                           << i << " has type " << t.type().str()
+                                           << " but the graph expects " << want.str()
+                                           << ": the dtype must be " << dtype_name(want.dtype));
+  if (t.rank() != want.rank()) fail("the rank must be " + std::to_string(want.rank()));
+  for (size_t d = 0; d < want.shape.size(); ++d) {
+    const ir::Expr& e = want.shape[d];
+    int64_t got = *t.shape()[d].as_int();
+    std::string dim = "dimension " + std::to_string(d);
+    if (auto c = e.as_int()) {
+      if (got != *c) fail(dim + " must be " + std::to_string(*c));
+    } else if (e.is_var()) {
+      auto [it, inserted] = env->emplace(e->name, got);
+      if (!inserted && it->second != got) {
+        const SymbolSource& src = sources.at(e->name);
+        fail(dim + " must be " + e->name + " = " + std::to_string(it->second) + ", as set by " +
+             "dimension " + std::to_string(src.dim) + " of input " + std::to_string(src.input));
+      }
+    }
+  }
+}
+
+SymbolValues CompiledGraph::Impl::bind(const std::vector<Tensor>& inputs) const {
+  EMBER_CHECK(inputs.size() == plan.inputs.size(), "CompiledGraph.run: the graph takes "
+                                                       << plan.inputs.size() << " inputs but "
+                                                       << inputs.size() << " were given");
+  SymbolValues env;
+  for (size_t i = 0; i < inputs.size(); ++i) check_input(i, inputs[i], &env);
+  // Dimensions that are expressions of symbols, once every symbol is bound.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Shape& want = plan.values[plan.inputs[i]].shape;
+    for (size_t d = 0; d < want.size(); ++d) {
+      if (want[d].as_int() || want[d].is_var()) continue;
+      int64_t expect = ir::eval_int(want[d], env);
+      int64_t got = *inputs[i].shape()[d].as_int();
+      EMBER_CHECK(got == expect, "CompiledGraph.run: input "
+                                     << i << " has shape " << shape_str(inputs[i].shape())
+                                     << " but the graph expects " << shape_str(want)
+                                     << ": dimension " << d << " must be " << ir::to_string(want[d])
+                                     << " = " << expect << " with " << symbols_text(env));
+    }
+  }
+  return env;
+}
+
+// ---- memory plans ------------------------------------------------------------------------------
+
+std::shared_ptr<const RunPlan> CompiledGraph::Impl::make_plan(const SymbolValues& env) const {
+  auto rp = std::make_shared<RunPlan>();
+  const size_t n = plan.values.size();
+  rp->dims.resize(n);
+  rp->offsets.assign(n, -1);
+  std::vector<BufferLife> buffers;
+  std::vector<int64_t*> placed;  // where each buffer's offset goes
+  rp->scratch_offsets.resize(plan.launches.size());
+  for (size_t k = 0; k < plan.launches.size(); ++k) {
+    rp->scratch_offsets[k].assign(plan.launches[k].scratch.size(), 0);
+  }
+  for (size_t v = 0; v < n; ++v) {
+    if (role[v] == Role::Unused) continue;
+    rp->dims[v] = eval_shape(plan.values[v].shape, env, "value " + std::to_string(v));
+    if (role[v] != Role::Intermediate) continue;
+    buffers.push_back(
+        {bytes_of(rp->dims[v], plan.values[v].dtype), writer[v], std::max(writer[v], last_use[v])});
+    placed.push_back(&rp->offsets[v]);
+  }
+  for (int k = 0; k < static_cast<int>(plan.launches.size()); ++k) {
+    const KernelLaunch& l = plan.launches[k];
+    for (size_t j = 0; j < l.scratch.size(); ++j) {
+      std::string what = "scratch buffer " + std::to_string(j) + " of " + l.name;
+      auto dims = eval_shape(l.scratch[j].shape, env, what);
+      buffers.push_back({bytes_of(dims, l.scratch[j].dtype), k, k});
+      placed.push_back(&rp->scratch_offsets[k][j]);
+    }
+  }
+  MemoryLayout layout = plan_memory(buffers, static_cast<int>(plan.launches.size()));
+  for (size_t b = 0; b < buffers.size(); ++b) *placed[b] = layout.offsets[b];
+  rp->workspace_bytes = layout.workspace_bytes;
+  rp->unshared_bytes = layout.unshared_bytes;
+  return rp;
+}
+
+std::shared_ptr<const RunPlan> CompiledGraph::Impl::plan_for(const SymbolValues& env) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mu);
+    for (auto it = cache.begin(); it != cache.end(); ++it) {
+      if (it->first != env) continue;
+      cache.splice(cache.begin(), cache, it);
+      stats.workspace_bytes = it->second->workspace_bytes;
+      stats.unshared_bytes = it->second->unshared_bytes;
+      return it->second;
+    }
+  }
+  auto rp = make_plan(env);  // outside the lock: other runs go on meanwhile
+  std::lock_guard<std::mutex> lock(cache_mu);
+  bool present = std::any_of(cache.begin(), cache.end(),
+                             [&](const auto& entry) { return entry.first == env; });
+  if (!present) {
+    cache.emplace_front(env, rp);
+    if (cache.size() > kMaxCachedPlans) cache.pop_back();
+    ++stats.plans_made;
+  }
+  stats.workspace_bytes = rp->workspace_bytes;
+  stats.unshared_bytes = rp->unshared_bytes;
+  return rp;
+}
+
+// ---- workspaces -----------------------------------------------------------------------------
+
+std::shared_ptr<Storage> CompiledGraph::Impl::take_workspace(int64_t bytes) {
+  const size_t need = static_cast<size_t>(bytes);
+  {
+    std::lock_guard<std::mutex> lock(workspace_mu);
+    auto best = idle_workspaces.end();
+    for (auto it = idle_workspaces.begin(); it != idle_workspaces.end(); ++it) {
+      if ((*it)->nbytes() >= need &&
+          (best == idle_workspaces.end() || (*it)->nbytes() < (*best)->nbytes())) {
+        best = it;
+      }
+    }
+    if (best != idle_workspaces.end()) {
+      auto ws = std::move(*best);
+      idle_workspaces.erase(best);
+      return ws;
+    }
+    // None is large enough: drop the largest idle one, this run's will replace it.
+    if (!idle_workspaces.empty()) {
+      auto largest =
+          std::max_element(idle_workspaces.begin(), idle_workspaces.end(),
+                           [](const auto& a, const auto& b) { return a->nbytes() < b->nbytes(); });
+      idle_workspaces.erase(largest);
+    }
+  }
+  return Storage::allocate(need, Device::cpu());
+}
+
+void CompiledGraph::Impl::return_workspace(std::shared_ptr<Storage> ws) {
+  std::lock_guard<std::mutex> lock(workspace_mu);
+  if (idle_workspaces.size() < kMaxIdleWorkspaces) idle_workspaces.push_back(std::move(ws));
+}
+
+// ---- run ------------------------------------------------------------------------------------
+
+std::vector<Tensor> CompiledGraph::Impl::make_outputs(const RunPlan& rp,
+                                                      std::vector<void*>* ptrs) const {
+  std::vector<Tensor> outputs;
+  outputs.reserve(plan.outputs.size());
+  std::map<int, Tensor> made;  // an output listed twice is returned twice, as one tensor
+  for (int v : plan.outputs) {
+    auto it = made.find(v);
+    if (it == made.end()) {
+      Tensor t = Tensor::empty(concrete_shape(rp.dims[v]), plan.values[v].dtype);
+      if (role[v] == Role::Input || role[v] == Role::Constant) {
+        // No kernel writes it: the caller gets a copy it may modify freely.
+        std::memcpy(t.data(), (*ptrs)[v], static_cast<size_t>(t.nbytes()));
+      } else {
+        (*ptrs)[v] = t.data();
+      }
+      it = made.emplace(v, std::move(t)).first;
+    }
+    outputs.push_back(it->second);
+  }
+  return outputs;
+}
+
+CompiledGraph::CompiledGraph(ExecPlan plan)
+    : plan_(std::move(plan)),
+      num_threads_(get_num_threads()),
+      impl_(std::make_unique<Impl>(plan_)) {}
+
+CompiledGraph::~CompiledGraph() = default;
+
+std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const {
+  Impl& m = *impl_;
+  SymbolValues env = m.bind(inputs);
+  std::vector<int64_t> syms;
+  for (const auto& s : plan_.symbols) syms.push_back(env.at(s));
+  std::shared_ptr<const RunPlan> rp = m.plan_for(env);
+
+  std::vector<void*> ptrs(plan_.values.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) ptrs[plan_.inputs[i]] = inputs[i].data();
+  for (const auto& [v, t] : plan_.constants) ptrs[v] = t.data();
+  std::vector<Tensor> outputs = m.make_outputs(*rp, &ptrs);
+
+  std::shared_ptr<Storage> ws = m.take_workspace(rp->workspace_bytes);
+  struct Return {  // the workspace goes back to the pool even when a kernel throws
+    Impl& m;
+    std::shared_ptr<Storage>& ws;
+    ~Return() { m.return_workspace(std::move(ws)); }
+  } give_back{m, ws};
+  char* base = static_cast<char*>(ws->data());
+  for (size_t v = 0; v < ptrs.size(); ++v) {
+    if (rp->offsets[v] >= 0) ptrs[v] = base + rp->offsets[v];
+  }
+
+  ThreadPool& pool = default_pool();
+  const ember_rt::LaunchContext ctx = pool.context(num_threads_);
+  static const int64_t kNoSymbols = 0;
+  const int64_t* sym_ptr = syms.empty() ? &kNoSymbols : syms.data();
+  std::vector<void*> args;
+  ThreadPool::Region region(pool);  // workers spin between the kernels of this run
+  for (size_t k = 0; k < plan_.launches.size(); ++k) {
+    const KernelLaunch& l = plan_.launches[k];
+    args.clear();
+    for (int v : l.args) args.push_back(ptrs[v]);
+    for (int64_t off : rp->scratch_offsets[k]) args.push_back(base + off);
+    l.fn(args.data(), sym_ptr, &ctx);
+  }
+  return outputs;
+}
+
+MemoryPlanStats CompiledGraph::memory_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->cache_mu);
+  return impl_->stats;
+}
+
+void CompiledGraph::set_num_threads(int n) {
+  EMBER_CHECK(n >= 1, "CompiledGraph.set_num_threads: the number of threads must be at "
+                          << "least 1, got " << n);
+  num_threads_ = n;
+}
+
+}  // namespace ember

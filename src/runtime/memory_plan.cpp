@@ -1,0 +1,99 @@
+#include "memory_plan.h"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+
+#include "ember/support/error.h"
+
+namespace ember {
+namespace {
+
+int64_t align_up(int64_t n) {
+  return (n + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+// Free blocks of a growing arena, by offset; `top` is the arena's current size.
+class Arena {
+ public:
+  int64_t allocate(int64_t size) {
+    // Best fit: the smallest free block that holds `size`; the lowest offset on ties.
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second >= size && (best == free_.end() || it->second < best->second)) best = it;
+    }
+    if (best != free_.end()) {
+      int64_t offset = best->first, rest = best->second - size;
+      free_.erase(best);
+      if (rest > 0) free_.emplace(offset + size, rest);
+      return offset;
+    }
+    // No block fits: grow the arena, starting inside a free block that ends at the top.
+    int64_t offset = top_;
+    if (!free_.empty()) {
+      auto last = std::prev(free_.end());
+      if (last->first + last->second == top_) {
+        offset = last->first;
+        free_.erase(last);
+      }
+    }
+    top_ = offset + size;
+    return offset;
+  }
+
+  void release(int64_t offset, int64_t size) {
+    auto next = free_.lower_bound(offset);
+    if (next != free_.end() && offset + size == next->first) {
+      size += next->second;
+      next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == offset) {
+        prev->second += size;
+        return;
+      }
+    }
+    free_.emplace(offset, size);
+  }
+
+  int64_t top() const { return top_; }
+
+ private:
+  std::map<int64_t, int64_t> free_;  // offset -> size
+  int64_t top_ = 0;
+};
+
+}  // namespace
+
+MemoryLayout plan_memory(const std::vector<BufferLife>& buffers, int num_launches) {
+  MemoryLayout layout;
+  layout.offsets.assign(buffers.size(), 0);
+  std::vector<std::vector<int>> born(num_launches), dying(num_launches);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferLife& b = buffers[i];
+    EMBER_ASSERT(b.nbytes >= 0 && 0 <= b.first && b.first <= b.last && b.last < num_launches,
+                 "bad buffer lifetime [" << b.first << ", " << b.last << "] of " << b.nbytes
+                                         << " bytes for " << num_launches << " launches");
+    if (b.nbytes == 0) continue;
+    layout.unshared_bytes += align_up(b.nbytes);
+    born[b.first].push_back(static_cast<int>(i));
+    dying[b.last].push_back(static_cast<int>(i));
+  }
+  Arena arena;
+  for (int step = 0; step < num_launches; ++step) {
+    // Largest first packs better; the index keeps the order deterministic.
+    std::sort(born[step].begin(), born[step].end(), [&](int a, int b) {
+      if (buffers[a].nbytes != buffers[b].nbytes) return buffers[a].nbytes > buffers[b].nbytes;
+      return a < b;
+    });
+    for (int i : born[step]) layout.offsets[i] = arena.allocate(align_up(buffers[i].nbytes));
+    // Freed only after this launch's buffers are placed: a kernel reads its inputs while it
+    // writes its outputs, so they must not share memory.
+    for (int i : dying[step]) arena.release(layout.offsets[i], align_up(buffers[i].nbytes));
+  }
+  layout.workspace_bytes = arena.top();
+  return layout;
+}
+
+}  // namespace ember
