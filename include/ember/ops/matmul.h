@@ -1,0 +1,27 @@
+// The dimensions of a matrix product, for the matmul operator's shape rule and for the
+// lowering that builds its Matmul stage.
+#pragma once
+
+#include "ember/tensor/tensor.h"
+
+namespace ember {
+
+// numpy matmul semantics: a is [..., M, K] (a 1-d a is [K], read as [1, K] with M then
+// dropped from the output), b is [..., K, N] (a 1-d b is [K], read as [K, 1] with N
+// dropped); the batch dimensions of a and b broadcast to `batch`.
+// The output shape is batch + [m unless a_vector] + [n unless b_vector].
+struct MatmulDims {
+  Shape batch;
+  ir::Expr m, n, k;
+  bool a_vector = false;
+  bool b_vector = false;
+};
+
+// Validates the operands (ember::Error naming the shapes and the rule: ranks >= 1, K equal,
+// batch dimensions broadcastable) and gives the product's dimensions.
+MatmulDims matmul_dims(const TensorType& a, const TensorType& b);
+
+// The output shape for these dimensions.
+Shape matmul_output_shape(const MatmulDims& d);
+
+}  // namespace ember

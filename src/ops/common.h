@@ -1,0 +1,95 @@
+// Helpers shared by the operator families in src/ops/: broadcasting, dimension
+// normalization, row-major index arithmetic, dtype checks, and the compute-type casts.
+//
+// Every check throws ember::Error with a message that names the operator, what was wrong,
+// the rule, and (where there is one) what to do about it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ember/ir/expr.h"
+#include "ember/ops/op_def.h"
+#include "ember/tensor/tensor.h"
+
+namespace ember::opdefs {
+
+using ir::Expr;
+using Index = std::vector<ir::Expr>;
+
+// ---- shapes ----
+
+// numpy broadcasting of two shapes: dimensions are matched from the end; equal dimensions
+// (structurally, for symbols) and dimensions of size 1 broadcast; anything else is an Error.
+Shape broadcast_shapes(const std::string& op, const Shape& a, const Shape& b);
+// The index into an input of shape `in` for the output index `out_idx` of a broadcast:
+// leading output dimensions are dropped, and size-1 input dimensions get index 0.
+Index broadcast_index(const Index& out_idx, const Shape& in);
+
+// A dimension in [-rank, rank) as a non-negative one; out of range is an Error naming the
+// operator, the dimension and the rank. A 0-d tensor accepts 0 and -1 (like torch).
+int64_t normalize_dim(const std::string& op, int64_t dim, int64_t rank);
+// normalize_dim on each, sorted; a dimension given twice is an Error.
+std::vector<int64_t> normalize_dims(const std::string& op, const std::vector<int64_t>& dims,
+                                    int64_t rank);
+
+// "[0, 2, 1]".
+std::string vec_str(const std::vector<int64_t>& v);
+// true when e is the integer constant v.
+bool is_const(const Expr& e, int64_t v);
+// true when a and b are known to be the same dimension.
+bool same_dim(const Expr& a, const Expr& b);
+
+// ---- row-major index arithmetic ----
+
+// The row-major strides of a shape, as expressions.
+Index row_major_strides(const Shape& shape);
+// The flat row-major offset of idx in a tensor of `shape`.
+Expr flat_offset(const Index& idx, const Shape& shape);
+// The index in a tensor of `shape` of the flat row-major offset `flat` (floordiv / mod).
+Index unravel(const Expr& flat, const Shape& shape);
+// The index into a tensor of shape `in` holding the same element as out_idx in a reshape
+// of it to `out` (same number of elements). Leading and trailing dimensions the two
+// shapes share map directly; only the middle goes through a flat offset.
+Index reshape_index(const Index& out_idx, const Shape& out, const Shape& in);
+
+// ---- products of dimensions (symbolic reshape) ----
+
+// A product of dimensions as a constant coefficient times a multiset of symbolic factors.
+struct Monomial {
+  int64_t coef = 1;
+  std::vector<Expr> factors;  // sorted by hash
+};
+Monomial monomial_of(const Shape& dims);
+bool monomial_equal(const Monomial& a, const Monomial& b);
+// a / b when b divides a exactly (coefficient and factors); false otherwise.
+bool monomial_divide(const Monomial& a, const Monomial& b, Expr* quotient);
+
+// ---- inputs, dtypes and devices ----
+
+// Error unless there are exactly n inputs (n < 0: at least one).
+void check_arity(const std::string& op, const std::vector<TensorType>& in, int n);
+
+// "add: dtypes differ: float32 vs int32; cast one operand with ember.ops.cast ..."
+void check_same_dtype(const std::string& op, const TensorType& a, const TensorType& b);
+// Error unless t is a float dtype.
+void check_float(const std::string& op, const TensorType& t);
+// Error when t is bool (arithmetic operators).
+void check_not_bool(const std::string& op, const TensorType& t);
+// Error unless every input is on the same device; returns that device.
+Device common_device(const std::string& op, const std::vector<TensorType>& inputs);
+
+// The dtype arithmetic happens in: float32 for float16 / bfloat16, else t itself.
+DType compute_dtype(DType t);
+// e (of dtype `from`) converted to compute_dtype(from).
+Expr to_compute(const Expr& e);
+// e converted to t when it is not of dtype t already.
+Expr cast_to(const Expr& e, DType t);
+
+// ---- composite tasks ----
+
+// Index variables named prefix0, prefix1, ... (stage axes of composite tasks).
+Index make_vars(const std::string& prefix, size_t n);
+
+}  // namespace ember::opdefs

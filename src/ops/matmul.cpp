@@ -1,0 +1,107 @@
+// matmul: the matrix product with numpy semantics. The fusion lowering turns it into a
+// Matmul stage (the GEMM template); `reduce` describes the same product as a generic
+// reduction over k, the fallback for dtypes the template does not take.
+#include "ember/ops/matmul.h"
+
+#include <string>
+
+#include "common.h"
+#include "ember/support/error.h"
+
+namespace ember {
+
+MatmulDims matmul_dims(const TensorType& a, const TensorType& b) {
+  EMBER_CHECK(a.rank() >= 1 && b.rank() >= 1,
+              "matmul: both operands need at least one dimension, got "
+                  << a.str() << " and " << b.str() << "; multiply by a 0-d tensor with mul");
+  MatmulDims d;
+  d.a_vector = a.rank() == 1;
+  d.b_vector = b.rank() == 1;
+  const ir::Expr ka = a.shape.back();
+  const ir::Expr kb = d.b_vector ? b.shape[0] : b.shape[b.shape.size() - 2];
+  d.m = d.a_vector ? ir::Expr(1) : a.shape[a.shape.size() - 2];
+  d.n = d.b_vector ? ir::Expr(1) : b.shape.back();
+  EMBER_CHECK(opdefs::same_dim(ka, kb),
+              "matmul: shapes " << shape_str(a.shape) << " and " << shape_str(b.shape)
+                                << " are not aligned: a has " << ir::to_string(ka)
+                                << " columns but b has " << ir::to_string(kb)
+                                << " rows; a's last dimension must equal b's "
+                                << (d.b_vector ? "only" : "second-to-last") << " dimension");
+  d.k = ka;
+  const Shape a_batch(a.shape.begin(), a.shape.end() - (d.a_vector ? 1 : 2));
+  const Shape b_batch(b.shape.begin(), b.shape.end() - (d.b_vector ? 1 : 2));
+  try {
+    d.batch = opdefs::broadcast_shapes("matmul", a_batch, b_batch);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (the batch dimensions of " + shape_str(a.shape) +
+                " and " + shape_str(b.shape) + ")");
+  }
+  return d;
+}
+
+Shape matmul_output_shape(const MatmulDims& d) {
+  Shape s = d.batch;
+  if (!d.a_vector) s.push_back(d.m);
+  if (!d.b_vector) s.push_back(d.n);
+  return s;
+}
+
+namespace opdefs {
+namespace {
+
+std::vector<TensorType> infer_matmul(const std::vector<TensorType>& in, const OpAttrs&) {
+  check_arity("matmul", in, 2);
+  const Device device = common_device("matmul", in);
+  check_same_dtype("matmul", in[0], in[1]);
+  check_not_bool("matmul", in[0]);
+  const MatmulDims d = matmul_dims(in[0], in[1]);
+  return {TensorType{in[0].dtype, matmul_output_shape(d), device}};
+}
+
+// sum over k of a[batch..., m, k] * b[batch..., k, n], accumulated in the compute dtype.
+ReduceDef reduce_matmul(const std::vector<TensorType>& in, const TensorType& out, const OpAttrs&) {
+  const TensorType a = in.at(0), b = in.at(1);
+  const MatmulDims d = matmul_dims(a, b);
+  ReduceDef r;
+  r.op = ir::ReduceOp::Sum;
+  r.acc_dtype = compute_dtype(a.dtype);
+  r.rextents = {d.k};
+  const DType acc = r.acc_dtype;
+  r.value = [a, b, d, acc](const Index& idx, const Index& ridx, const Loader& load) {
+    const size_t nb = d.batch.size();
+    const Index batch(idx.begin(), idx.begin() + nb);
+    const Expr k = ridx.at(0);
+    const Shape a_batch(a.shape.begin(), a.shape.end() - (d.a_vector ? 1 : 2));
+    const Shape b_batch(b.shape.begin(), b.shape.end() - (d.b_vector ? 1 : 2));
+    Index ai = broadcast_index(batch, a_batch);
+    Index bi = broadcast_index(batch, b_batch);
+    if (!d.a_vector) ai.push_back(idx.at(nb));
+    ai.push_back(k);
+    bi.push_back(k);
+    if (!d.b_vector) bi.push_back(idx.at(nb + (d.a_vector ? 0 : 1)));
+    const Expr x = cast_to(to_compute(load(0, ai)), acc);
+    const Expr y = cast_to(to_compute(load(1, bi)), acc);
+    return ir::binary(ir::BinaryOp::Mul, x, y);
+  };
+  if (acc != out.dtype) {
+    const DType o = out.dtype;
+    r.finalize = [o](const Expr& v) { return cast_to(v, o); };
+  }
+  return r;
+}
+
+}  // namespace
+
+EMBER_REGISTER_OP {
+  OpDef d;
+  d.name = "matmul";
+  d.title = "Matmul";
+  d.kind = OpKind::Matmul;
+  d.num_inputs = 2;
+  d.infer = infer_matmul;
+  d.reduce = reduce_matmul;
+  return d;
+}
+
+}  // namespace opdefs
+}  // namespace ember

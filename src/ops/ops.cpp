@@ -1,0 +1,278 @@
+// ember's operators as functions on tensors (include/ember/ops/ops.h).
+//
+// apply() is the one entry: it checks the inputs against the OpDef, infers the output
+// types (shape and dtype errors come from the OpDef's rule), then either records a trace
+// (any symbolic input) or runs the operator at once as a one-node graph whose compiled
+// form is cached by (operator, attributes, input types).
+#include "ember/ops/ops.h"
+
+#include <algorithm>
+#include <mutex>
+#include <numeric>
+#include <unordered_map>
+
+#include "common.h"
+#include "ember/runtime/compiled_graph.h"
+#include "ember/support/error.h"
+
+namespace ember::ops {
+namespace {
+
+using opdefs::normalize_dim;
+using opdefs::normalize_dims;
+
+// Operators that only reinterpret the shape of a contiguous tensor: on concrete inputs
+// they return a view of the same memory instead of running a kernel.
+bool is_view_op(const std::string& op) {
+  return op == "reshape" || op == "squeeze" || op == "unsqueeze";
+}
+
+std::string cache_key(const std::string& op, const OpAttrs& attrs,
+                      const std::vector<TensorType>& types) {
+  std::string key = op + "(";
+  for (const auto& [name, value] : attr_fields(attrs)) key += name + "=" + value + ";";
+  key += ")";
+  // A fused operator's fields name its nodes only: key it by its whole graph.
+  if (const auto* f = std::get_if<FusedAttrs>(&attrs); f && f->graph) {
+    key += "{" + f->graph->fingerprint() + "}";
+  }
+  for (const TensorType& t : types) key += "|" + t.str() + "@" + t.device.str();
+  return key;
+}
+
+struct CompileCache {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<CompiledGraph>> graphs;
+};
+
+CompileCache& compile_cache() {
+  static CompileCache* c = new CompileCache();  // never destroyed: outlives static users
+  return *c;
+}
+
+// The compiled one-node graph for this operator, attributes and input types.
+std::shared_ptr<CompiledGraph> compiled_for(const OpDef& def, const OpAttrs& attrs,
+                                            const std::vector<TensorType>& types,
+                                            const std::vector<TensorType>& outs) {
+  const std::string key = cache_key(def.name, attrs, types);
+  CompileCache& cache = compile_cache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.graphs.find(key);
+    if (it != cache.graphs.end()) return it->second;
+  }
+  FlowGraph g;
+  std::vector<int> ids;
+  for (size_t i = 0; i < types.size(); ++i) {
+    ids.push_back(g.add_value(types[i], "x" + std::to_string(i)));
+    g.inputs.push_back(ids.back());
+  }
+  const int node = g.add_node(&def, attrs, ids, outs);
+  g.outputs = g.nodes[node].outputs;
+  std::shared_ptr<CompiledGraph> built = g.build();  // outside the lock: may take seconds
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return cache.graphs.emplace(key, std::move(built)).first->second;
+}
+
+}  // namespace
+
+std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inputs,
+                          const OpAttrs& attrs) {
+  const OpDef& def = op_def(op);
+  std::vector<TensorType> types;
+  types.reserve(inputs.size());
+  bool symbolic = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EMBER_CHECK(inputs[i].defined(), op << ": input " << i << " is an undefined tensor");
+    types.push_back(inputs[i].type());
+    symbolic = symbolic || inputs[i].is_symbolic();
+  }
+  opdefs::check_arity(op, types, def.num_inputs);
+  const std::vector<TensorType> outs = def.infer(types, attrs);
+
+  std::vector<Tensor> results;
+  if (symbolic) {
+    auto node = std::make_shared<TraceNode>();
+    node->op = &def;
+    node->attrs = attrs;
+    node->inputs = inputs;
+    node->outputs = outs;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      results.push_back(Tensor::traced(outs[i], node, static_cast<int>(i)));
+    }
+    return results;
+  }
+  if (is_view_op(op)) {
+    return {Tensor::from_storage(inputs[0].storage(), outs[0].shape, outs[0].dtype)};
+  }
+  return compiled_for(def, attrs, types, outs)->run(inputs);
+}
+
+Tensor scalar(double value, DType dtype) { return from_values({value}, Shape{}, dtype); }
+
+namespace {
+Tensor apply1(const std::string& op, const std::vector<Tensor>& inputs,
+              const OpAttrs& attrs = NoAttrs{}) {
+  return apply(op, inputs, attrs).at(0);
+}
+}  // namespace
+
+// ---- elementwise ----
+
+Tensor neg(const Tensor& x) { return apply1("neg", {x}); }
+Tensor abs(const Tensor& x) { return apply1("abs", {x}); }
+Tensor exp(const Tensor& x) { return apply1("exp", {x}); }
+Tensor log(const Tensor& x) { return apply1("log", {x}); }
+Tensor sqrt(const Tensor& x) { return apply1("sqrt", {x}); }
+Tensor rsqrt(const Tensor& x) { return apply1("rsqrt", {x}); }
+Tensor sigmoid(const Tensor& x) { return apply1("sigmoid", {x}); }
+Tensor tanh(const Tensor& x) { return apply1("tanh", {x}); }
+Tensor relu(const Tensor& x) { return apply1("relu", {x}); }
+Tensor gelu(const Tensor& x, bool approximate_tanh) {
+  return apply1(approximate_tanh ? "gelu_tanh" : "gelu", {x});
+}
+Tensor silu(const Tensor& x) { return apply1("silu", {x}); }
+Tensor erf(const Tensor& x) { return apply1("erf", {x}); }
+Tensor logical_not(const Tensor& x) { return apply1("logical_not", {x}); }
+
+Tensor add(const Tensor& a, const Tensor& b) { return apply1("add", {a, b}); }
+Tensor sub(const Tensor& a, const Tensor& b) { return apply1("sub", {a, b}); }
+Tensor mul(const Tensor& a, const Tensor& b) { return apply1("mul", {a, b}); }
+Tensor div(const Tensor& a, const Tensor& b) { return apply1("div", {a, b}); }
+Tensor pow(const Tensor& a, const Tensor& b) { return apply1("pow", {a, b}); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return apply1("maximum", {a, b}); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return apply1("minimum", {a, b}); }
+Tensor equal(const Tensor& a, const Tensor& b) { return apply1("eq", {a, b}); }
+Tensor not_equal(const Tensor& a, const Tensor& b) { return apply1("ne", {a, b}); }
+Tensor less(const Tensor& a, const Tensor& b) { return apply1("lt", {a, b}); }
+Tensor less_equal(const Tensor& a, const Tensor& b) { return apply1("le", {a, b}); }
+Tensor greater(const Tensor& a, const Tensor& b) { return apply1("gt", {a, b}); }
+Tensor greater_equal(const Tensor& a, const Tensor& b) { return apply1("ge", {a, b}); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return apply1("logical_and", {a, b}); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return apply1("logical_or", {a, b}); }
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  return apply1("where", {cond, a, b});
+}
+Tensor cast(const Tensor& x, DType dtype) {
+  if (x.defined() && x.dtype() == dtype) return x;  // tensors are immutable: no copy needed
+  return apply1("cast", {x}, CastAttrs{dtype});
+}
+
+// ---- reductions ----
+
+namespace {
+Tensor reduce(const std::string& op, const Tensor& x, const std::vector<int64_t>& dims,
+              bool keepdim) {
+  EMBER_CHECK(x.defined(), op << ": input 0 is an undefined tensor");
+  return apply1(op, {x}, ReduceAttrs{normalize_dims(op, dims, x.rank()), keepdim});
+}
+}  // namespace
+
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce("sum", x, dims, keepdim);
+}
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce("mean", x, dims, keepdim);
+}
+Tensor max(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce("max", x, dims, keepdim);
+}
+Tensor min(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce("min", x, dims, keepdim);
+}
+Tensor prod(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return reduce("prod", x, dims, keepdim);
+}
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  return reduce("argmax", x, {dim}, keepdim);
+}
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+  return reduce("argmin", x, {dim}, keepdim);
+}
+Tensor softmax(const Tensor& x, int64_t axis) {
+  EMBER_CHECK(x.defined(), "softmax: input 0 is an undefined tensor");
+  return apply1("softmax", {x}, AxisAttrs{normalize_dim("softmax", axis, x.rank())});
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return apply1("matmul", {a, b}); }
+
+// ---- transforms ----
+
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  return apply1("reshape", {x}, ShapeAttrs{shape});
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& perm) {
+  EMBER_CHECK(x.defined(), "permute: input 0 is an undefined tensor");
+  std::vector<int64_t> p;
+  for (int64_t d : perm) p.push_back(normalize_dim("permute", d, x.rank()));
+  return apply1("permute", {x}, DimsAttrs{p});
+}
+
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  EMBER_CHECK(x.defined(), "transpose: input 0 is an undefined tensor");
+  const int64_t d0 = normalize_dim("transpose", dim0, x.rank());
+  const int64_t d1 = normalize_dim("transpose", dim1, x.rank());
+  std::vector<int64_t> perm(x.rank());
+  std::iota(perm.begin(), perm.end(), 0);
+  if (x.rank() > 0) std::swap(perm[d0], perm[d1]);
+  return permute(x, perm);
+}
+
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  EMBER_CHECK(x.defined(), "flatten: input 0 is an undefined tensor");
+  const int64_t start = normalize_dim("flatten", start_dim, x.rank());
+  const int64_t end = normalize_dim("flatten", end_dim, x.rank());
+  if (x.rank() == 0) return reshape(x, {ir::Expr(1)});
+  EMBER_CHECK(start <= end, "flatten: start_dim " << start_dim << " comes after end_dim " << end_dim
+                                                  << " in a tensor of rank " << x.rank());
+  Shape shape(x.shape().begin(), x.shape().begin() + start);
+  ir::Expr merged(1);
+  for (int64_t i = start; i <= end; ++i) merged = merged * x.shape()[i];
+  shape.push_back(merged);
+  shape.insert(shape.end(), x.shape().begin() + end + 1, x.shape().end());
+  return reshape(x, shape);
+}
+
+Tensor squeeze(const Tensor& x, const std::vector<int64_t>& dims) {
+  EMBER_CHECK(x.defined(), "squeeze: input 0 is an undefined tensor");
+  return apply1("squeeze", {x}, DimsAttrs{normalize_dims("squeeze", dims, x.rank())});
+}
+
+Tensor unsqueeze(const Tensor& x, const std::vector<int64_t>& dims) {
+  EMBER_CHECK(x.defined(), "unsqueeze: input 0 is an undefined tensor");
+  const int64_t rank = x.rank() + static_cast<int64_t>(dims.size());
+  return apply1("unsqueeze", {x}, DimsAttrs{normalize_dims("unsqueeze", dims, rank)});
+}
+
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
+  EMBER_CHECK(!xs.empty(), "concat: expected at least one tensor, got none");
+  EMBER_CHECK(xs[0].defined(), "concat: input 0 is an undefined tensor");
+  return apply1("concat", xs, AxisAttrs{normalize_dim("concat", axis, xs[0].rank())});
+}
+
+Tensor slice(const Tensor& x, const std::vector<int64_t>& axes, const std::vector<int64_t>& starts,
+             const std::vector<int64_t>& stops, const std::vector<int64_t>& steps) {
+  EMBER_CHECK(x.defined(), "slice: input 0 is an undefined tensor");
+  SliceAttrs a{axes, starts, stops, steps};
+  if (a.steps.empty()) a.steps.assign(axes.size(), 1);
+  const bool consistent = starts.size() == axes.size() && stops.size() == axes.size() &&
+                          a.steps.size() == axes.size() && x.rank() > 0;
+  // Python-style normalization of the bounds on constant dimensions (the shape rule does
+  // the same, so this only makes equal slices compare equal); symbolic ones stay as given.
+  for (size_t i = 0; consistent && i < axes.size(); ++i) {
+    a.axes[i] = normalize_dim("slice", axes[i], x.rank());
+    auto n = x.shape()[a.axes[i]].as_int();
+    if (!n) continue;
+    auto clamp = [&](int64_t v) { return v < 0 ? std::max<int64_t>(v + *n, 0) : std::min(v, *n); };
+    a.starts[i] = clamp(starts[i]);
+    a.stops[i] = std::max(clamp(stops[i]), a.starts[i]);
+  }
+  return apply1("slice", {x}, a);
+}
+
+Tensor expand(const Tensor& x, const Shape& shape) {
+  return apply1("expand", {x}, ShapeAttrs{shape});
+}
+
+}  // namespace ember::ops
