@@ -324,7 +324,18 @@ bool ExprEmitter::vectorizable(const Expr& e, const std::string& lane_var) const
         else ok = in == DType::float32;
         break;
       }
-      case ExprKind::Select: ok = t == DType::float32; break;
+      case ExprKind::Select: {
+        // A condition on indices guards its branches' loads (concat, padding): they may be
+        // out of bounds when not taken, so they must not be loaded as whole vectors.
+        auto has_load = [](const Expr& y) {
+          bool found = false;
+          ir::visit(y, [&](const Expr& z) { found |= z.kind() == ExprKind::Load; });
+          return found;
+        };
+        bool guarded = !has_load(x->args[0]) && (has_load(x->args[1]) || has_load(x->args[2]));
+        ok = t == DType::float32 && !guarded;
+        break;
+      }
     }
     for (const Expr& a : x->args) check(a, false);
   };

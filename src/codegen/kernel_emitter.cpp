@@ -219,7 +219,10 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
   }
   ExprEmitter probe(*task, base_);
   Expr stripped = strip_output_cast(s->value, task->buffers[s->out].dtype);
-  bool vec = probe.vectorizable(stripped, s->axes.back()->name);
+  DType out_t = task->buffers[s->out].dtype;
+  bool vec = (out_t == DType::float32 || is_low_precision(out_t)) &&
+             stripped.dtype() == DType::float32 &&
+             probe.vectorizable(stripped, s->axes.back()->name);
   std::vector<std::string> ext = extents(shape, "e");
   std::string outer = "1";
   for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
@@ -452,7 +455,7 @@ void KernelWriter::matmul_stage(const Stage& s) {
   unravel(s.axes, C.shape, rank - 2, "bb", names);
   names.vars[s.axes[rank - 2]->name] = "m";
   ExprEmitter probe(task_, names);
-  bool vec = probe.vectorizable(value, s.axes.back()->name);
+  bool vec = value.dtype() == DType::float32 && probe.vectorizable(value, s.axes.back()->name);
   vector_loop(task_, names, s, value, "n0", "n0 + len", vec);
   w_.close("};");
   w_.line("ember_rt::gemm(g, ctx, epilogue);");

@@ -49,6 +49,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph) {
     }
     KernelLaunch launch;
     launch.name = name;
+    launch.num_inputs = static_cast<int>(node.inputs.size());
     launch.args = node.inputs;
     launch.args.insert(launch.args.end(), node.outputs.begin(), node.outputs.end());
     for (const auto& b : task.buffers)

@@ -14,6 +14,13 @@ namespace {
 
 size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
+ExprNode node(ExprKind kind, DType dtype) {
+  ExprNode n;
+  n.kind = kind;
+  n.dtype = dtype;
+  return n;
+}
+
 Expr make(ExprNode n) {
   size_t h = mix(static_cast<size_t>(n.kind) * 131 + static_cast<size_t>(n.dtype), n.op);
   h = mix(h, static_cast<size_t>(n.buffer + 7));
@@ -140,14 +147,14 @@ bool equal(const Expr& a, const Expr& b) {
 }
 
 Expr const_int(int64_t v, DType t) {
-  ExprNode n{ExprKind::Const, t};
+  ExprNode n = node(ExprKind::Const, t);
   n.ival = t == DType::boolean ? (v != 0) : v;
   return make(std::move(n));
 }
 
 Expr const_float(double v, DType t) {
   EMBER_ASSERT(is_float(t), "const_float of a non-float dtype");
-  ExprNode n{ExprKind::Const, t};
+  ExprNode n = node(ExprKind::Const, t);
   n.fval = v;
   return make(std::move(n));
 }
@@ -161,13 +168,13 @@ Expr const_of(double v, DType t) {
 }
 
 Expr var(const std::string& name) {
-  ExprNode n{ExprKind::Var, DType::int64};
+  ExprNode n = node(ExprKind::Var, DType::int64);
   n.name = name;
   return make(std::move(n));
 }
 
 Expr load(int buffer, DType t, std::vector<Expr> indices) {
-  ExprNode n{ExprKind::Load, t};
+  ExprNode n = node(ExprKind::Load, t);
   n.buffer = buffer;
   n.args = std::move(indices);
   return make(std::move(n));
@@ -184,7 +191,7 @@ Expr unary(UnaryOp op, Expr a) {
     }
   }
   if (op == UnaryOp::Neg && a.as_int()) return const_int(-*a.as_int(), t);
-  ExprNode n{ExprKind::Unary, t};
+  ExprNode n = node(ExprKind::Unary, t);
   n.op = static_cast<uint8_t>(op);
   n.args = {std::move(a)};
   return make(std::move(n));
@@ -209,7 +216,7 @@ Expr binary(BinaryOp op, Expr a, Expr b) {
       default: break;
     }
   }
-  ExprNode n{ExprKind::Binary, t};
+  ExprNode n = node(ExprKind::Binary, t);
   n.op = static_cast<uint8_t>(op);
   n.args = {std::move(a), std::move(b)};
   return make(std::move(n));
@@ -219,7 +226,7 @@ Expr select(Expr cond, Expr a, Expr b) {
   EMBER_ASSERT(cond.dtype() == DType::boolean, "select condition must be bool");
   EMBER_ASSERT(a.dtype() == b.dtype(), "select branches of different dtypes");
   if (auto c = cond.as_int()) return *c ? a : b;
-  ExprNode n{ExprKind::Select, a.dtype()};
+  ExprNode n = node(ExprKind::Select, a.dtype());
   n.args = {std::move(cond), std::move(a), std::move(b)};
   return make(std::move(n));
 }
@@ -230,12 +237,12 @@ Expr cast(Expr a, DType t) {
     double v = is_float(a.dtype()) ? a->fval : static_cast<double>(a->ival);
     if (is_float(t) || std::isfinite(v)) return const_of(is_float(t) ? v : std::trunc(v), t);
   }
-  ExprNode n{ExprKind::Cast, t};
+  ExprNode n = node(ExprKind::Cast, t);
   n.args = {std::move(a)};
   return make(std::move(n));
 }
 
-Expr acc(DType t) { return make(ExprNode{ExprKind::Acc, t}); }
+Expr acc(DType t) { return make(node(ExprKind::Acc, t)); }
 
 Expr operator+(const Expr& a, const Expr& b) { return binary(BinaryOp::Add, a, b); }
 Expr operator-(const Expr& a, const Expr& b) { return binary(BinaryOp::Sub, a, b); }

@@ -47,8 +47,8 @@ bool is_comparison(BinaryOp op);
 class Expr;
 
 struct ExprNode {
-  ExprKind kind;
-  DType dtype;
+  ExprKind kind = ExprKind::Const;
+  DType dtype = DType::float32;
   uint8_t op = 0;           // UnaryOp or BinaryOp
   int buffer = -1;          // Load: index of the buffer in its task
   int64_t ival = 0;         // Const of integer or bool dtype

@@ -1,0 +1,85 @@
+// Scalar IR: folding, structural equality, printing, affine analysis, evaluation.
+#include <gtest/gtest.h>
+
+#include "ember/ir/expr.h"
+#include "ember/ir/task.h"
+#include "ember/support/error.h"
+
+using namespace ember;
+using namespace ember::ir;
+
+TEST(Expr, IntegerConstantsFold) {
+  Expr e = Expr(2) * Expr(3) + Expr(4);
+  ASSERT_TRUE(e.as_int().has_value());
+  EXPECT_EQ(*e.as_int(), 10);
+  EXPECT_EQ(*floordiv(Expr(-7), Expr(2)).as_int(), -4);  // floor, like Python
+  EXPECT_EQ(*mod(Expr(-7), Expr(2)).as_int(), 1);
+}
+
+TEST(Expr, IdentitiesKeepIndexArithmeticSmall) {
+  Expr n = var("n");
+  EXPECT_TRUE(equal(n * 1 + 0, n));
+  EXPECT_TRUE(equal(n * 0, Expr(0)));
+  EXPECT_TRUE(equal(floordiv(n, 1), n));
+  EXPECT_TRUE(equal(n - n, Expr(0)));
+}
+
+TEST(Expr, StructuralEqualityAndHash) {
+  Expr a = load(0, DType::float32, {var("i"), var("j") + 1});
+  Expr b = load(0, DType::float32, {var("i"), var("j") + 1});
+  Expr c = load(1, DType::float32, {var("i"), var("j") + 1});
+  EXPECT_TRUE(equal(a, b));
+  EXPECT_EQ(a.hash(), b.hash());
+  EXPECT_FALSE(equal(a, c));
+}
+
+TEST(Expr, Printing) {
+  Expr x = load(0, DType::float32, {var("i")});
+  EXPECT_EQ(to_string(binary(BinaryOp::Add, x, const_float(1.0))), "(b0[i] + 1.0)");
+  EXPECT_EQ(to_string(unary(UnaryOp::Exp, x)), "exp(b0[i])");
+  EXPECT_EQ(to_string(var("n") * 4), "(n * 4)");
+  EXPECT_EQ(to_string(cast(x, DType::bfloat16)), "bfloat16(b0[i])");
+}
+
+TEST(Expr, LinearCoefficient) {
+  Expr i = var("i"), j = var("j"), n = var("n");
+  EXPECT_EQ(linear_coefficient(i * 8 + j, "j"), 1);
+  EXPECT_EQ(linear_coefficient(i * 8 + j, "i"), 8);
+  EXPECT_EQ(linear_coefficient(i * n + j, "j"), 1);
+  EXPECT_EQ(linear_coefficient(i * n + j, "i"), std::nullopt);  // symbolic stride
+  EXPECT_EQ(linear_coefficient(mod(j, Expr(4)), "j"), std::nullopt);
+  EXPECT_EQ(linear_coefficient(i * 3, "j"), 0);
+}
+
+TEST(Expr, EvalInt) {
+  Expr e = var("n") * 4 + floordiv(var("m"), Expr(2));
+  EXPECT_EQ(eval_int(e, {{"n", 3}, {"m", 9}}), 16);
+  try {
+    eval_int(e, {{"n", 3}});
+    FAIL() << "expected an error";
+  } catch (const Error& err) {
+    EXPECT_STREQ(err.what(), "the value of symbol 'm' is not known");
+  }
+}
+
+TEST(Expr, SubstituteAndFreeVars) {
+  Expr e = var("i") * 2 + var("j");
+  Expr s = substitute(e, {{"i", Expr(3)}});
+  EXPECT_EQ(to_string(s), "(6 + j)");
+  EXPECT_EQ(free_vars(e), (std::vector<std::string>{"i", "j"}));
+}
+
+TEST(Task, TextForm) {
+  Task t;
+  t.name = "add";
+  int a = t.add_buffer("x", DType::float32, {Expr(4)}, BufferRole::Input);
+  int o = t.add_buffer("y", DType::float32, {Expr(4)}, BufferRole::Output);
+  Stage s;
+  s.out = o;
+  s.axes = {var("i")};
+  s.value = binary(BinaryOp::Mul, load(a, DType::float32, {var("i")}), const_float(2.0));
+  t.stages.push_back(s);
+  EXPECT_EQ(t.str(),
+            "task add {\n  b0 input x: float32[4]\n  b1 output y: float32[4]\n"
+            "  b1[i] = (b0[i] * 2.0)\n}");
+}
