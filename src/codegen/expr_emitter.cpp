@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "ember/ir/simplify.h"
 #include "ember/support/error.h"
 
 namespace ember::codegen {
@@ -102,7 +103,7 @@ Expr ExprEmitter::offset(int b, const std::vector<Expr>& indices) const {
                                                            << shape.size());
   Expr off = ir::const_int(0);
   for (size_t d = 0; d < indices.size(); ++d) off = off * shape[d] + indices[d];
-  return off;
+  return ir::simplify_index(off);
 }
 
 std::string ExprEmitter::emit_index(const Expr& e) const {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "ember/graph/build.h"
+#include "ember/ir/simplify.h"
 #include "ember/ops/matmul.h"
 #include "ember/support/error.h"
 
@@ -67,13 +68,19 @@ class GroupLowering {
   // value, or the inlined computation of an injective producer.
   Expr expr_of(int v, const std::vector<Expr>& idx) {
     if (v == anchor_out_) {
-      for (size_t d = 0; d < idx.size(); ++d)
-        EMBER_ASSERT(ir::equal(idx[d], anchor_axes_[d]),
+      const Shape& shape = g_.values[v].shape;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        bool unit = shape[d].as_int() == 1 && idx[d].as_int() == 0;
+        EMBER_ASSERT(unit || ir::equal(idx[d], anchor_axes_[d]),
                      "an epilogue reads the anchor's output at another index");
+      }
       return anchor_value_;
     }
-    if (auto it = buffer_of_.find(v); it != buffer_of_.end() && producer_[v] < 0)
-      return ir::load(it->second, g_.values[v].dtype, idx);
+    if (auto it = buffer_of_.find(v); it != buffer_of_.end() && producer_[v] < 0) {
+      // The buffer may be declared with another shape (a view a composite chose).
+      const Shape& bs = task_.buffers[it->second].shape;
+      return ir::load(it->second, g_.values[v].dtype, ir::reindex(idx, g_.values[v].shape, bs));
+    }
     int p = producer_.at(v);
     EMBER_ASSERT(p >= 0, "value " << g_.names[v] << " has no producer and no buffer");
     const Node& n = g_.nodes[p];
@@ -176,12 +183,60 @@ class GroupLowering {
   }
 
   ir::Task composite(const Node& a) {
-    EMBER_ASSERT(g_.nodes.size() == 1, "composite operators are not fused");
     std::vector<TensorType> out;
     for (int v : a.outputs) out.push_back(g_.values[v]);
     ir::Task t = a.op->lower(input_types(a), out, a.attrs);
-    t.name = task_.name;
-    return t;
+    if (g_.nodes.size() == 1) {
+      t.name = task_.name;
+      return t;
+    }
+    // The composite's buffers are [inputs..., output, scratch...]: map them onto the group's
+    // and make its last stage compute the epilogue too.
+    EMBER_ASSERT(a.outputs.size() == 1 && g_.outputs[0] != a.outputs[0], "composite epilogue");
+    std::vector<int> map(t.buffers.size());
+    size_t k = a.inputs.size();
+    for (size_t i = 0; i < t.buffers.size(); ++i) {
+      if (i < k) {
+        map[i] = buffer_of_.at(a.inputs[i]);
+      } else if (i == k) {
+        map[i] = buffer_of_.at(g_.outputs[0]);
+      } else {
+        map[i] = task_.add_buffer(t.buffers[i].name, t.buffers[i].dtype, t.buffers[i].shape,
+                                  ir::BufferRole::Scratch);
+        continue;
+      }
+      task_.buffers[map[i]].shape = t.buffers[i].shape;
+    }
+    auto remap = [&](const Expr& e) {
+      if (!e.defined()) return e;
+      return ir::rewrite(e, [&](const Expr& x) -> Expr {
+        if (x.kind() != ir::ExprKind::Load) return {};
+        return ir::load(map.at(x->buffer), x.dtype(), x->args);
+      });
+    };
+    for (ir::Stage s : t.stages) {
+      s.out = map.at(s.out);
+      if (s.a >= 0) s.a = map.at(s.a);
+      if (s.b >= 0) s.b = map.at(s.b);
+      s.value = remap(s.value);
+      s.epilogue = remap(s.epilogue);
+      task_.stages.push_back(std::move(s));
+    }
+    ir::Stage& last = task_.stages.back();
+    EMBER_ASSERT(last.out == buffer_of_.at(g_.outputs[0]), "a composite's last stage writes its output");
+    DType acc_t = last.kind == ir::StageKind::Matmul ? DType::float32 : last.acc_dtype;
+    Expr base = last.kind == ir::StageKind::Compute ? last.value
+                : last.epilogue.defined()           ? last.epilogue
+                                                    : ir::acc(acc_t);
+    std::vector<Expr> idx =
+        ir::reindex(last.axes, task_.buffers[last.out].shape, g_.values[a.outputs[0]].shape);
+    Expr epi = epilogue_for(a.outputs[0], idx, base);
+    if (last.kind == ir::StageKind::Compute) {
+      last.value = epi;
+    } else {
+      last.epilogue = epi;
+    }
+    return task_;
   }
 
   const FlowGraph& g_;

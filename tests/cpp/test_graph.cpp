@@ -158,3 +158,20 @@ TEST(Graph, SymbolicShapesRunWithDifferentSizes) {
     }
   }
 }
+
+TEST(Graph, CompositeTakesAnEpilogue) {
+  Tensor x = Tensor::symbol({4, 6}, DType::float32, Device::cpu(), "x");
+  Tensor y = ops::mul(ops::softmax(x, 1), ops::scalar(3.0, DType::float32));
+  FlowGraph opt = optimize(trace_from({y}, {x}));
+  ASSERT_EQ(opt.nodes.size(), 1u) << opt.str();
+  EXPECT_NE(opt.str().find("fused=[Softmax, Mul], anchor=Softmax"), std::string::npos);
+  Tensor a = seq({4, 6}, -1.0, 0.3);
+  Tensor got = opt({a})[0];
+  for (int i = 0; i < 4; ++i) {
+    double s = 0;
+    for (int j = 0; j < 6; ++j) s += std::exp(element_as_double(a, i * 6 + j));
+    for (int j = 0; j < 6; ++j)
+      EXPECT_NEAR(element_as_double(got, i * 6 + j),
+                  3.0 * std::exp(element_as_double(a, i * 6 + j)) / s, 1e-5);
+  }
+}

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "ember/ir/expr.h"
+#include "ember/ir/simplify.h"
 #include "ember/ir/task.h"
 #include "ember/support/error.h"
 
@@ -82,4 +83,28 @@ TEST(Task, TextForm) {
   EXPECT_EQ(t.str(),
             "task add {\n  b0 input x: float32[4]\n  b1 output y: float32[4]\n"
             "  b1[i] = (b0[i] * 2.0)\n}");
+}
+
+TEST(Simplify, DivModPairsCollapse) {
+  Expr p = var("p");
+  Expr e = (floordiv(p, Expr(7)) + var("n") * 3) * 7 + mod(p, Expr(7));
+  EXPECT_EQ(to_string(simplify_index(e)), "((n * 21) + p)");
+  EXPECT_EQ(to_string(simplify_index(var("i") * 4 + var("i") * 2 + 1 - 1)), "(i * 6)");
+}
+
+TEST(Simplify, ReindexGroupsDimensions) {
+  // [N, O, P] viewed as [N, O, 4, 8]: P splits into (p // 8, p % 8).
+  auto idx = reindex({var("n"), var("o"), var("p")}, {Expr(2), Expr(3), Expr(32)},
+                     {Expr(2), Expr(3), Expr(4), Expr(8)});
+  ASSERT_EQ(idx.size(), 4u);
+  EXPECT_EQ(to_string(idx[0]), "n");
+  EXPECT_EQ(to_string(idx[2]), "(p // 8)");
+  EXPECT_EQ(to_string(idx[3]), "(p % 8)");
+  // And back: merging gives one affine index.
+  auto back = reindex(idx, {Expr(2), Expr(3), Expr(4), Expr(8)}, {Expr(2), Expr(3), Expr(32)});
+  EXPECT_EQ(to_string(back[2]), "p");
+  // Symbolic leading dimensions pair up by equality.
+  auto sym = reindex({var("b"), var("j")}, {var("n"), Expr(12)}, {var("n"), Expr(3), Expr(4)});
+  EXPECT_EQ(to_string(sym[0]), "b");
+  EXPECT_EQ(to_string(sym[1]), "(j // 4)");
 }

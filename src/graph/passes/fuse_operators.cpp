@@ -5,8 +5,8 @@
 //   - an injective producer whose output has exactly one consumer is inlined into that
 //     consumer's group (for a reduction: its prologue; matmul and composite operators read
 //     materialized buffers and take no prologue);
-//   - an elementwise operator reading a reduction's or matmul's output (same shape, sole
-//     consumer) joins that group as its epilogue.
+//   - an elementwise operator reading a reduction's, matmul's or composite's output (same
+//     shape, sole consumer) joins that group as its epilogue.
 // Every group has one output (the value of its last node), so grouping never creates cycles.
 #include <algorithm>
 #include <map>
@@ -76,6 +76,10 @@ class Fuser {
     if (consumer.op->kind != OpKind::Elementwise || consumer.outputs.size() != 1) return false;
     if (!shape_equal(out.shape, g_.values[v].shape)) return false;
     if (a.op->kind == OpKind::Reduce) return true;
+    // A composite's last stage takes the epilogue (softmax, layer_norm, conv's GEMM).
+    if (a.op->kind == OpKind::Composite)
+      return a.op->name != "fused" && a.outputs.size() == 1 && out.dtype == DType::float32 &&
+             g_.values[v].dtype == DType::float32;
     if (a.op->kind != OpKind::Matmul) return false;
     // The GEMM epilogue writes float32 rows of a matrix product of two matrices.
     return out.dtype == DType::float32 && g_.values[a.inputs[0]].rank() >= 2 &&

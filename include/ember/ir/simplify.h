@@ -1,0 +1,22 @@
+// Index arithmetic: simplification and re-indexing between shapes of the same memory.
+#pragma once
+
+#include <vector>
+
+#include "ember/ir/expr.h"
+#include "ember/tensor/tensor.h"
+
+namespace ember::ir {
+
+// Rewrites an integer index expression as a sum of terms with constant coefficients,
+// merging equal terms and applying (x // c) * c + x % c == x. The result is equal to the
+// input for every value of the variables (indices are non-negative).
+Expr simplify_index(const Expr& e);
+
+// The index into a contiguous tensor of shape `to` of the element at index `idx` of the
+// same memory viewed with shape `from` (same number of elements). Runs of dimensions whose
+// products match are mapped group by group, so merging or splitting dimensions gives
+// simple expressions ((p // W, p % W) for a split, i * W + j for a merge).
+std::vector<Expr> reindex(const std::vector<Expr>& idx, const Shape& from, const Shape& to);
+
+}  // namespace ember::ir
