@@ -104,6 +104,15 @@ std::vector<Expr> reindex(const std::vector<Expr>& idx, const Shape& from, const
   size_t i = 0, j = 0;
   // Walk both shapes, grouping dimensions until the products agree.
   while (i < from.size() || j < to.size()) {
+    // Size-1 dimensions carry no index: skip them on both sides.
+    if (j < to.size() && to[j].as_int() == 1) {
+      out[j++] = Expr(0);
+      continue;
+    }
+    if (i < from.size() && from[i].as_int() == 1) {
+      ++i;
+      continue;
+    }
     size_t i0 = i, j0 = j;
     Expr pf = 1, pt = 1;
     if (i < from.size()) pf = from[i++];

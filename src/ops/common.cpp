@@ -1,5 +1,7 @@
 #include "common.h"
 
+#include "ember/ir/simplify.h"
+
 #include <algorithm>
 
 #include "ember/support/error.h"
@@ -113,22 +115,9 @@ Index unravel(const Expr& flat, const Shape& shape) {
 }
 
 Index reshape_index(const Index& out_idx, const Shape& out, const Shape& in) {
-  size_t pre = 0;
-  while (pre < out.size() && pre < in.size() && same_dim(out[pre], in[pre])) ++pre;
-  size_t suf = 0;
-  while (suf < out.size() - pre && suf < in.size() - pre &&
-         same_dim(out[out.size() - 1 - suf], in[in.size() - 1 - suf])) {
-    ++suf;
-  }
-  Index idx(in.size());
-  for (size_t i = 0; i < pre; ++i) idx[i] = out_idx[i];
-  for (size_t i = 0; i < suf; ++i) idx[in.size() - 1 - i] = out_idx[out.size() - 1 - i];
-  const Shape out_mid(out.begin() + pre, out.end() - suf);
-  const Shape in_mid(in.begin() + pre, in.end() - suf);
-  const Index out_mid_idx(out_idx.begin() + pre, out_idx.end() - suf);
-  const Index in_mid_idx = unravel(flat_offset(out_mid_idx, out_mid), in_mid);
-  for (size_t i = 0; i < in_mid.size(); ++i) idx[pre + i] = in_mid_idx[i];
-  return idx;
+  // Groups of dimensions with equal products map to each other (ir::reindex), so a
+  // reshape that splits or merges dimensions stays affine where it can.
+  return ir::reindex(out_idx, out, in);
 }
 
 // ---- products of dimensions ----
