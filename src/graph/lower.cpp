@@ -22,7 +22,10 @@ const OpDef* fused_def() { return find_op_def("fused"); }
 
 class GroupLowering {
  public:
-  GroupLowering(const FlowGraph& g, const std::string& name) : g_(g) {
+  // `scalars`: inputs of g that are one-element constants of the outer graph; their value is
+  // written into the kernel as a literal instead of being loaded.
+  GroupLowering(const FlowGraph& g, const std::string& name, std::map<int, double> scalars = {})
+      : g_(g), scalars_(std::move(scalars)) {
     task_.name = name;
     producer_ = g.producers();
     for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -76,6 +79,8 @@ class GroupLowering {
       }
       return anchor_value_;
     }
+    if (auto it = scalars_.find(v); it != scalars_.end())
+      return ir::const_of(it->second, g_.values[v].dtype);
     if (auto it = buffer_of_.find(v); it != buffer_of_.end() && producer_[v] < 0) {
       // The buffer may be declared with another shape (a view a composite chose).
       const Shape& bs = task_.buffers[it->second].shape;
@@ -240,6 +245,7 @@ class GroupLowering {
   }
 
   const FlowGraph& g_;
+  std::map<int, double> scalars_;
   ir::Task task_;
   std::vector<int> producer_;
   std::map<int, int> buffer_of_;
@@ -248,6 +254,20 @@ class GroupLowering {
   std::vector<Expr> anchor_axes_;
   Expr anchor_value_;
 };
+
+// Inputs of `sub` (standing for node's inputs) that are one-element constants of `graph`.
+std::map<int, double> scalar_constants(const FlowGraph& graph, const Node& node,
+                                       const FlowGraph& sub) {
+  std::map<int, double> out;
+  for (size_t i = 0; i < node.inputs.size() && i < sub.inputs.size(); ++i) {
+    auto it = graph.constants.find(node.inputs[i]);
+    if (it == graph.constants.end()) continue;
+    const TensorType& t = graph.values[node.inputs[i]];
+    if (!shape_is_concrete(t.shape) || shape_numel(t.shape) != 1) continue;
+    out[sub.inputs[i]] = element_as_double(it->second, 0);
+  }
+  return out;
+}
 
 int find_anchor(const FlowGraph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -263,7 +283,7 @@ int find_anchor(const FlowGraph& g) {
 ir::Task lower_node(const FlowGraph& graph, const Node& node, const std::string& name) {
   if (node.op == fused_def()) {
     const auto& f = attrs_as<FusedAttrs>(node.attrs);
-    GroupLowering gl(*f.graph, name);
+    GroupLowering gl(*f.graph, name, scalar_constants(graph, node, *f.graph));
     return gl.run(f.anchor);
   }
   // Duplicate inputs (x * x) become one buffer each so the kernel's arguments match the
@@ -281,7 +301,7 @@ ir::Task lower_node(const FlowGraph& graph, const Node& node, const std::string&
     v = id;
   }
   sub.nodes.push_back(copy);
-  GroupLowering gl(sub, name);
+  GroupLowering gl(sub, name, scalar_constants(graph, node, sub));
   return gl.run(find_anchor(sub));
 }
 
