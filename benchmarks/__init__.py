@@ -1,0 +1,1 @@
+"""ember's benchmarks: models in plain torch (benchmarks.models) and the runner (run.py)."""

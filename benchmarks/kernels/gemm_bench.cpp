@@ -1,0 +1,241 @@
+// Benchmark of ember_rt::gemm (runtime_include/ember_rt/gemm.h) next to the machine's measured
+// FMA peak, with 1 and 2 threads.
+//
+//   g++ -O3 -std=c++20 -march=native -I runtime_include benchmarks/kernels/gemm_bench.cpp
+//       -o /tmp/gemm_bench -pthread && /tmp/gemm_bench
+//
+// The machines are shared: figures use CPU time (time spent descheduled by other load does
+// not count): one thread its CPU time; two threads the slowest chunk's CPU time per parallel
+// region ("busy"), printed next to plain wall-clock time. Every figure is the best of several
+// rounds; the FMA peak is measured the same way in the same run.
+//
+// Optional arguments: a list of MxNxK[t][e] shapes (t: B transposed, as in a Linear layer's
+// weight; e: with a fused bias + GELU epilogue), e.g. `gemm_bench 1024x1024x1024 128x768x768te`. Environment: EMBER_BENCH_MC / _NC /
+// _KC / _KERNEL override the tuning (to explore blockings by hand).
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember_rt/gemm.h"
+#include "ember_rt/math.h"
+
+using namespace std::chrono;
+
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+double wall_seconds() { return duration<double>(steady_clock::now().time_since_epoch()).count(); }
+
+// ---- a small spinning pool (the runtime's own pool is elsewhere; this mimics it) -----------
+
+struct SpinPool {
+  std::vector<std::thread> workers;
+  std::atomic<int64_t> generation{0};
+  std::atomic<int> pending{0};
+  std::atomic<bool> stop{false};
+  int threads = 1;
+  int64_t n = 0;
+  ember_rt::ChunkFn fn = nullptr;
+  void* closure = nullptr;
+  // CPU time of each thread's chunk in the current region, and the caller's CPU time that
+  // went to waiting (its region time minus the slowest chunk), summed over regions: with it
+  // the two-thread timing can discount the time a thread was descheduled by other load.
+  std::vector<double> chunk_cpu;
+  double overcount = 0;
+
+  explicit SpinPool(int t) : threads(t), chunk_cpu(t, 0.0) {
+    for (int i = 1; i < t; ++i)
+      workers.emplace_back([this, i] {
+        int64_t seen = 0;
+        while (true) {
+          int64_t g;
+          while ((g = generation.load(std::memory_order_acquire)) == seen) {
+            if (stop.load(std::memory_order_relaxed)) return;
+          }
+          seen = g;
+          run_chunk(i);
+          pending.fetch_sub(1, std::memory_order_acq_rel);
+        }
+      });
+  }
+  ~SpinPool() {
+    stop = true;
+    for (auto& w : workers) w.join();
+  }
+  void run_chunk(int i) {
+    const int64_t chunks = n < threads ? n : threads;
+    const double t0 = thread_cpu_seconds();
+    if (i < chunks) fn(closure, n * i / chunks, n * (i + 1) / chunks);
+    chunk_cpu[i] = thread_cpu_seconds() - t0;
+  }
+  static void parallel_run(void* pool, int64_t n, ember_rt::ChunkFn fn, void* closure) {
+    auto* p = static_cast<SpinPool*>(pool);
+    const double t0 = thread_cpu_seconds();
+    p->n = n;
+    p->fn = fn;
+    p->closure = closure;
+    p->pending.store(p->threads - 1, std::memory_order_relaxed);
+    p->generation.fetch_add(1, std::memory_order_acq_rel);
+    p->run_chunk(0);
+    while (p->pending.load(std::memory_order_acquire) != 0) {
+    }
+    double slowest = 0;
+    for (double c : p->chunk_cpu) slowest = c > slowest ? c : slowest;
+    p->overcount += (thread_cpu_seconds() - t0) - slowest;
+  }
+};
+
+// ---- peak: independent FMA chains in registers on every thread ------------------------------
+
+double peak_gflops(int threads) {
+  constexpr int kChains = 12;  // > FMA latency x FMA ports, so the ports never wait
+  const int64_t iters = 2'000'000;
+  std::vector<double> flops(threads);
+  auto body = [&](int t) {
+    ember_rt::vf acc[kChains];
+    const ember_rt::vf a(1.0000001f), b(0.9999999f);
+    for (int c = 0; c < kChains; ++c) acc[c] = ember_rt::vf(static_cast<float>(c + t));
+    double best = 1e30;
+    for (int round = 0; round < 9; ++round) {
+      const double t0 = threads == 1 ? thread_cpu_seconds() : wall_seconds();
+      for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+        for (int c = 0; c < kChains; ++c) acc[c] = ember_rt::fma(acc[c], a, b);
+      }
+      const double sec = (threads == 1 ? thread_cpu_seconds() : wall_seconds()) - t0;
+      if (sec < best) best = sec;
+    }
+    float sink = 0;
+    for (auto& v : acc) sink += ember_rt::reduce_add(v);
+    if (sink == 12345.0f) std::printf(" ");
+    flops[t] = 2.0 * kChains * ember_rt::vf::width * iters / best;
+  };
+  std::vector<std::thread> ts;
+  // Every chain runs on a thread of its own (this loop inlined into the main thread's code ran
+  // at a third of the speed on Zen 3, apparently from its code placement).
+  for (int t = 0; t < threads; ++t) ts.emplace_back(body, t);
+  for (auto& t : ts) t.join();
+  double total = 0;
+  for (double f : flops) total += f;
+  return total / 1e9;
+}
+
+struct Shape {
+  int64_t M, N, K;
+  bool b_trans;
+  bool epilogue = false;  // fused bias + GELU (erf) on every row segment
+};
+
+int64_t env_int(const char* name, int64_t dflt) {
+  const char* v = std::getenv(name);
+  return v ? std::atoll(v) : dflt;
+}
+
+// Seconds per call, the best of several rounds: wall-clock, and "busy" time = the calling
+// thread's CPU time with the wait for slower chunks replaced by the slowest chunk's CPU time
+// (for one thread simply its CPU time).
+struct Timing {
+  double wall, busy;
+};
+Timing time_gemm(const Shape& sh, const ember_rt::LaunchContext* ctx, std::vector<float>& A,
+                 std::vector<float>& B, std::vector<float>& C) {
+  ember_rt::GemmShape s{1, sh.M, sh.N, sh.K, A.data(), 0, sh.K, 1, B.data(), 0,
+                        sh.b_trans ? 1 : sh.N, sh.b_trans ? sh.K : 1, C.data(), 0, sh.N};
+  ember_rt::GemmTuning tune;
+  tune.mc = env_int("EMBER_BENCH_MC", 0);
+  tune.nc = env_int("EMBER_BENCH_NC", 0);
+  tune.kc = env_int("EMBER_BENCH_KC", 0);
+  tune.kernel = static_cast<int>(env_int("EMBER_BENCH_KERNEL", -1));
+  auto* pool = static_cast<SpinPool*>(ctx->pool);
+  const double flop = 2.0 * sh.M * sh.N * sh.K;
+  const int64_t reps = static_cast<int64_t>(5e7 / flop) + 1;  // ~ 1 ms per round
+  std::vector<float> bias(sh.N, 0.25f);
+  const float* bp = bias.data();
+  auto bias_gelu = [bp](int64_t, int64_t, int64_t n0, int64_t len, float* row) {
+    using ember_rt::vf;
+    int64_t i = 0;
+    for (; i + vf::width <= len; i += vf::width)
+      ember_rt::gelu_erf(vf::load(row + i) + vf::load(bp + n0 + i)).store(row + i);
+    if (i < len) {
+      const int n = static_cast<int>(len - i);
+      ember_rt::gelu_erf(vf::load_partial(row + i, n) + vf::load_partial(bp + n0 + i, n)).store_partial(row + i, n);
+    }
+  };
+  auto run = [&] {
+    if (sh.epilogue) ember_rt::gemm(s, ctx, bias_gelu, tune);
+    else ember_rt::gemm(s, ctx, ember_rt::NoEpilogue{}, tune);
+  };
+  run();  // warm up (scratch, caches)
+  Timing best{1e30, 1e30};
+  for (int round = 0; round < 25; ++round) {
+    if (pool) pool->overcount = 0;
+    const double w0 = wall_seconds(), c0 = thread_cpu_seconds();
+    for (int64_t r = 0; r < reps; ++r) run();
+    const double wall = (wall_seconds() - w0) / reps;
+    const double busy = (thread_cpu_seconds() - c0 - (pool ? pool->overcount : 0.0)) / reps;
+    if (wall < best.wall) best.wall = wall;
+    if (busy < best.busy) best.busy = busy;
+  }
+  return best;
+}
+
+int main(int argc, char** argv) {
+  std::vector<Shape> shapes = {
+      {1024, 1024, 1024, false}, {512, 512, 512, false},    {128, 768, 768, false},
+      {128, 768, 768, true},     {197, 768, 768, true},     {197, 3072, 768, true},
+      {197, 3072, 768, true, true}, {64, 64, 64, false},    {8, 768, 768, true},
+      {1, 768, 768, true},       {1, 3072, 768, true},      {1, 768, 3072, true},
+      {1, 3072, 768, false}};
+  if (argc > 1) {
+    shapes.clear();
+    for (int i = 1; i < argc; ++i) {
+      Shape s{};
+      char flags[8] = {};
+      if (std::sscanf(argv[i], "%ldx%ldx%ld%7s", &s.M, &s.N, &s.K, flags) >= 3) {
+        s.b_trans = std::strchr(flags, 't') != nullptr;
+        s.epilogue = std::strchr(flags, 'e') != nullptr;
+        shapes.push_back(s);
+      }
+    }
+  }
+  const char* isa = ember_rt::vf::width == 16 ? "AVX-512" : ember_rt::vf::width == 8 ? "AVX2" : "scalar";
+  std::printf("ember_rt::gemm, %s (vf::width %d), %d micro-kernels, default kernel %dx%d\n", isa,
+              ember_rt::vf::width, ember_rt::gemm_kernel_count(), ember_rt::gemm_kernel_mr(0),
+              ember_rt::gemm_kernel_nr(0));
+  const double peak1 = peak_gflops(1), peak2 = peak_gflops(2);
+  std::printf("measured FMA peak: %.1f GFLOP/s (1 thread), %.1f GFLOP/s (2 threads)\n\n", peak1, peak2);
+  std::printf("%-18s | %-27s | %-27s | %s\n", "", "1 thread (CPU time)", "2 threads (busy time)",
+              "2 threads (wall clock)");
+  std::printf("%-18s | %10s %7s %8s | %10s %7s %8s | %10s\n", "M x N x K", "GFLOP/s", "% peak", "",
+              "GFLOP/s", "% peak", "speedup", "GFLOP/s");
+  SpinPool pool1(1), pool2(2);
+  const ember_rt::LaunchContext ctx1{&pool1, 1, &SpinPool::parallel_run};
+  const ember_rt::LaunchContext ctx2{&pool2, 2, &SpinPool::parallel_run};
+  for (const Shape& sh : shapes) {
+    std::vector<float> A(sh.M * sh.K), B(sh.K * sh.N), C(sh.M * sh.N);
+    for (size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
+    for (size_t i = 0; i < B.size(); ++i) B[i] = static_cast<float>(i % 7) * 0.1f - 0.3f;
+    const double gf = 2.0 * sh.M * sh.N * sh.K / 1e9;
+    const Timing t1 = time_gemm(sh, &ctx1, A, B, C);
+    const Timing t2 = time_gemm(sh, &ctx2, A, B, C);
+    char name[64];
+    std::snprintf(name, sizeof name, "%ldx%ldx%ld%s%s", sh.M, sh.N, sh.K, sh.b_trans ? " Bt" : "",
+                  sh.epilogue ? " +gelu" : "");
+    std::printf("%-18s | %10.1f %6.0f%% %8s | %10.1f %6.0f%% %7.2fx | %10.1f", name, gf / t1.busy,
+                100 * gf / t1.busy / peak1, "", gf / t2.busy, 100 * gf / t2.busy / peak2,
+                t1.busy / t2.busy, gf / t2.wall);
+    if (sh.M == 1)  // matrix-vector: memory bound, judge in GB/s of B streamed
+      std::printf("   B at %.1f GB/s (1T), %.1f GB/s (2T)", 4.0 * sh.K * sh.N / t1.busy / 1e9,
+                  4.0 * sh.K * sh.N / t2.busy / 1e9);
+    std::printf("\n");
+  }
+  return 0;
+}
