@@ -1,0 +1,15 @@
+// Everything generated kernels may use; this is the header the code generator includes
+// (and the one that gets precompiled).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernel.h"
+#include "half.h"
+#include "vec.h"
+#include "math.h"
+#include "gemm.h"
+#include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt

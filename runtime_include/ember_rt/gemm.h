@@ -1,0 +1,445 @@
+// Single-precision GEMM for generated kernels: C[b] = A[b] * B[b] (+ a fused epilogue).
+//
+//   GemmShape s{batch, M, N, K, A, a_batch, a_m, a_k, B, b_batch, b_k, b_n, C, c_batch, c_m};
+//   ember_rt::gemm(s, ctx, epilogue);             // or ember_rt::gemm(s, ctx, NoEpilogue{});
+//
+// A and B are read through arbitrary element strides (transposed or broadcast operands need
+// no copy; batch strides may be 0). C is row-major per batch: (b, m, n) at
+// C[b * c_batch + m * c_m + n]; distinct batches must not overlap. K == 0 gives C = 0.
+//
+// The epilogue is called as epi(b, m, n0, len, c_row) once for every finished row segment
+// C[b, m, n0 : n0 + len], right after its last K block was stored (still in L1), and may
+// rewrite c_row[0 : len) in place (bias, activation, residual, ...). Segments are disjoint
+// and cover C exactly once; calls for different segments may run on different threads.
+//
+// Paths, chosen per call:
+//   * packed (BLIS-style): B packed in kc x nc blocks, A in mc x kc blocks, and a register-
+//     blocked micro-kernel (gemm_kernels.h: 14x32 or 6x64 zmm tiles with AVX-512, 6x16 ymm
+//     with AVX2, 4x4 scalar) multiplies them; edge tiles are computed on zero-padded panels
+//     and stored with masks. With few rows of A and B's rows contiguous, B is read in place.
+//   * dot products: M <= 64 with A and B both contiguous along K (x * W^T, the layout of a
+//     Linear layer's weight): 4 x 3 (AVX2) / 4 x 6 (AVX-512) tiles of dot products, no packing.
+//   * matrix-vector: M == 1 or N == 1 (memory bound): B streamed with FMAs, no packing.
+// Threads split (batch x N blocks x M blocks) statically through parallel_for; each packs its
+// own blocks into thread-local scratch that persists between calls.
+//
+// The machinery is compiled once per translation unit whatever the epilogue: the epilogue
+// reaches it through a function pointer, called once per row segment (16-64 floats), which
+// costs nothing measurable next to the tile that produced the segment. (See gemm_erased for
+// compiling it once per ISA instead.)
+//
+// Performance on the 2-core Zen 3 development machine (AVX2, benchmarks/kernels/gemm_bench):
+// ~90% of the measured FMA peak for 512^3 and 1024^3 on one thread, 1.9x on two.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "gemm_kernels.h"
+#include "kernel.h"
+#include "vec.h"
+
+namespace ember_rt {
+inline namespace EMBER_RT_ISA_NS {
+
+struct GemmShape {
+  int64_t batch, M, N, K;
+  const float* A;
+  int64_t a_batch, a_m, a_k;  // element (b, m, k) at A[b * a_batch + m * a_m + k * a_k]
+  const float* B;
+  int64_t b_batch, b_k, b_n;  // element (b, k, n) at B[b * b_batch + k * b_k + n * b_n]
+  float* C;
+  int64_t c_batch, c_m;  // element (b, m, n) at C[b * c_batch + m * c_m + n]
+};
+
+// Blocking parameters. 0 (or -1 for kernel) picks the analytic default; any other value is
+// clamped to something valid, so a tuner may pass anything.
+struct GemmTuning {
+  int64_t mc = 0;   // rows of A per packed block (rounded up to the micro-tile height)
+  int64_t nc = 0;   // columns of B per packed block (rounded up to the micro-tile width)
+  int64_t kc = 0;   // depth of a packed block
+  // -1: automatic (matrix-vector and dot-product paths where they apply, else the packed
+  // micro-kernel that wastes least on padding). An index in [0, gemm_kernel_count()) forces
+  // the packed path with that micro-kernel; out-of-range values mean -1.
+  int kernel = -1;
+};
+
+struct NoEpilogue {
+  void operator()(int64_t, int64_t, int64_t, int64_t, float*) const {}
+};
+
+// The micro-kernels compiled for the current ISA, for tuners.
+inline int gemm_kernel_count() { return gemm_detail::kNumKernels; }
+inline int gemm_kernel_mr(int kernel) { return gemm_detail::kernel_shape(kernel).mr; }
+inline int gemm_kernel_nr(int kernel) { return gemm_detail::kernel_shape(kernel).nr; }
+
+namespace gemm_detail {
+
+using EpiFn = void (*)(void* epi, int64_t b, int64_t m, int64_t n0, int64_t len, float* row);
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+inline int num_threads(const LaunchContext* ctx) {
+  return ctx != nullptr && ctx->num_threads > 1 ? ctx->num_threads : 1;
+}
+
+// Rows of A (in micro-tile heights) up to which B is not packed when its rows are contiguous.
+constexpr int64_t kDirectBMaxM = 2;
+// Rows of A up to which x * W^T (both operands contiguous along K) uses dot products.
+constexpr int64_t kDotMaxM = 64;  // measured on Zen 3: dot products win up to here
+
+// Blocking chosen for one call.
+struct Plan {
+  int64_t mc, nc, kc;  // effective block sizes
+  int64_t mb, nb;      // number of M and N blocks
+  bool direct_b;       // B is read in place (small M, rows of B contiguous): no B packing
+};
+
+// Splits `total` into blocks of at most `block` (a multiple of `unit`), evened out so the
+// last block is not a sliver.
+inline void even_blocks(int64_t total, int64_t block, int64_t unit, int64_t& size, int64_t& count) {
+  count = ceil_div(total, block);
+  size = round_up(ceil_div(total, count), unit);
+  count = ceil_div(total, size);
+}
+
+inline Plan make_plan(const GemmShape& s, const GemmTuning& t, int mr, int nr, int threads) {
+#if defined(EMBER_RT_AVX512)
+  // Zen 4: a 32-float-wide B micro-panel is 32 KiB at kc = 256 and streams from L2 at a
+  // small fraction of its bandwidth; the A block (mc x kc, ~170 KiB) stays in L2; the B block
+  // (kc x nc, 2 MiB) in L3.
+  const int64_t def_kc = 256, def_mc = 12 * mr, def_nc = 2048;
+#elif defined(EMBER_RT_AVX2)
+  // A 16-wide B micro-panel of kc = 256 is 16 KiB: half of L1. A block 144 x 256 in L2.
+  const int64_t def_kc = 256, def_mc = 24 * mr, def_nc = 2048;
+#else
+  const int64_t def_kc = 256, def_mc = 64, def_nc = 256;
+#endif
+  Plan p;
+  // With few rows of A, a packed B panel would be reused by only a few micro-tiles: reading
+  // B in place is cheaper than copying it.
+  p.direct_b = s.b_n == 1 && s.M <= kDirectBMaxM * mr;
+  const int64_t kc = clamp64(t.kc > 0 ? t.kc : def_kc, 1, 1 << 16);
+  const int64_t mc = clamp64(t.mc > 0 ? t.mc : def_mc, mr, 1 << 16);
+  const int64_t nc = clamp64(t.nc > 0 ? t.nc : def_nc, nr, 1 << 20);
+  int64_t kb;
+  even_blocks(s.K, kc, 1, p.kc, kb);
+  even_blocks(s.M, round_up(mc, mr), mr, p.mc, p.mb);
+  even_blocks(s.N, round_up(nc, nr), nr, p.nc, p.nb);
+  // Enough tasks for the threads: split N further (each thread then packs a disjoint part of
+  // B), and keep the task count a multiple of the thread count when that is cheap.
+  if (threads > 1) {
+    const int64_t max_nb = ceil_div(s.N, nr);
+    const int64_t per_nb = s.batch * p.mb;
+    int64_t nb = p.nb;
+    if (per_nb * nb < threads) nb = ceil_div(threads, per_nb);
+    if (per_nb * nb < 4 * threads)
+      for (int64_t cand = nb; cand <= nb + threads && cand <= max_nb; ++cand)
+        if ((per_nb * cand) % threads == 0) {
+          nb = cand;
+          break;
+        }
+    if (nb > max_nb) nb = max_nb;
+    if (nb != p.nb) even_blocks(s.N, round_up(ceil_div(s.N, nb), nr), nr, p.nc, p.nb);
+    if (s.batch * p.mb * p.nb < threads && p.mc > mr)  // still too few: split M as well
+      even_blocks(s.M, round_up(ceil_div(s.M, ceil_div(threads, s.batch * p.nb)), mr), mr, p.mc, p.mb);
+  }
+  return p;
+}
+
+// The packed path for one micro-kernel shape.
+template <int MR, int NV>
+inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
+                       const Plan& p) {
+  constexpr int NR = NV * vf::width;
+  const int64_t per_batch = p.nb * p.mb;
+  const double work = 2.0 * static_cast<double>(s.batch) * s.M * s.N * s.K;
+  parallel_for(ctx, s.batch * per_batch, work, [&](int64_t t0, int64_t t1) {
+    float* apack = scratch(kSlotA, static_cast<size_t>(p.mc * p.kc));
+    float* bpack = scratch(kSlotB, static_cast<size_t>(p.nc * p.kc));
+    for (int64_t t = t0; t < t1;) {
+      // Task t = (batch, N block, M block), M block fastest: a run of consecutive tasks with
+      // the same N block shares each packed B block.
+      const int64_t b = t / per_batch;
+      const int64_t jb = (t % per_batch) / p.mb;
+      const int64_t ib0 = t % p.mb;
+      const int64_t ib1 = ib0 + (t1 - t) < p.mb ? ib0 + (t1 - t) : p.mb;
+      const int64_t n0 = jb * p.nc;
+      const int64_t nlen = s.N - n0 < p.nc ? s.N - n0 : p.nc;
+      const float* A = s.A + b * s.a_batch;
+      const float* B = s.B + b * s.b_batch;
+      float* C = s.C + b * s.c_batch;
+      for (int64_t k0 = 0; k0 < s.K; k0 += p.kc) {
+        const int64_t klen = s.K - k0 < p.kc ? s.K - k0 : p.kc;
+        const bool first = k0 == 0, last = k0 + klen == s.K;
+        const float* Bk = B + k0 * s.b_k + n0 * s.b_n;
+        if (!p.direct_b) pack_b<NR>(Bk, s.b_k, s.b_n, klen, nlen, bpack);
+        for (int64_t ib = ib0; ib < ib1; ++ib) {
+          const int64_t m0 = ib * p.mc;
+          const int64_t mlen = s.M - m0 < p.mc ? s.M - m0 : p.mc;
+          pack_a<MR>(A + m0 * s.a_m + k0 * s.a_k, s.a_m, s.a_k, mlen, klen, apack);
+          for (int64_t jr = 0; jr < nlen; jr += NR) {
+            const int nv = static_cast<int>(nlen - jr < NR ? nlen - jr : NR);
+            const float* bp = bpack + jr * klen;
+            int64_t ldb = NR;
+            if (p.direct_b && nv == NR) {  // small M, rows of B contiguous: read B in place
+              bp = Bk + jr;
+              ldb = s.b_k;
+            } else if (p.direct_b) {  // ... except the last, partial panel, which is packed
+              pack_b<NR>(Bk + jr, s.b_k, 1, klen, nv, bpack);
+              bp = bpack;
+            }
+            for (int64_t ir = 0; ir < mlen; ir += MR) {
+              const int mv = static_cast<int>(mlen - ir < MR ? mlen - ir : MR);
+              float* c = C + (m0 + ir) * s.c_m + n0 + jr;
+              micro_kernel<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv, !first);
+              if (last && epi != nullptr)
+                for (int i = 0; i < mv; ++i) epi(epi_ctx, b, m0 + ir + i, n0 + jr, nv, c + i * s.c_m);
+            }
+          }
+        }
+      }
+      t += ib1 - ib0;
+    }
+  });
+}
+
+// ---- small M with both operands contiguous along K (dot products) -------------------------
+
+// Tile shapes: kDotMB x kDotNB dot products, and kDot2NB columns when M <= 2.
+#if defined(EMBER_RT_AVX512)
+constexpr int kDotMB = 4, kDotNB = 6, kDot2NB = 8;  // 24 / 16 zmm accumulators
+#elif defined(EMBER_RT_AVX2)
+constexpr int kDotMB = 4, kDotNB = 3, kDot2NB = 4;  // 12 / 8 ymm accumulators
+#else
+constexpr int kDotMB = 2, kDotNB = 2, kDot2NB = 2;
+#endif
+
+// C = A * B with a_k == 1 and b_k == 1 and few rows: tasks are (batch, block of columns);
+// a block of B (JB rows of B^T, in L2) is reused by every group of kDotMB rows of A, then the
+// epilogue runs on each row of the block.
+inline void run_dot(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
+  constexpr int64_t JB = 48;  // B rows per task (in L2); a multiple of every tile width
+  const int64_t blocks = ceil_div(s.N, JB);
+  const double work = 2.0 * static_cast<double>(s.batch) * s.M * s.N * s.K;
+  parallel_for(ctx, s.batch * blocks, work, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / blocks, n0 = (t % blocks) * JB;
+      const int64_t nlen = s.N - n0 < JB ? s.N - n0 : JB;
+      const float* A = s.A + b * s.a_batch;
+      const float* B = s.B + b * s.b_batch + n0 * s.b_n;
+      float* C = s.C + b * s.c_batch + n0;
+      if (s.M <= 2) {  // two rows: twice the columns per tile instead
+        const int mv = static_cast<int>(s.M);
+        for (int64_t q = 0; q < nlen; q += kDot2NB) {
+          const int nv = static_cast<int>(nlen - q < kDot2NB ? nlen - q : kDot2NB);
+          dot_tile<2, kDot2NB>(s.K, A, s.a_m, B + q * s.b_n, s.b_n, C + q, s.c_m, mv, nv);
+        }
+      }
+      for (int64_t m = 0; m < s.M && s.M > 2; m += kDotMB) {
+        const int mv = static_cast<int>(s.M - m < kDotMB ? s.M - m : kDotMB);
+        for (int64_t q = 0; q < nlen; q += kDotNB) {
+          const int nv = static_cast<int>(nlen - q < kDotNB ? nlen - q : kDotNB);
+          dot_tile<kDotMB, kDotNB>(s.K, A + m * s.a_m, s.a_m, B + q * s.b_n, s.b_n,
+                                   C + m * s.c_m + q, s.c_m, mv, nv);
+        }
+      }
+      if (epi != nullptr)
+        for (int64_t m = 0; m < s.M; ++m) epi(epi_ctx, b, m, n0, nlen, C + m * s.c_m);
+    }
+  });
+}
+
+// ---- matrix-vector (M == 1 or N == 1) ------------------------------------------------------
+
+// y[j] = sum_k x[k] * Wt[k * wk + j * wj] for j in [0, J), x contiguous. Returns false when
+// neither wj nor wk is 1 (the caller then uses the packed path).
+//   wj == 1: rows of Wt are contiguous: y += x[k] * row k, four rows per pass over y.
+//   wk == 1: columns contiguous: four dot products at a time.
+// done(j0, len) is called for each finished segment y[j0 : j0 + len).
+template <class Done>
+inline bool gemv(const float* x, const float* Wt, int64_t wk, int64_t wj, float* y, int64_t ys,
+                 int64_t K, int64_t J, const LaunchContext* ctx, Done&& done) {
+  constexpr int W = vf::width;
+  const double work = 2.0 * static_cast<double>(K) * J;
+  if (wj == 1 && ys == 1) {
+    // Columns per task: long row segments stream best, and y[j0 : j0 + JB] stays in L1.
+    const int64_t JB = round_up(ceil_div(J, ceil_div(J, 4096)), W);
+    const int64_t per_thread = round_up(ceil_div(J, num_threads(ctx)), W);
+    const int64_t jb = work >= 32768.0 && per_thread < JB ? per_thread : JB;
+    parallel_for(ctx, ceil_div(J, jb), work, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t j0 = c * jb, len = J - j0 < jb ? J - j0 : jb;
+        float* yy = y + j0;
+        for (int64_t j = 0; j < len; ++j) yy[j] = 0.0f;
+        int64_t k = 0;
+        for (; k + 4 <= K; k += 4) {
+          const float* r = Wt + k * wk + j0;
+          const vf x0(x[k]), x1(x[k + 1]), x2(x[k + 2]), x3(x[k + 3]);
+          int64_t j = 0;
+          for (; j + W <= len; j += W) {
+            vf acc = vf::load(yy + j);
+            acc = fma(x0, vf::load(r + j), acc);
+            acc = fma(x1, vf::load(r + wk + j), acc);
+            acc = fma(x2, vf::load(r + 2 * wk + j), acc);
+            acc = fma(x3, vf::load(r + 3 * wk + j), acc);
+            acc.store(yy + j);
+          }
+          for (; j < len; ++j) {
+            float acc = fma(x[k], r[j], yy[j]);
+            acc = fma(x[k + 1], r[wk + j], acc);
+            acc = fma(x[k + 2], r[2 * wk + j], acc);
+            yy[j] = fma(x[k + 3], r[3 * wk + j], acc);
+          }
+        }
+        for (; k < K; ++k) {
+          const float* r = Wt + k * wk + j0;
+          const vf xk(x[k]);
+          int64_t j = 0;
+          for (; j + W <= len; j += W) fma(xk, vf::load(r + j), vf::load(yy + j)).store(yy + j);
+          for (; j < len; ++j) yy[j] = fma(x[k], r[j], yy[j]);
+        }
+        done(j0, len);
+      }
+    });
+    return true;
+  }
+  if (wk == 1) {
+    constexpr int64_t JB = 16;  // outputs per task
+    parallel_for(ctx, ceil_div(J, JB), work, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t j0 = c * JB, j1 = J < j0 + JB ? J : j0 + JB;
+        for (int64_t j = j0; j < j1; j += 4) {
+          const int nj = static_cast<int>(j1 - j < 4 ? j1 - j : 4);
+          const float* r[4];
+          for (int q = 0; q < 4; ++q) r[q] = Wt + (j + (q < nj ? q : 0)) * wj;
+          vf acc[4][2];
+          int64_t k = 0;
+          for (; k + 2 * W <= K; k += 2 * W) {
+            const vf xa = vf::load(x + k), xb = vf::load(x + k + W);
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; ++q) {
+              acc[q][0] = fma(xa, vf::load(r[q] + k), acc[q][0]);
+              acc[q][1] = fma(xb, vf::load(r[q] + k + W), acc[q][1]);
+            }
+          }
+          for (; k < K; k += W) {
+            const int n = static_cast<int>(K - k < W ? K - k : W);
+            const vf xa = vf::load_partial(x + k, n);
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; ++q) acc[q][0] = fma(xa, vf::load_partial(r[q] + k, n), acc[q][0]);
+          }
+          for (int q = 0; q < nj; ++q) y[(j + q) * ys] = reduce_add(acc[q][0] + acc[q][1]);
+        }
+        done(j0, j1 - j0);
+      }
+    });
+    return true;
+  }
+  return false;
+}
+
+// M == 1 or N == 1: one matrix-vector product per batch. Returns false if the strides do not
+// suit the gemv kernels.
+inline bool try_gemv(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
+  const bool row = s.M == 1;  // else N == 1
+  // Row: y = C[b, 0, :], x = A[b, 0, :], Wt(k, j) = B(k, j).
+  // Column: y = C[b, :, 0], x = B[b, :, 0], Wt(k, j) = A(j, k).
+  const int64_t wk = row ? s.b_k : s.a_k, wj = row ? s.b_n : s.a_m;
+  const int64_t xs = row ? s.a_k : s.b_k, ys = row ? 1 : s.c_m;
+  const int64_t J = row ? s.N : s.M;
+  if (wj != 1 && wk != 1) return false;
+  if (wj == 1 && ys != 1) return false;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const float* x = row ? s.A + b * s.a_batch : s.B + b * s.b_batch;
+    const float* Wt = row ? s.B + b * s.b_batch : s.A + b * s.a_batch;
+    float* y = s.C + b * s.c_batch;
+    if (xs != 1) {  // gather x once (shared read-only by the workers)
+      float* xc = scratch(kSlotVec, static_cast<size_t>(s.K));
+      for (int64_t k = 0; k < s.K; ++k) xc[k] = x[k * xs];
+      x = xc;
+    }
+    gemv(x, Wt, wk, wj, y, ys, s.K, J, ctx, [&](int64_t j0, int64_t len) {
+      if (epi == nullptr) return;
+      if (row) {
+        epi(epi_ctx, b, 0, j0, len, y + j0);
+      } else {  // each output is its own row of C
+        for (int64_t j = j0; j < j0 + len; ++j) epi(epi_ctx, b, j, 0, 1, y + j * ys);
+      }
+    });
+  }
+  return true;
+}
+
+// The whole GEMM, with the epilogue type-erased. Normally an inline function compiled in every
+// translation unit that calls gemm (~0.5 s of compile time with the default kernels). A JIT may
+// instead compile it once per ISA: translation units defining EMBER_RT_GEMM_EXTERN only
+// declare it, and one translation unit defining EMBER_RT_GEMM_IMPLEMENTATION (with the same
+// ISA flags) provides the definition; the ISA-named namespace makes a flag mismatch a link
+// error rather than a silent ABI mismatch.
+#if defined(EMBER_RT_GEMM_EXTERN) && !defined(EMBER_RT_GEMM_IMPLEMENTATION)
+void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
+                 const GemmTuning& tune);
+#else
+#if defined(EMBER_RT_GEMM_IMPLEMENTATION)
+#define EMBER_RT_GEMM_LINKAGE
+#else
+#define EMBER_RT_GEMM_LINKAGE inline
+#endif
+EMBER_RT_GEMM_LINKAGE void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
+                                       void* epi_ctx, const GemmTuning& tune) {
+  if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
+  if (s.K <= 0) {  // empty sum: C = 0, then the epilogue
+    const double work = static_cast<double>(s.batch) * s.M * s.N;
+    parallel_for(ctx, s.batch * s.M, work, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        float* row = s.C + (r / s.M) * s.c_batch + (r % s.M) * s.c_m;
+        for (int64_t n = 0; n < s.N; ++n) row[n] = 0.0f;
+        if (epi != nullptr) epi(epi_ctx, r / s.M, r % s.M, 0, s.N, row);
+      }
+    });
+    return;
+  }
+  int kernel = tune.kernel;
+  if (kernel < 0 || kernel >= kNumKernels) {
+    if ((s.M == 1 || s.N == 1) && try_gemv(s, ctx, epi, epi_ctx)) return;
+    if (s.a_k == 1 && s.b_k == 1 && s.M <= kDotMaxM) return run_dot(s, ctx, epi, epi_ctx);
+    // Least padding wins: the useful fraction of the computed tiles, preferring the default
+    // kernel (index 0) unless another wastes clearly less.
+    kernel = 0;
+    double best = 0;
+    for (int id = 0; id < kNumKernels; ++id) {
+      const KernelShape ks = kernel_shape(id);
+      const double used = static_cast<double>(s.M) / round_up(s.M, ks.mr) *
+                          (static_cast<double>(s.N) / round_up(s.N, ks.nr));
+      if (used > best * 1.15) best = used, kernel = id;
+    }
+  }
+  const KernelShape ks = kernel_shape(kernel);
+  const Plan p = make_plan(s, tune, ks.mr, ks.nr, num_threads(ctx));
+#define EMBER_RT_RUN_CASE(ID, MR, NV) \
+  if (kernel == ID) return run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
+  EMBER_RT_GEMM_KERNELS(EMBER_RT_RUN_CASE)
+#undef EMBER_RT_RUN_CASE
+}
+#undef EMBER_RT_GEMM_LINKAGE
+#endif
+
+}  // namespace gemm_detail
+
+template <class Epilogue>
+inline void gemm(const GemmShape& s, const LaunchContext* ctx, Epilogue&& epi,
+                 const GemmTuning& tune = {}) {
+  using E = std::remove_reference_t<Epilogue>;
+  gemm_detail::EpiFn fn = nullptr;
+  if constexpr (!std::is_same_v<std::remove_cv_t<E>, NoEpilogue>) {
+    fn = [](void* e, int64_t b, int64_t m, int64_t n0, int64_t len, float* row) {
+      (*static_cast<E*>(e))(b, m, n0, len, row);
+    };
+  }
+  gemm_detail::gemm_erased(s, ctx, fn, const_cast<void*>(static_cast<const void*>(&epi)), tune);
+}
+
+}  // namespace EMBER_RT_ISA_NS
+}  // namespace ember_rt

@@ -1,0 +1,261 @@
+// Building blocks of ember_rt::gemm (gemm.h): the register-blocked micro-kernel, the packing
+// routines, the per-ISA kernel table, and thread-local scratch memory.
+//
+// Packed layouts (BLIS-style):
+//   A block (mc x kc) -> micro-panels of MR rows; in a panel, element (i, k) at [k * MR + i].
+//   B block (kc x nc) -> micro-panels of NR columns; element (k, j) at [k * NR + j].
+// Rows / columns past the matrix edge are packed as zeros, so the micro-kernel always computes
+// a full MR x NR tile and only the store is masked.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "vec.h"
+
+namespace ember_rt {
+inline namespace EMBER_RT_ISA_NS {
+namespace gemm_detail {
+
+// ---- scratch memory ----------------------------------------------------------------------
+
+// A 64-byte aligned buffer per thread and slot that only grows: packing buffers are allocated
+// once per thread, not per call (large fresh allocations would also cost page faults).
+inline float* scratch(int slot, size_t floats) {
+  struct Buffers {
+    float* p[3] = {nullptr, nullptr, nullptr};
+    size_t n[3] = {0, 0, 0};
+    ~Buffers() {
+      for (float* q : p)
+        if (q) ::operator delete[](q, std::align_val_t{64});
+    }
+  };
+  thread_local Buffers buf;
+  if (buf.n[slot] < floats) {
+    if (buf.p[slot]) ::operator delete[](buf.p[slot], std::align_val_t{64});
+    const size_t want = floats + floats / 4 + 64;  // some headroom against regrowing
+    buf.p[slot] = static_cast<float*>(::operator new[](want * sizeof(float), std::align_val_t{64}));
+    buf.n[slot] = want;
+  }
+  return buf.p[slot];
+}
+enum ScratchSlot { kSlotA = 0, kSlotB = 1, kSlotVec = 2 };
+
+// ---- micro-kernel ------------------------------------------------------------------------
+
+// C[0:m_valid, 0:n_valid] (+)= A_panel * B_panel over kc steps; NR = NV * vf::width.
+// B's rows are ldb floats apart: NR for a packed panel, B's own row stride when a small-M
+// product reads B in place. `accumulate` adds to C (later K blocks), otherwise C is
+// overwritten (first K block).
+template <int MR, int NV>
+inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
+                         int64_t ldb, float* __restrict c, int64_t ldc, int m_valid, int n_valid,
+                         bool accumulate) {
+  constexpr int W = vf::width;
+  constexpr int NR = NV * W;
+  vf acc[MR][NV];  // zero-initialized; kept in registers once the loops are unrolled
+  for (int64_t k = 0; k < kc; ++k) {
+    vf bv[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) bv[j] = vf::load(b + j * W);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const vf ai = vf::broadcast(a[i]);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = fma(ai, bv[j], acc[i][j]);
+    }
+    a += MR;
+    b += ldb;
+  }
+  if (m_valid == MR && n_valid == NR) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      float* row = c + i * ldc;
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) {
+        vf v = acc[i][j];
+        if (accumulate) v += vf::load(row + j * W);
+        v.store(row + j * W);
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < m_valid; ++i) {  // edge tile: masked stores, rows past m_valid skipped
+    float* row = c + i * ldc;
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) {
+      const int n = n_valid - j * W;
+      if (n <= 0) break;
+      vf v = acc[i][j];
+      if (n >= W) {
+        if (accumulate) v += vf::load(row + j * W);
+        v.store(row + j * W);
+      } else {
+        if (accumulate) v += vf::load_partial(row + j * W, n);
+        v.store_partial(row + j * W, n);
+      }
+    }
+  }
+}
+
+// Makes the compiler materialize v in a register here: otherwise it folds a load used by
+// several FMAs into each of them as a memory operand, which turns an FMA-bound loop into a
+// load-bound one.
+inline void keep_in_register(vf& v) {
+#if defined(EMBER_RT_EMULATE_AVX512)
+  (void)v;
+#elif defined(EMBER_RT_AVX512)
+  asm("" : "+v"(v.v));
+#else
+  asm("" : "+x"(v.v));
+#endif
+}
+
+// Small-M products with both operands contiguous along K (x * W^T, a Linear layer's
+// layout): C[i, q] = sum_k a[i * lda + k] * b[q * ldb + k] for i < mv, q < nv, as MB x NB
+// dot products accumulated in vectors and reduced at the end. No packing at all.
+template <int MB, int NB>
+inline void dot_tile(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
+                     float* c, int64_t ldc, int mv, int nv) {
+  constexpr int W = vf::width;
+  const float* ar[MB];
+  const float* br[NB];
+  for (int i = 0; i < MB; ++i) ar[i] = a + (i < mv ? i : 0) * lda;  // spare rows repeat row 0
+  for (int q = 0; q < NB; ++q) br[q] = b + (q < nv ? q : 0) * ldb;
+  vf acc[MB][NB];
+  int64_t k = 0;
+  for (; k + W <= K; k += W) {
+    vf bv[NB];
+#pragma GCC unroll 8
+    for (int q = 0; q < NB; ++q) {
+      bv[q] = vf::load(br[q] + k);
+      keep_in_register(bv[q]);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MB; ++i) {
+      vf av = vf::load(ar[i] + k);
+      keep_in_register(av);
+#pragma GCC unroll 8
+      for (int q = 0; q < NB; ++q) acc[i][q] = fma(av, bv[q], acc[i][q]);
+    }
+  }
+  if (k < K) {
+    const int n = static_cast<int>(K - k);
+    vf bv[NB];
+#pragma GCC unroll 8
+    for (int q = 0; q < NB; ++q) bv[q] = vf::load_partial(br[q] + k, n);
+#pragma GCC unroll 8
+    for (int i = 0; i < MB; ++i) {
+      const vf av = vf::load_partial(ar[i] + k, n);
+#pragma GCC unroll 8
+      for (int q = 0; q < NB; ++q) acc[i][q] = fma(av, bv[q], acc[i][q]);
+    }
+  }
+  for (int i = 0; i < mv; ++i)
+    for (int q = 0; q < nv; ++q) c[i * ldc + q] = reduce_add(acc[i][q]);
+}
+
+// ---- packing -----------------------------------------------------------------------------
+
+// Packs rows [0, mlen) x columns [0, klen) of A (element (m, k) at a[m * sm + k * sk]) into
+// MR-row micro-panels.
+template <int MR>
+inline void pack_a(const float* a, int64_t sm, int64_t sk, int64_t mlen, int64_t klen,
+                   float* __restrict out) {
+  for (int64_t m0 = 0; m0 < mlen; m0 += MR) {
+    const int rows = static_cast<int>(mlen - m0 < MR ? mlen - m0 : MR);
+    const float* src = a + m0 * sm;
+    if (sm == 1 && rows == MR) {  // columns of A are contiguous: copy MR floats per k
+      for (int64_t k = 0; k < klen; ++k) std::memcpy(out + k * MR, src + k * sk, sizeof(float) * MR);
+    } else if (sk == 1 && rows == MR) {  // rows contiguous: interleave MR row streams
+      const float* r[MR];
+      for (int i = 0; i < MR; ++i) r[i] = src + i * sm;
+      for (int64_t k = 0; k < klen; ++k)
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; ++i) out[k * MR + i] = r[i][k];
+    } else {
+      for (int64_t k = 0; k < klen; ++k) {
+        for (int i = 0; i < rows; ++i) out[k * MR + i] = src[i * sm + k * sk];
+        for (int i = rows; i < MR; ++i) out[k * MR + i] = 0.0f;
+      }
+    }
+    out += MR * klen;
+  }
+}
+
+// Packs rows [0, klen) x columns [0, nlen) of B (element (k, n) at b[k * sk + n * sn]) into
+// NR-column micro-panels.
+template <int NR>
+inline void pack_b(const float* b, int64_t sk, int64_t sn, int64_t klen, int64_t nlen,
+                   float* __restrict out) {
+  constexpr int W = vf::width;
+  for (int64_t n0 = 0; n0 < nlen; n0 += NR) {
+    const int cols = static_cast<int>(nlen - n0 < NR ? nlen - n0 : NR);
+    const float* src = b + n0 * sn;
+    if (sn == 1) {  // rows of B are contiguous: vector copies, zero-filled past the edge
+      for (int64_t k = 0; k < klen; ++k) {
+        const float* s = src + k * sk;
+        float* d = out + k * NR;
+        for (int j = 0; j < NR; j += W) {
+          const int n = cols - j;
+          if (n >= W) vf::load(s + j).store(d + j);
+          else if (n > 0) vf::load_partial(s + j, n).store(d + j);
+          else vf(0.0f).store(d + j);
+        }
+      }
+    } else if (sk == 1 && cols == NR) {  // columns contiguous (B transposed): 8 k at a time
+      int64_t k = 0;
+      for (; k + 8 <= klen; k += 8) {
+        for (int j = 0; j < NR; ++j) {
+          const float* s = src + j * sn + k;
+#pragma GCC unroll 8
+          for (int kk = 0; kk < 8; ++kk) out[(k + kk) * NR + j] = s[kk];
+        }
+      }
+      for (; k < klen; ++k)
+        for (int j = 0; j < NR; ++j) out[k * NR + j] = src[j * sn + k];
+    } else {
+      for (int64_t k = 0; k < klen; ++k) {
+        for (int j = 0; j < cols; ++j) out[k * NR + j] = src[k * sk + j * sn];
+        for (int j = cols; j < NR; ++j) out[k * NR + j] = 0.0f;
+      }
+    }
+    out += NR * klen;
+  }
+}
+
+// ---- kernel table --------------------------------------------------------------------------
+
+// Micro-tile shapes compiled for this ISA: {MR, NV}; NR = NV * vf::width. Entry 0 is the
+// default for large matrices.
+// Every kernel compiled costs ~0.2 s of compile time in each translation unit using gemm.
+#if defined(EMBER_RT_AVX512)
+// 14x32: 28 zmm accumulators + 2 B vectors + 1 broadcast; 6x64: 24 + 4 + 1.
+#define EMBER_RT_GEMM_KERNELS(X) X(0, 14, 2) X(1, 6, 4)
+constexpr int kNumKernels = 2;
+#elif defined(EMBER_RT_AVX2)
+// 6x16: 12 ymm accumulators + 2 B vectors + 1 broadcast. (4x24 and 2x32 were measured on
+// Zen 3 too: 20-30% slower at every M, so they are not compiled.)
+#define EMBER_RT_GEMM_KERNELS(X) X(0, 6, 2)
+constexpr int kNumKernels = 1;
+#else
+#define EMBER_RT_GEMM_KERNELS(X) X(0, 4, 4)
+constexpr int kNumKernels = 1;
+#endif
+
+struct KernelShape {
+  int mr, nr;
+};
+inline KernelShape kernel_shape(int id) {
+#define EMBER_RT_SHAPE_CASE(ID, MR, NV) \
+  if (id == ID) return KernelShape{MR, (NV) * vf::width};
+  EMBER_RT_GEMM_KERNELS(EMBER_RT_SHAPE_CASE)
+#undef EMBER_RT_SHAPE_CASE
+  return KernelShape{0, 0};
+}
+
+}  // namespace gemm_detail
+}  // namespace EMBER_RT_ISA_NS
+}  // namespace ember_rt

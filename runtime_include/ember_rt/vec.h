@@ -1,0 +1,142 @@
+// SIMD vector of float32 for generated kernels.
+//
+// `vf` holds vf::width floats (16 with AVX-512, 8 with AVX2, 1 in the portable fallback;
+// see isa.h). Every operation below is overloaded for both `float` and `vf` with the same
+// name, so the code generator emits the same text for a scalar tail and a vector body.
+//
+// Construction and memory
+//   vf(), vf(float) / vf::broadcast(x)      zero / every lane x (implicit from float)
+//   vf::load(p), v.store(p)                 width unaligned floats
+//   vf::load_partial(p, n), v.store_partial(p, n)
+//                                           first n lanes (0 <= n <= width), other lanes 0;
+//                                           never touches memory past p[n-1]
+//   load_bf16 / load_partial_bf16 / store_bf16 / store_partial_bf16, and the same for f16
+// Arithmetic: + - * / (vf or float on either side), unary -, += -= *= /=
+// Elementwise functions (float and vf): max min abs sqrt rsqrt fma floor ceil round neg
+//   reciprocal relu, and in math.h: exp log erf tanh sigmoid gelu_erf gelu_tanh silu pow
+//   max/min return NaN when either input is NaN (like torch.maximum); round is half-to-even.
+// Comparisons: lt le gt ge eq ne -> bool for float, vm for vf (ordered; ne is true on NaN)
+//   select(mask, a, b), logical_and / logical_or / logical_not on bool and vm
+// Horizontal: reduce_add, reduce_max, reduce_min (vf -> float; a float passes through);
+//   reduce_max / reduce_min return NaN if any lane is NaN.
+//
+// Call these qualified (ember_rt::exp(x)) or from code inside namespace ember_rt: after
+// `using namespace ember_rt`, an unqualified exp(x) on a float can be ambiguous with the
+// overloads that <math.h> / <stdlib.h> put in the global namespace.
+// Bitwise agreement of scalar and vector results also needs the same floating-point
+// contraction in both: every multiply-add in these headers is an explicit fma, but g++ fuses
+// a * b + c written in generated code (-ffp-contract=fast is its default for C++), possibly
+// differently in a vector body and its scalar tail; -ffp-contract=off makes them agree.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "half.h"
+#include "isa.h"
+
+#if defined(EMBER_RT_AVX512)
+#include "vec_avx512.h"
+#elif defined(EMBER_RT_AVX2)
+#include "vec_avx2.h"
+#else
+#include "vec_scalar.h"
+#endif
+
+namespace ember_rt {
+inline namespace EMBER_RT_ISA_NS {
+
+// ---- float versions of the elementwise API ------------------------------------------------
+
+inline float max(float a, float b) { return a != a ? a : (a > b ? a : b); }
+inline float min(float a, float b) { return a != a ? a : (a < b ? a : b); }
+inline float abs(float a) { return std::fabs(a); }
+inline float sqrt(float a) { return std::sqrt(a); }
+inline float rsqrt(float a) { return 1.0f / std::sqrt(a); }
+inline float fma(float a, float b, float c) { return std::fma(a, b, c); }
+inline float floor(float a) { return std::floor(a); }
+inline float ceil(float a) { return std::ceil(a); }
+inline float round(float a) { return std::nearbyint(a); }  // default mode: half to even
+inline float neg(float a) { return -a; }
+inline float reciprocal(float a) { return 1.0f / a; }
+// 0 > a ? 0 : a, the same expression as the vector version: NaN and -0 pass through.
+inline float relu(float a) { return 0.0f > a ? 0.0f : a; }
+
+inline bool lt(float a, float b) { return a < b; }
+inline bool le(float a, float b) { return a <= b; }
+inline bool gt(float a, float b) { return a > b; }
+inline bool ge(float a, float b) { return a >= b; }
+inline bool eq(float a, float b) { return a == b; }
+inline bool ne(float a, float b) { return a != b; }
+inline float select(bool m, float a, float b) { return m ? a : b; }
+inline bool logical_and(bool a, bool b) { return a && b; }
+inline bool logical_or(bool a, bool b) { return a || b; }
+inline bool logical_not(bool a) { return !a; }
+
+inline float reduce_add(float a) { return a; }
+inline float reduce_max(float a) { return a; }
+inline float reduce_min(float a) { return a; }
+
+// ---- vf versions built on the ISA layer ----------------------------------------------------
+
+inline vf max(vf a, vf b) { return select(detail::isnan(a), a, detail::max_raw(a, b)); }
+inline vf min(vf a, vf b) { return select(detail::isnan(a), a, detail::min_raw(a, b)); }
+inline vf rsqrt(vf a) { return vf(1.0f) / sqrt(a); }
+inline vf neg(vf a) { return -a; }
+inline vf reciprocal(vf a) { return vf(1.0f) / a; }
+// x86 max returns its second operand when they compare equal or unordered: 0 > a ? 0 : a.
+inline vf relu(vf a) { return detail::max_raw(vf(0.0f), a); }
+
+inline float reduce_add(vf a) { return detail::hsum(a); }
+inline float reduce_max(vf a) {
+  return detail::any(detail::isnan(a)) ? std::numeric_limits<float>::quiet_NaN()
+                                       : detail::hmax_raw(a);
+}
+inline float reduce_min(vf a) {
+  return detail::any(detail::isnan(a)) ? std::numeric_limits<float>::quiet_NaN()
+                                       : detail::hmin_raw(a);
+}
+
+// ---- helpers shared by the math functions (float and vf) -----------------------------------
+
+namespace detail {
+
+inline bool isnan(float a) { return a != a; }
+// x86 semantics: a > b ? a : b, so the second operand when either is NaN.
+inline float max_raw(float a, float b) { return a > b ? a : b; }
+inline float min_raw(float a, float b) { return a < b ? a : b; }
+
+// Multiply-add used inside polynomials: fused when the hardware has FMA (so vector and scalar
+// code round identically), a plain a*b+c otherwise (std::fma is a slow library call there).
+inline float madd(float a, float b, float c) {
+#if defined(EMBER_RT_HAS_FMA)
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+inline vf madd(vf a, vf b, vf c) {
+#if defined(EMBER_RT_SCALAR)
+  return vf(madd(a.v, b.v, c.v));
+#else
+  return fma(a, b, c);
+#endif
+}
+
+// 2^n for integral n in [-126, 127], given as float.
+inline float exp2i(float n) {
+  return bits_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+}
+// For positive normal finite x: returns m in [1, 2) and sets e so that x = m * 2^e.
+inline float split_exponent(float x, float& e) {
+  const uint32_t u = float_bits(x);
+  e = static_cast<float>(static_cast<int32_t>(u >> 23) - 127);
+  return bits_float((u & 0x007fffffu) | 0x3f800000u);
+}
+
+}  // namespace detail
+
+}  // namespace EMBER_RT_ISA_NS
+}  // namespace ember_rt
