@@ -1,0 +1,27 @@
+// The extension module ember._C: error translation, then one bind_* call per concept.
+#include "bindings.h"
+#include "ember/support/error.h"
+
+namespace nb = nanobind;
+
+NB_MODULE(_C, m) {
+  using namespace ember::py;
+  m.doc() = "ember's C++ core; import it through the `ember` package.";
+  m.attr("__version__") = EMBER_VERSION;
+
+  // ember::Error (a user error: the message says what to do) and ember::InternalError (a bug
+  // in ember) become exceptions of their own, both RuntimeErrors, carrying the C++ message.
+  nb::exception<ember::Error> user_error(m, "EmberError", PyExc_RuntimeError);
+  nb::exception<ember::InternalError> internal_error(m, "InternalError", PyExc_RuntimeError);
+  user_error.doc() = "A user error: the message says what happened, why, and what to do.";
+  internal_error.doc() = "A bug in ember: please report it with the message.";
+
+  bind_dtype(m);
+  bind_tensor(m);
+  bind_interop(m);
+  bind_ops(m);
+  nb::module_ ops = nb::borrow<nb::module_>(m.attr("ops"));
+  bind_nn_ops(ops);  // nn functions join the ember._C.ops submodule bind_ops created
+  bind_graph(m);
+  bind_runtime(m);
+}

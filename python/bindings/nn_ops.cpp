@@ -1,0 +1,145 @@
+// The neural-network functions of ember/ops/nn.h in ember._C.ops, with torch-like keyword
+// arguments: per-dimension arguments (stride, padding, ...) take an int or a sequence, as
+// torch.nn.functional's do; optional tensors and bounds take None.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+
+#include "bindings.h"
+#include "ember/ops/nn.h"
+
+namespace ember::py {
+
+namespace {
+
+using OptTensor = std::optional<Tensor>;
+
+void bind_conv_pool(nb::module_& m) {
+  m.def(
+      "conv2d",
+      [](const Tensor& x, const Tensor& w, const DimsArg& stride, const DimsArg& padding,
+         const DimsArg& dilation, int64_t groups) {
+        return ops::conv2d(x, w, stride.dims, padding.dims, dilation.dims, groups);
+      },
+      nb::arg("x"), nb::arg("w"), nb::arg("stride") = nb::make_tuple(1, 1),
+      nb::arg("padding") = nb::make_tuple(0, 0), nb::arg("dilation") = nb::make_tuple(1, 1),
+      nb::arg("groups") = 1,
+      "2-d convolution of x [N, C, H, W] with w [O, C / groups, KH, KW], without bias.");
+  m.def(
+      "conv1d",
+      [](const Tensor& x, const Tensor& w, const DimsArg& stride, const DimsArg& padding,
+         const DimsArg& dilation, int64_t groups) {
+        return ops::conv1d(x, w, stride.dims, padding.dims, dilation.dims, groups);
+      },
+      nb::arg("x"), nb::arg("w"), nb::arg("stride") = 1, nb::arg("padding") = 0,
+      nb::arg("dilation") = 1, nb::arg("groups") = 1,
+      "1-d convolution of x [N, C, L] with w [O, C / groups, K], without bias.");
+  m.def(
+      "max_pool2d",
+      [](const Tensor& x, const DimsArg& kernel, const DimsArg& stride, const DimsArg& padding,
+         const DimsArg& dilation, bool ceil_mode) {
+        return ops::max_pool2d(x, kernel.dims, stride.dims, padding.dims, dilation.dims, ceil_mode);
+      },
+      nb::arg("x"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
+      nb::arg("dilation") = 1, nb::arg("ceil_mode") = false,
+      "Maximum over windows of the last two dimensions (stride=None: the kernel size).");
+  m.def(
+      "avg_pool2d",
+      [](const Tensor& x, const DimsArg& kernel, const DimsArg& stride, const DimsArg& padding,
+         bool ceil_mode, bool count_include_pad) {
+        return ops::avg_pool2d(x, kernel.dims, stride.dims, padding.dims, ceil_mode,
+                               count_include_pad);
+      },
+      nb::arg("x"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
+      nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true,
+      "Mean over windows of the last two dimensions (stride=None: the kernel size).");
+  m.def(
+      "adaptive_avg_pool2d",
+      [](const Tensor& x, const DimsArg& size) { return ops::adaptive_avg_pool2d(x, size.dims); },
+      nb::arg("x"), nb::arg("output_size"),
+      "Mean over the windows that split the last two dimensions into output_size.");
+}
+
+void bind_resize_and_more(nb::module_& m) {
+  m.def(
+      "upsample_nearest2d",
+      [](const Tensor& x, const DimsArg& size) { return ops::upsample_nearest2d(x, size.dims); },
+      nb::arg("x"), nb::arg("size"), "Nearest-neighbour resize of [N, C, H, W] to size.");
+  m.def(
+      "upsample_bilinear2d",
+      [](const Tensor& x, const DimsArg& size, bool align_corners) {
+        return ops::upsample_bilinear2d(x, size.dims, align_corners);
+      },
+      nb::arg("x"), nb::arg("size"), nb::arg("align_corners") = false,
+      "Bilinear resize of [N, C, H, W] to size, as torch's interpolate.");
+  m.def(
+      "embedding",
+      [](const Tensor& weight, const Tensor& indices) { return ops::embedding(weight, indices); },
+      nb::arg("weight"), nb::arg("indices"),
+      "Rows of weight [V, D] at int32/int64 indices [...] -> [..., D].");
+  m.def(
+      "arange",
+      [](double start, double stop, double step, const DTypeArg& dtype) {
+        return ops::arange(start, stop, step, dtype.get());
+      },
+      nb::arg("start"), nb::arg("stop"), nb::arg("step") = 1, nb::arg("dtype") = "int64",
+      "start, start + step, ... before stop, as a 1-d tensor.");
+  m.def(
+      "full",
+      [](const ShapeArg& shape, double value, const DTypeArg& dtype) {
+        return ops::full(shape.shape, value, dtype.get());
+      },
+      nb::arg("shape"), nb::arg("value"), nb::arg("dtype") = "float32",
+      "A tensor of shape filled with value (an operator: traced graphs keep it as a node).");
+  m.def(
+      "tril", [](const Tensor& x, int64_t k) { return ops::tril(x, k); }, nb::arg("x"),
+      nb::arg("k") = 0, "The lower triangle (j - i <= k) of the last two dimensions; 0 elsewhere.");
+  m.def(
+      "triu", [](const Tensor& x, int64_t k) { return ops::triu(x, k); }, nb::arg("x"),
+      nb::arg("k") = 0, "The upper triangle (j - i >= k) of the last two dimensions; 0 elsewhere.");
+}
+
+void bind_activations_and_norms(nb::module_& m) {
+  m.def(
+      "clamp",
+      [](const Tensor& x, std::optional<double> min, std::optional<double> max) {
+        return ops::clamp(x, min, max);
+      },
+      nb::arg("x"), nb::arg("min") = nb::none(), nb::arg("max") = nb::none(),
+      "min(max(x, min), max); either bound may be None, not both.");
+  m.def(
+      "relu6", [](const Tensor& x) { return ops::relu6(x); }, nb::arg("x"), "min(max(x, 0), 6)");
+  m.def(
+      "hardsigmoid", [](const Tensor& x) { return ops::hardsigmoid(x); }, nb::arg("x"),
+      "relu6(x + 3) / 6");
+  m.def(
+      "hardswish", [](const Tensor& x) { return ops::hardswish(x); }, nb::arg("x"),
+      "x * relu6(x + 3) / 6");
+  m.def(
+      "layer_norm",
+      [](const Tensor& x, int64_t normalized_ndim, const OptTensor& weight, const OptTensor& bias,
+         double eps) { return ops::layer_norm(x, normalized_ndim, weight, bias, eps); },
+      nb::arg("x"), nb::arg("normalized_ndim"), nb::arg("weight") = nb::none(),
+      nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5,
+      "Normalizes over the last normalized_ndim dimensions (two-pass mean and variance).");
+  m.def(
+      "batch_norm",
+      [](const Tensor& x, const Tensor& mean, const Tensor& var, const OptTensor& weight,
+         const OptTensor& bias,
+         double eps) { return ops::batch_norm(x, mean, var, weight, bias, eps); },
+      nb::arg("x"), nb::arg("mean"), nb::arg("var"), nb::arg("weight") = nb::none(),
+      nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5,
+      "Inference batch norm over dimension 1 with running statistics.");
+}
+
+}  // namespace
+
+void bind_nn_ops(nb::module_& ops) {
+  bind_conv_pool(ops);
+  bind_resize_and_more(ops);
+  bind_activations_and_norms(ops);
+}
+
+}  // namespace ember::py

@@ -1,0 +1,182 @@
+// ember._C.ops: every function of ember/ops/ops.h, with Python-friendly arguments.
+//
+// Binary operators take tensors or Python numbers (a number takes the other operand's
+// dtype); dims are an int, a list of ints or None; shapes are lists of ints and symbol names.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+
+#include "bindings.h"
+#include "ember/ops/op_def.h"
+#include "ember/support/error.h"
+
+namespace ember::py {
+
+namespace {
+
+using UnaryFn = Tensor (*)(const Tensor&);
+using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
+using ReduceFn = Tensor (*)(const Tensor&, const std::vector<int64_t>&, bool);
+using ArgReduceFn = Tensor (*)(const Tensor&, int64_t, bool);
+
+template <UnaryFn fn>
+void def_unary(nb::module_& m, const char* name, const char* doc) {
+  m.def(
+      name, [](const Tensor& x) { return fn(x); }, nb::arg("x"), doc);
+}
+
+template <BinaryFn fn>
+void def_binary(nb::module_& m, const char* name, const char* doc) {
+  m.def(
+      name,
+      [name](const Operand& a, const Operand& b) {
+        return fn(operand_tensor(a, b, name), operand_tensor(b, a, name));
+      },
+      nb::arg("a"), nb::arg("b"), doc);
+}
+
+template <ReduceFn fn>
+void def_reduce(nb::module_& m, const char* name, const char* doc) {
+  m.def(
+      name,
+      [](const Tensor& x, const DimsArg& dims, bool keepdim) { return fn(x, dims.dims, keepdim); },
+      nb::arg("x"), nb::arg("dims") = nb::none(), nb::arg("keepdim") = false, doc);
+}
+
+template <ArgReduceFn fn>
+void def_arg_reduce(nb::module_& m, const char* name, const char* doc) {
+  m.def(
+      name, [](const Tensor& x, int64_t dim, bool keepdim) { return fn(x, dim, keepdim); },
+      nb::arg("x"), nb::arg("dim"), nb::arg("keepdim") = false, doc);
+}
+
+bool gelu_uses_tanh(const std::string& approximate) {
+  if (approximate == "none") return false;
+  if (approximate == "tanh") return true;
+  EMBER_THROW("gelu: approximate must be 'none' (the exact erf form) or 'tanh', got '"
+              << approximate << "'");
+}
+
+void bind_elementwise(nb::module_& m) {
+  def_unary<ops::neg>(m, "neg", "-x");
+  def_unary<ops::abs>(m, "abs", "|x|");
+  def_unary<ops::exp>(m, "exp", "e ** x");
+  def_unary<ops::log>(m, "log", "Natural logarithm.");
+  def_unary<ops::sqrt>(m, "sqrt", "Square root.");
+  def_unary<ops::rsqrt>(m, "rsqrt", "1 / sqrt(x)");
+  def_unary<ops::sigmoid>(m, "sigmoid", "1 / (1 + exp(-x))");
+  def_unary<ops::tanh>(m, "tanh", "Hyperbolic tangent.");
+  def_unary<ops::relu>(m, "relu", "max(x, 0)");
+  def_unary<ops::silu>(m, "silu", "x * sigmoid(x)");
+  def_unary<ops::erf>(m, "erf", "The error function.");
+  def_unary<ops::logical_not>(m, "logical_not", "not x, as bool.");
+  m.def(
+      "gelu",
+      [](const Tensor& x, const std::string& approximate) {
+        return ops::gelu(x, gelu_uses_tanh(approximate));
+      },
+      nb::arg("x"), nb::arg("approximate") = "none",
+      "GELU; approximate='tanh' uses the tanh approximation, 'none' the exact erf form.");
+
+  def_binary<ops::add>(m, "add", "a + b (numpy broadcasting)");
+  def_binary<ops::sub>(m, "sub", "a - b");
+  def_binary<ops::mul>(m, "mul", "a * b");
+  def_binary<ops::div>(m, "div", "a / b (true division: integers give float32)");
+  def_binary<ops::pow>(m, "pow", "a ** b");
+  def_binary<ops::maximum>(m, "maximum", "Elementwise maximum.");
+  def_binary<ops::minimum>(m, "minimum", "Elementwise minimum.");
+  def_binary<ops::equal>(m, "equal", "a == b, as bool.");
+  def_binary<ops::not_equal>(m, "not_equal", "a != b, as bool.");
+  def_binary<ops::less>(m, "less", "a < b, as bool.");
+  def_binary<ops::less_equal>(m, "less_equal", "a <= b, as bool.");
+  def_binary<ops::greater>(m, "greater", "a > b, as bool.");
+  def_binary<ops::greater_equal>(m, "greater_equal", "a >= b, as bool.");
+  def_binary<ops::logical_and>(m, "logical_and", "a and b, as bool.");
+  def_binary<ops::logical_or>(m, "logical_or", "a or b, as bool.");
+  m.def(
+      "where",
+      [](const Tensor& cond, const Operand& a, const Operand& b) {
+        return ops::where(cond, operand_tensor(a, b, "where"), operand_tensor(b, a, "where"));
+      },
+      nb::arg("cond"), nb::arg("a"), nb::arg("b"), "a where cond is true, else b.");
+  m.def(
+      "cast", [](const Tensor& x, const DTypeArg& dtype) { return ops::cast(x, dtype.get()); },
+      nb::arg("x"), nb::arg("dtype"), "x converted to dtype.");
+  m.def(
+      "scalar", [](double value, const DTypeArg& dtype) { return ops::scalar(value, dtype.get()); },
+      nb::arg("value"), nb::arg("dtype") = "float32", "A 0-d constant tensor.");
+}
+
+void bind_reductions(nb::module_& m) {
+  def_reduce<ops::sum>(m, "sum", "Sum over dims (None: all; negative dims count from the end).");
+  def_reduce<ops::mean>(m, "mean", "Mean over dims (None: all).");
+  def_reduce<ops::max>(m, "max", "Maximum over dims (None: all).");
+  def_reduce<ops::min>(m, "min", "Minimum over dims (None: all).");
+  def_reduce<ops::prod>(m, "prod", "Product over dims (None: all).");
+  def_arg_reduce<ops::argmax>(m, "argmax", "int64 index of the maximum along dim.");
+  def_arg_reduce<ops::argmin>(m, "argmin", "int64 index of the minimum along dim.");
+  m.def(
+      "softmax", [](const Tensor& x, int64_t axis) { return ops::softmax(x, axis); }, nb::arg("x"),
+      nb::arg("axis") = -1, "Softmax along axis.");
+  m.def(
+      "matmul", [](const Tensor& a, const Tensor& b) { return ops::matmul(a, b); }, nb::arg("a"),
+      nb::arg("b"), "Matrix product with numpy's matmul semantics.");
+}
+
+void bind_transforms(nb::module_& m) {
+  m.def(
+      "reshape",
+      [](const Tensor& x, const ShapeArg& shape) { return ops::reshape(x, shape.shape); },
+      nb::arg("x"), nb::arg("shape"), "x with a new shape; one dimension may be -1.");
+  m.def(
+      "transpose",
+      [](const Tensor& x, int64_t dim0, int64_t dim1) { return ops::transpose(x, dim0, dim1); },
+      nb::arg("x"), nb::arg("dim0"), nb::arg("dim1"), "Swaps two dimensions.");
+  m.def(
+      "permute", [](const Tensor& x, const DimsArg& perm) { return ops::permute(x, perm.dims); },
+      nb::arg("x"), nb::arg("perm"), "Reorders the dimensions.");
+  m.def(
+      "flatten",
+      [](const Tensor& x, int64_t start_dim, int64_t end_dim) {
+        return ops::flatten(x, start_dim, end_dim);
+      },
+      nb::arg("x"), nb::arg("start_dim") = 0, nb::arg("end_dim") = -1,
+      "Merges dimensions start_dim..end_dim into one.");
+  m.def(
+      "squeeze", [](const Tensor& x, const DimsArg& dims) { return ops::squeeze(x, dims.dims); },
+      nb::arg("x"), nb::arg("dims") = nb::none(), "Removes size-1 dimensions (None: all of them).");
+  m.def(
+      "unsqueeze",
+      [](const Tensor& x, const DimsArg& dims) { return ops::unsqueeze(x, dims.dims); },
+      nb::arg("x"), nb::arg("dims"), "Inserts size-1 dimensions at dims.");
+  m.def(
+      "concat", [](const std::vector<Tensor>& xs, int64_t axis) { return ops::concat(xs, axis); },
+      nb::arg("xs"), nb::arg("axis") = 0, "Joins tensors along axis.");
+  m.def(
+      "slice",
+      [](const Tensor& x, const DimsArg& axes, const DimsArg& starts, const DimsArg& stops,
+         const DimsArg& steps) {
+        return ops::slice(x, axes.dims, starts.dims, stops.dims, steps.dims);
+      },
+      nb::arg("x"), nb::arg("axes"), nb::arg("starts"), nb::arg("stops"),
+      nb::arg("steps") = nb::none(),
+      "Python-style slicing per axis (stops are clamped, steps >= 1; None: steps of 1).");
+  m.def(
+      "expand", [](const Tensor& x, const ShapeArg& shape) { return ops::expand(x, shape.shape); },
+      nb::arg("x"), nb::arg("shape"), "Broadcasts x to shape; -1 keeps a dimension.");
+}
+
+}  // namespace
+
+void bind_ops(nb::module_& parent) {
+  nb::module_ m = parent.def_submodule("ops",
+                                       "ember's operators (imperative on concrete "
+                                       "tensors, traced on symbolic ones).");
+  bind_elementwise(m);
+  bind_reductions(m);
+  bind_transforms(m);
+  m.def("op_names", &op_names, "Names of every registered operator.");
+}
+
+}  // namespace ember::py

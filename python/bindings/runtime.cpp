@@ -1,0 +1,102 @@
+// ember.CompiledGraph, threads, the kernel cache and the instruction set.
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "ember/jit/cache.h"
+#include "ember/jit/compiler.h"
+#include "ember/jit/isa.h"
+#include "ember/runtime/compiled_graph.h"
+#include "ember/runtime/thread_pool.h"
+
+namespace ember::py {
+
+namespace {
+
+std::vector<TensorType> plan_types(const ExecPlan& plan, const std::vector<int>& ids) {
+  std::vector<TensorType> out;
+  for (int id : ids) out.push_back(plan.values[static_cast<size_t>(id)]);
+  return out;
+}
+
+nb::dict memory_stats(const CompiledGraph& g) {
+  MemoryPlanStats s = g.memory_stats();
+  nb::dict d;
+  d["workspace_bytes"] = s.workspace_bytes;
+  d["unshared_bytes"] = s.unshared_bytes;
+  d["plans_made"] = s.plans_made;
+  return d;
+}
+
+nb::dict stats_dict() {
+  CacheStats s = cache_stats();
+  nb::dict d;
+  d["memory_hits"] = s.memory_hits;
+  d["disk_hits"] = s.disk_hits;
+  d["builds"] = s.builds;
+  d["build_seconds"] = s.build_seconds;
+  return d;
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_& m) {
+  nb::class_<CompiledGraph>(m, "CompiledGraph",
+                            "A graph's compiled kernels with a memory plan; run() takes one call. "
+                            "Several threads may run it at once.")
+      .def("run", &CompiledGraph::run, nb::arg("inputs"), nb::call_guard<nb::gil_scoped_release>(),
+           "Runs every kernel on the input tensors; returns a list of new output tensors.")
+      .def(
+          "__call__",
+          [](const CompiledGraph& g, nb::args args) {
+            std::vector<Tensor> inputs = tensor_list(args, "CompiledGraph.__call__");
+            std::vector<Tensor> outputs;
+            {
+              nb::gil_scoped_release release;
+              outputs = g.run(inputs);
+            }
+            return tensors_to_python(outputs);
+          },
+          nb::sig("def __call__(self, *args: Tensor) -> Tensor | tuple[Tensor, ...]"),
+          "run() with the inputs as arguments; returns a tensor, or a tuple for several outputs.")
+      .def_prop_ro("memory_stats", &memory_stats,
+                   "{'workspace_bytes', 'unshared_bytes', 'plans_made'} of the memory planner.")
+      .def("set_num_threads", &CompiledGraph::set_num_threads, nb::arg("n"),
+           "Threads the kernels of this graph may use.")
+      .def_prop_ro("num_threads", &CompiledGraph::num_threads)
+      .def_prop_ro("inputs",
+                   [](const CompiledGraph& g) { return plan_types(g.plan(), g.plan().inputs); })
+      .def_prop_ro("outputs",
+                   [](const CompiledGraph& g) { return plan_types(g.plan(), g.plan().outputs); })
+      .def_prop_ro(
+          "kernel_names",
+          [](const CompiledGraph& g) {
+            std::vector<std::string> names;
+            for (const KernelLaunch& k : g.plan().launches) names.push_back(k.name);
+            return names;
+          },
+          "The kernels launched by one run, in order.");
+
+  m.def("set_num_threads", &set_num_threads, nb::arg("n"),
+        "Resizes ember's thread pool (default: EMBER_NUM_THREADS, else one per hardware thread).");
+  m.def("get_num_threads", &get_num_threads);
+  m.def("cache_dir", &cache_dir,
+        "The kernel cache: EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember, else ~/.cache/ember.");
+  m.def("cache_stats", &stats_dict,
+        "Kernel cache counters of this process: {'memory_hits', 'disk_hits', 'builds', "
+        "'build_seconds'}.");
+  m.def("reset_cache_stats", &reset_cache_stats);
+  m.def("clear_memory_cache", &clear_memory_cache,
+        "Forgets the kernel modules held in memory (the disk cache stays).");
+  m.def(
+      "isa", []() { return isa_name(isa_from_env()); },
+      "The instruction set kernels are generated for: 'scalar', 'avx2' or 'avx512' (EMBER_ISA).");
+  m.def("runtime_include_dir", &runtime_include_dir,
+        "Where generated kernels find ember_rt/*.h (EMBER_RUNTIME_INCLUDE overrides it).");
+}
+
+}  // namespace ember::py

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets everything up (scripts/setup.sh), then runs every test suite and the linter. Each
+# suite runs even when an earlier one failed; the exit status says whether all passed.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PYTHON=${PYTHON:-python3}
+
+failed=()
+# Status 2: some C++ targets failed to build; run every suite anyway (ctest reports the
+# programs that are missing), and fail at the end.
+bash scripts/setup.sh || { status=$?; [[ $status == 2 ]] || exit "$status"; failed+=(cpp-build); }
+run() {
+  local name=$1
+  shift
+  printf '\n== %s: %s\n' "$name" "$*"
+  "$@" || failed+=("$name")
+}
+
+run ctest ctest --test-dir build/cpp --output-on-failure -j "$(nproc)"
+# From the repository root `import ember` finds the installed package (the sources are in
+# python/ember, which is not on sys.path).
+run pytest "$PYTHON" -m pytest tests/python -q
+lint_paths=()
+for d in python tests benchmarks examples; do [[ -d $d ]] && lint_paths+=("$d"); done
+run ruff "$PYTHON" -m ruff check "${lint_paths[@]}"
+
+if ((${#failed[@]})); then
+  printf '\nFAILED: %s\n' "${failed[*]}"
+  exit 1
+fi
+printf '\nall passed\n'

@@ -1,0 +1,29 @@
+"""pytest configuration shared by ember's Python tests.
+
+Kernels compiled by a test session go to a fresh temporary cache, so tests never read
+kernels left by an earlier run or another checkout. EMBER_CACHE_DIR is set here, at import
+time and before any test imports ember, because the C++ side reads it from the environment;
+when it is already set (to inspect or reuse a cache) it is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+_OWN_CACHE: str | None = None
+if not os.environ.get("EMBER_CACHE_DIR"):
+    _OWN_CACHE = tempfile.mkdtemp(prefix="ember-test-cache-")
+    os.environ["EMBER_CACHE_DIR"] = _OWN_CACHE
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ember_cache_dir() -> Iterator[str]:
+    """The kernel cache of this test session; a temporary one is removed at the end."""
+    yield os.environ["EMBER_CACHE_DIR"]
+    if _OWN_CACHE is not None:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
