@@ -1,5 +1,6 @@
 #include "ember/ops/attrs.h"
 
+#include <charconv>
 #include <string>
 
 #include "ember/graph/flow_graph.h"
@@ -18,6 +19,16 @@ std::string int_list(const std::vector<int64_t>& v) {
 
 // Booleans print as Python does, since graphs are read next to Python code.
 std::string py_bool(bool b) { return b ? "True" : "False"; }
+
+// The shortest text that reads back as the same double ("1e-05", "0.5", "-inf"): graphs and
+// operator cache keys are built from these fields, so distinct values must print apart.
+std::string num(double v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, res.ptr);
+}
+
+std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : "None"; }
 
 std::string node_title(const Node& n) { return n.op ? n.op->title : "?"; }
 
@@ -43,6 +54,54 @@ AttrFields SliceAttrs::fields() const {
 }
 
 AttrFields CastAttrs::fields() const { return {{"dtype", dtype_name(dtype)}}; }
+
+AttrFields ConvAttrs::fields() const {
+  return {{"stride", int_list(stride)},
+          {"padding", int_list(padding)},
+          {"dilation", int_list(dilation)},
+          {"groups", std::to_string(groups)}};
+}
+
+AttrFields PoolAttrs::fields() const {
+  return {{"kernel", int_list(kernel)},
+          {"stride", int_list(stride)},
+          {"padding", int_list(padding)},
+          {"dilation", int_list(dilation)},
+          {"ceil_mode", py_bool(ceil_mode)},
+          {"count_include_pad", py_bool(count_include_pad)}};
+}
+
+AttrFields AdaptivePoolAttrs::fields() const { return {{"output_size", int_list(output_size)}}; }
+
+AttrFields UpsampleAttrs::fields() const {
+  return {{"size", int_list(size)}, {"align_corners", py_bool(align_corners)}};
+}
+
+AttrFields ArangeAttrs::fields() const {
+  return {{"start", num(start)}, {"stop", num(stop)}, {"step", num(step)},
+          {"dtype", dtype_name(dtype)}};
+}
+
+AttrFields FullAttrs::fields() const {
+  return {{"shape", shape_str(shape)}, {"value", num(value)}, {"dtype", dtype_name(dtype)}};
+}
+
+bool FullAttrs::operator==(const FullAttrs& o) const {
+  return shape_equal(shape, o.shape) && value == o.value && dtype == o.dtype;
+}
+
+AttrFields TriAttrs::fields() const { return {{"diagonal", std::to_string(diagonal)}}; }
+
+AttrFields ClampAttrs::fields() const { return {{"min", opt_num(min)}, {"max", opt_num(max)}}; }
+
+AttrFields NormAttrs::fields() const {
+  AttrFields f;
+  if (normalized_ndim > 0) f.emplace_back("normalized_ndim", std::to_string(normalized_ndim));
+  f.emplace_back("eps", num(eps));
+  f.emplace_back("weight", py_bool(has_weight));
+  f.emplace_back("bias", py_bool(has_bias));
+  return f;
+}
 
 AttrFields FusedAttrs::fields() const {
   std::string fused = "[";

@@ -233,8 +233,34 @@ Expr cast_to(const Expr& e, DType t) { return e.dtype() == t ? e : ir::cast(e, t
 Index make_vars(const std::string& prefix, size_t n) {
   Index vars;
   vars.reserve(n);
-  for (size_t i = 0; i < n; ++i) vars.push_back(ir::var(prefix + std::to_string(i)));
+  // Loop variables start with "__", which symbol names may not (Tensor::symbol checks).
+  for (size_t i = 0; i < n; ++i) vars.push_back(ir::var("__" + prefix + std::to_string(i)));
   return vars;
+}
+
+Loader buffer_loader(const ir::Task& t, const std::vector<int>& buffers) {
+  std::vector<std::pair<int, DType>> bufs;
+  for (int b : buffers) bufs.emplace_back(b, t.buffers.at(b).dtype);
+  return [bufs](int i, const Index& idx) {
+    const auto& [b, dtype] = bufs.at(i);
+    return ir::load(b, dtype, idx);
+  };
+}
+
+ir::Stage reduce_stage(const ReduceDef& r, int out, const Index& axes, const Loader& load,
+                       const std::string& rprefix) {
+  ir::Stage s;
+  s.kind = ir::StageKind::Reduce;
+  s.out = out;
+  s.axes = axes;
+  s.raxes = make_vars(rprefix, r.rextents.size());
+  s.rextents = r.rextents;
+  s.reduce_op = r.op;
+  s.acc_dtype = r.acc_dtype;
+  s.value = r.value(axes, s.raxes, load);
+  const bool arg = r.op == ir::ReduceOp::ArgMax || r.op == ir::ReduceOp::ArgMin;
+  if (r.finalize) s.epilogue = r.finalize(ir::acc(arg ? DType::int64 : r.acc_dtype));
+  return s;
 }
 
 }  // namespace ember::opdefs

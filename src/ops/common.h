@@ -91,5 +91,11 @@ Expr cast_to(const Expr& e, DType t);
 
 // Index variables named prefix0, prefix1, ... (stage axes of composite tasks).
 Index make_vars(const std::string& prefix, size_t n);
+// A Loader reading input i of an operator from buffer buffers[i] of task t.
+Loader buffer_loader(const ir::Task& t, const std::vector<int>& buffers);
+// The Reduce stage computing buffer `out` at `axes` as ReduceDef r describes (reduction
+// variables named rprefix0, ...; the finalizer becomes the epilogue).
+ir::Stage reduce_stage(const ReduceDef& r, int out, const Index& axes, const Loader& load,
+                       const std::string& rprefix = "r");
 
 }  // namespace ember::opdefs

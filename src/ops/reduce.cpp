@@ -160,7 +160,7 @@ ir::Task lower_softmax(const std::vector<TensorType>& in, const std::vector<Tens
   const int sb = t.add_buffer("row_sum", ct, row_shape, ir::BufferRole::Scratch);
 
   const Index rows = make_vars("i", row_shape.size());
-  const Expr k = ir::var("k");
+  const Expr k = ir::var("__k");  // loop variables start with "__": never a symbol
   const Expr xk = to_compute(ir::load(xb, x.dtype, with_axis(rows, axis, k)));
   const Expr row_max = ir::load(mb, ct, rows);
 

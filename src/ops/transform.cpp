@@ -91,13 +91,14 @@ SliceBounds slice_bounds(const Expr& n, int64_t start, int64_t stop, int64_t ste
   };
   const auto [b_rel, b] = bound(start);
   const auto [e_rel, e] = bound(stop);
-  const Expr first = b_rel ? n + Expr(b) : Expr(b);
-  Expr len;
-  if (b_rel == e_rel) {
-    len = Expr(std::max<int64_t>(e - b, 0));
-  } else {
-    len = (e_rel ? n + Expr(e) : Expr(e)) - first;
-  }
+  // Python semantics at run time: bounds relative to the end, clamped into [0, n].
+  auto clamped = [&](bool rel, int64_t v) -> Expr {
+    if (rel) return v == 0 ? n : ir::max(n + Expr(v), Expr(0));
+    return v == 0 ? Expr(0) : ir::min(Expr(v), n);
+  };
+  const Expr first = clamped(b_rel, b);
+  const Expr last = clamped(e_rel, e);
+  Expr len = ir::max(last - first, Expr(0));
   if (step != 1) len = ir::floordiv(len + Expr(step - 1), Expr(step));
   return {first, len};
 }

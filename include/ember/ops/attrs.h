@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -67,6 +68,84 @@ struct CastAttrs {
   bool operator==(const CastAttrs&) const = default;
 };
 
+// conv1d, conv2d: one entry per spatial dimension (1 for conv1d, 2 for conv2d), and the
+// number of groups the channels are split into (groups == channels: depthwise).
+struct ConvAttrs {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+  AttrFields fields() const;
+  bool operator==(const ConvAttrs&) const = default;
+};
+
+// max_pool2d, avg_pool2d: one entry per spatial dimension. dilation is max_pool2d's only;
+// count_include_pad is avg_pool2d's only (whether padded zeros count in the divisor).
+struct PoolAttrs {
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode = false;
+  bool count_include_pad = true;
+  AttrFields fields() const;
+  bool operator==(const PoolAttrs&) const = default;
+};
+
+// adaptive_avg_pool2d: the output's spatial size.
+struct AdaptivePoolAttrs {
+  std::vector<int64_t> output_size;
+  AttrFields fields() const;
+  bool operator==(const AdaptivePoolAttrs&) const = default;
+};
+
+// upsample_nearest2d, upsample_bilinear2d: the output's spatial size; align_corners is
+// bilinear's only.
+struct UpsampleAttrs {
+  std::vector<int64_t> size;
+  bool align_corners = false;
+  AttrFields fields() const;
+  bool operator==(const UpsampleAttrs&) const = default;
+};
+
+// arange: the values start, start + step, ... below stop (above it for a negative step).
+struct ArangeAttrs {
+  double start = 0, stop = 0, step = 1;
+  DType dtype = DType::int64;
+  AttrFields fields() const;
+  bool operator==(const ArangeAttrs&) const = default;
+};
+
+// full: a tensor of `shape` (concrete) holding `value`.
+struct FullAttrs {
+  Shape shape;
+  double value = 0;
+  DType dtype = DType::float32;
+  AttrFields fields() const;
+  bool operator==(const FullAttrs& o) const;
+};
+
+// tril, triu: the diagonal kept last (tril) or first (triu); 0 is the main diagonal,
+// positive ones lie above it.
+struct TriAttrs {
+  int64_t diagonal = 0;
+  AttrFields fields() const;
+  bool operator==(const TriAttrs&) const = default;
+};
+
+// clamp: either bound may be absent (not both).
+struct ClampAttrs {
+  std::optional<double> min, max;
+  AttrFields fields() const;
+  bool operator==(const ClampAttrs&) const = default;
+};
+
+// layer_norm, batch_norm: epsilon, and which optional inputs (weight, then bias) follow the
+// required ones. normalized_ndim is layer_norm's: how many trailing dimensions it normalizes.
+struct NormAttrs {
+  int64_t normalized_ndim = 0;
+  double eps = 1e-5;
+  bool has_weight = false;
+  bool has_bias = false;
+  AttrFields fields() const;
+  bool operator==(const NormAttrs&) const = default;
+};
+
 // A fused operator: the subgraph it runs as one kernel, and which of its nodes is the
 // anchor (the reduction or matmul the others were fused around; -1 for none).
 struct FusedAttrs {
@@ -77,7 +156,9 @@ struct FusedAttrs {
 };
 
 using OpAttrs = std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAttrs,
-                             SliceAttrs, CastAttrs, FusedAttrs>;
+                             SliceAttrs, CastAttrs, ConvAttrs, PoolAttrs, AdaptivePoolAttrs,
+                             UpsampleAttrs, ArangeAttrs, FullAttrs, TriAttrs, ClampAttrs,
+                             NormAttrs, FusedAttrs>;
 
 AttrFields attr_fields(const OpAttrs& a);
 

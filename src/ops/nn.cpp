@@ -1,0 +1,344 @@
+// Neural-network operators that the torch frontend maps one to one: resizing
+// (upsample_nearest2d, upsample_bilinear2d), embedding, the factories arange and full (no
+// inputs), tril / triu, clamp and the piecewise-linear activations relu6, hardsigmoid and
+// hardswish. Normalizations are in norm.cpp, convolutions in conv.cpp, pooling in pool.cpp.
+//
+// Index arithmetic that torch does in floating point (the source index of a resize) is done
+// in the same precision here, so results match torch exactly, not only approximately.
+#include <cmath>
+#include <string>
+
+#include "common.h"
+#include "ember/support/error.h"
+
+namespace ember::opdefs {
+namespace {
+
+using ir::BinaryOp;
+using ir::UnaryOp;
+
+OpDef op_of(const std::string& name, const std::string& title, OpKind kind, int num_inputs) {
+  OpDef d;
+  d.name = name;
+  d.title = title;
+  d.kind = kind;
+  d.num_inputs = num_inputs;
+  return d;
+}
+
+// ---- upsample ----
+
+struct ResizeDims {
+  int64_t h, w, oh, ow;
+};
+
+ResizeDims resize_dims(const std::string& op, const TensorType& x, const UpsampleAttrs& a) {
+  EMBER_CHECK(x.rank() == 4, op << ": expected a 4-d input [N, C, H, W], got " << x.str());
+  if (op == "upsample_bilinear2d") check_float(op, x);  // nearest only moves elements
+  EMBER_CHECK(a.size.size() == 2 && a.size[0] >= 1 && a.size[1] >= 1,
+              op << ": size must be 2 output sizes >= 1 (height, width), got " << vec_str(a.size));
+  const auto h = x.shape[2].as_int(), w = x.shape[3].as_int();
+  EMBER_CHECK(h && w && *h >= 1 && *w >= 1,
+              op << ": the input's height and width must be known and >= 1, got " << x.str()
+                 << " (the source positions depend on them)");
+  return {*h, *w, a.size[0], a.size[1]};
+}
+
+std::vector<TensorType> infer_resize(const std::string& op, const std::vector<TensorType>& in,
+                                     const OpAttrs& attrs) {
+  check_arity(op, in, 1);
+  const ResizeDims r = resize_dims(op, in[0], attrs_as<UpsampleAttrs>(attrs));
+  return {TensorType{
+      in[0].dtype, {in[0].shape[0], in[0].shape[1], Expr(r.oh), Expr(r.ow)}, in[0].device}};
+}
+
+// torch's nearest source index: floor(o * (float(in) / out)), at most in - 1.
+Expr nearest_source(const Expr& o, int64_t in, int64_t out) {
+  if (in == out) return o;
+  if (out == 2 * in) return ir::floordiv(o, Expr(2));
+  const float scale = static_cast<float>(in) / static_cast<float>(out);
+  const Expr f = ir::binary(BinaryOp::Mul, ir::cast(o, DType::float32),
+                            ir::const_float(scale, DType::float32));
+  return ir::min(ir::cast(ir::unary(UnaryOp::Floor, f), DType::int64), Expr(in - 1));
+}
+
+// The two source indices and their weights along one dimension (torch's linear
+// interpolation: half-pixel centres clamped at 0 unless align_corners).
+struct Linear {
+  Expr i0, i1, l0, l1;
+};
+
+Linear linear_source(const Expr& o, int64_t in, int64_t out, bool align_corners, DType t) {
+  // The scale is computed in t, as torch does: (in - 1) / (out - 1) or in / out.
+  const int64_t num = align_corners ? in - 1 : in, den = align_corners ? out - 1 : out;
+  double scale = 0.0;
+  if (den > 0) {
+    scale = t == DType::float32 ? static_cast<float>(num) / static_cast<float>(den)
+                                : static_cast<double>(num) / static_cast<double>(den);
+  }
+  const Expr s = ir::const_float(scale, t);
+  const Expr of = ir::cast(o, t);
+  Expr src;
+  if (align_corners) {
+    src = ir::binary(BinaryOp::Mul, s, of);
+  } else {
+    const Expr half = ir::const_float(0.5, t);
+    src = ir::binary(BinaryOp::Sub,
+                     ir::binary(BinaryOp::Mul, s, ir::binary(BinaryOp::Add, of, half)), half);
+    src = ir::binary(BinaryOp::Max, src, ir::const_float(0, t));
+  }
+  Linear l;
+  l.i0 = ir::min(ir::cast(ir::unary(UnaryOp::Floor, src), DType::int64), Expr(in - 1));
+  l.i1 = ir::min(l.i0 + Expr(1), Expr(in - 1));
+  const Expr frac = ir::binary(BinaryOp::Sub, src, ir::cast(l.i0, t));
+  l.l1 = ir::binary(BinaryOp::Min, ir::binary(BinaryOp::Max, frac, ir::const_float(0, t)),
+                    ir::const_float(1, t));
+  l.l0 = ir::binary(BinaryOp::Sub, ir::const_float(1, t), l.l1);
+  return l;
+}
+
+// ---- arange / full ----
+
+int64_t arange_length(const ArangeAttrs& a) {
+  const std::string op = "arange";
+  EMBER_CHECK(std::isfinite(a.start) && std::isfinite(a.stop) && std::isfinite(a.step),
+              op << ": start, stop and step must be finite, got " << a.start << ", " << a.stop
+                 << ", " << a.step);
+  EMBER_CHECK(a.step != 0, op << ": step must not be 0");
+  EMBER_CHECK((a.step > 0 && a.stop >= a.start) || (a.step < 0 && a.stop <= a.start),
+              op << ": the bounds [" << a.start << ", " << a.stop
+                 << ") are inconsistent with the sign of step " << a.step
+                 << "; use a positive step when stop >= start and a negative one otherwise");
+  EMBER_CHECK(a.dtype != DType::boolean, op << ": dtype bool is not supported");
+  if (is_float(a.dtype)) return static_cast<int64_t>(std::ceil((a.stop - a.start) / a.step));
+  for (double v : {a.start, a.stop, a.step}) {
+    EMBER_CHECK(v == std::floor(v), op << ": start, stop and step must be integers for dtype "
+                                       << dtype_name(a.dtype) << ", got " << a.start << ", "
+                                       << a.stop << ", " << a.step
+                                       << "; pass a floating-point dtype");
+  }
+  const auto start = static_cast<int64_t>(a.start), stop = static_cast<int64_t>(a.stop),
+             step = static_cast<int64_t>(a.step);
+  const int64_t sign = step > 0 ? 1 : -1;
+  return (stop - start + step - sign) / step;
+}
+
+// ---- clamp and activations ----
+
+// x clamped to [lo, hi] (either may be undefined), in x's compute dtype.
+Expr clamp_expr(const Expr& x, const Expr& lo, const Expr& hi) {
+  Expr v = x;
+  if (lo.defined()) v = ir::binary(BinaryOp::Max, v, lo);
+  if (hi.defined()) v = ir::binary(BinaryOp::Min, v, hi);
+  return v;
+}
+
+enum class Activation { Relu6, HardSigmoid, HardSwish };
+
+OpDef activation_def(const std::string& name, const std::string& title, Activation act) {
+  OpDef d = op_of(name, title, OpKind::Elementwise, 1);
+  d.infer = [name, act](const std::vector<TensorType>& in, const OpAttrs&) {
+    check_arity(name, in, 1);
+    if (act == Activation::Relu6) {
+      check_not_bool(name, in[0]);
+    } else {
+      check_float(name, in[0]);
+    }
+    return std::vector<TensorType>{in[0]};
+  };
+  // torch: relu6 = min(max(x, 0), 6); hardsigmoid = min(max(x + 3, 0), 6) / 6;
+  // hardswish = x * min(max(x + 3, 0), 6) / 6.
+  d.compute = [act](const ComputeArgs& a) {
+    const Expr x = to_compute(a.load(0, a.idx));
+    const DType t = x.dtype();
+    auto c = [t](double v) { return ir::const_of(v, t); };
+    if (act == Activation::Relu6) return cast_to(clamp_expr(x, c(0), c(6)), a.output.dtype);
+    const Expr r6 = clamp_expr(ir::binary(BinaryOp::Add, x, c(3)), c(0), c(6));
+    const Expr num = act == Activation::HardSwish ? ir::binary(BinaryOp::Mul, x, r6) : r6;
+    return cast_to(ir::binary(BinaryOp::Div, num, c(6)), a.output.dtype);
+  };
+  return d;
+}
+
+}  // namespace
+
+// ---- upsample ----
+
+EMBER_REGISTER_OP {
+  OpDef d = op_of("upsample_nearest2d", "UpsampleNearest2d", OpKind::Injective, 1);
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
+    return infer_resize("upsample_nearest2d", in, a);
+  };
+  d.compute = [](const ComputeArgs& a) {
+    const ResizeDims r =
+        resize_dims("upsample_nearest2d", a.inputs[0], attrs_as<UpsampleAttrs>(a.attrs));
+    return a.load(0, {a.idx[0], a.idx[1], nearest_source(a.idx[2], r.h, r.oh),
+                      nearest_source(a.idx[3], r.w, r.ow)});
+  };
+  return d;
+}
+
+EMBER_REGISTER_OP {
+  OpDef d = op_of("upsample_bilinear2d", "UpsampleBilinear2d", OpKind::Injective, 1);
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
+    return infer_resize("upsample_bilinear2d", in, a);
+  };
+  // out = (x[h0, w0] w0 + x[h0, w1] w1) h0 + (x[h1, w0] w0 + x[h1, w1] w1) h1, torch's order.
+  d.compute = [](const ComputeArgs& a) {
+    const UpsampleAttrs& at = attrs_as<UpsampleAttrs>(a.attrs);
+    const ResizeDims r = resize_dims("upsample_bilinear2d", a.inputs[0], at);
+    const DType t = compute_dtype(a.inputs[0].dtype);
+    const Linear lh = linear_source(a.idx[2], r.h, r.oh, at.align_corners, t);
+    const Linear lw = linear_source(a.idx[3], r.w, r.ow, at.align_corners, t);
+    auto x = [&](const Expr& i, const Expr& j) {
+      return to_compute(a.load(0, {a.idx[0], a.idx[1], i, j}));
+    };
+    auto row = [&](const Expr& i) {
+      return ir::binary(BinaryOp::Add, ir::binary(BinaryOp::Mul, x(i, lw.i0), lw.l0),
+                        ir::binary(BinaryOp::Mul, x(i, lw.i1), lw.l1));
+    };
+    const Expr v = ir::binary(BinaryOp::Add, ir::binary(BinaryOp::Mul, row(lh.i0), lh.l0),
+                              ir::binary(BinaryOp::Mul, row(lh.i1), lh.l1));
+    return cast_to(v, a.output.dtype);
+  };
+  return d;
+}
+
+// ---- embedding ----
+
+EMBER_REGISTER_OP {
+  OpDef d = op_of("embedding", "Embedding", OpKind::Injective, 2);
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs&) {
+    check_arity("embedding", in, 2);
+    const Device device = common_device("embedding", in);
+    const TensorType& w = in[0];
+    const TensorType& ids = in[1];
+    EMBER_CHECK(w.rank() == 2,
+                "embedding: the weight must be 2-d [num_embeddings, dim], got " << w.str());
+    EMBER_CHECK(ids.dtype == DType::int32 || ids.dtype == DType::int64,
+                "embedding: the indices must be int32 or int64, got "
+                    << ids.str() << "; cast them with ember.ops.cast(indices, 'int64')");
+    Shape s = ids.shape;
+    s.push_back(w.shape[1]);
+    return std::vector<TensorType>{TensorType{w.dtype, s, device}};
+  };
+  // out[..., d] = weight[indices[...], d]. Indices are not range-checked (torch raises).
+  d.compute = [](const ComputeArgs& a) {
+    const Index ids(a.idx.begin(), a.idx.end() - 1);
+    const Expr row = cast_to(a.load(1, ids), DType::int64);
+    return a.load(0, {row, a.idx.back()});
+  };
+  return d;
+}
+
+// ---- factories ----
+
+EMBER_REGISTER_OP {
+  OpDef d = op_of("arange", "Arange", OpKind::Injective, 0);
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
+    check_arity("arange", in, 0);
+    const ArangeAttrs& a = attrs_as<ArangeAttrs>(attrs);
+    return std::vector<TensorType>{TensorType{a.dtype, {Expr(arange_length(a))}, Device::cpu()}};
+  };
+  // torch: start + step * i in double for floating-point dtypes, in int64 for integers.
+  d.compute = [](const ComputeArgs& args) {
+    const ArangeAttrs& a = attrs_as<ArangeAttrs>(args.attrs);
+    const Expr i = args.idx[0];
+    if (!is_float(a.dtype)) {
+      const Expr v = Expr(static_cast<int64_t>(a.start)) + Expr(static_cast<int64_t>(a.step)) * i;
+      return cast_to(v, a.dtype);
+    }
+    const Expr v = ir::binary(BinaryOp::Add, ir::const_float(a.start, DType::float64),
+                              ir::binary(BinaryOp::Mul, ir::const_float(a.step, DType::float64),
+                                         ir::cast(i, DType::float64)));
+    return cast_to(v, a.dtype);
+  };
+  return d;
+}
+
+EMBER_REGISTER_OP {
+  OpDef d = op_of("full", "Full", OpKind::Injective, 0);
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
+    check_arity("full", in, 0);
+    const FullAttrs& a = attrs_as<FullAttrs>(attrs);
+    for (const Expr& dim : a.shape) {
+      auto v = dim.as_int();
+      EMBER_CHECK(v && *v >= 0, "full: the shape " << shape_str(a.shape)
+                                                   << " must be known and non-negative (full "
+                                                      "has no input to bind symbols from)");
+    }
+    if (!is_float(a.dtype) && a.dtype != DType::boolean) {
+      EMBER_CHECK(a.value == std::floor(a.value),
+                  "full: the value " << a.value << " is not an integer but the dtype is "
+                                     << dtype_name(a.dtype) << "; pass a floating-point dtype");
+    }
+    return std::vector<TensorType>{TensorType{a.dtype, a.shape, Device::cpu()}};
+  };
+  d.compute = [](const ComputeArgs& args) {
+    const FullAttrs& a = attrs_as<FullAttrs>(args.attrs);
+    return ir::const_of(a.value, a.dtype);
+  };
+  return d;
+}
+
+// ---- tril / triu ----
+
+namespace {
+
+OpDef tri_def(const std::string& name, const std::string& title, bool upper) {
+  OpDef d = op_of(name, title, OpKind::Injective, 1);
+  d.infer = [name](const std::vector<TensorType>& in, const OpAttrs&) {
+    check_arity(name, in, 1);
+    EMBER_CHECK(in[0].rank() >= 2,
+                name << ": expected a tensor with at least 2 dimensions, got " << in[0].str());
+    return std::vector<TensorType>{in[0]};
+  };
+  // tril keeps x[..., i, j] where j - i <= k, triu where j - i >= k; the rest is 0.
+  d.compute = [upper](const ComputeArgs& a) {
+    const int64_t k = attrs_as<TriAttrs>(a.attrs).diagonal;
+    const size_t r = a.idx.size();
+    const Expr i = a.idx[r - 2], j = a.idx[r - 1];
+    const Expr keep = ir::binary(upper ? BinaryOp::Ge : BinaryOp::Le, j, i + Expr(k));
+    const Expr x = a.load(0, a.idx);
+    return ir::select(keep, x, ir::const_of(0, x.dtype()));
+  };
+  return d;
+}
+
+}  // namespace
+
+EMBER_REGISTER_OP { return tri_def("tril", "Tril", false); }
+EMBER_REGISTER_OP { return tri_def("triu", "Triu", true); }
+
+// ---- clamp and activations ----
+
+EMBER_REGISTER_OP {
+  OpDef d = op_of("clamp", "Clamp", OpKind::Elementwise, 1);
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
+    check_arity("clamp", in, 1);
+    check_not_bool("clamp", in[0]);
+    const ClampAttrs& a = attrs_as<ClampAttrs>(attrs);
+    EMBER_CHECK(a.min || a.max, "clamp: at least one of min and max must be given");
+    for (const auto& b : {a.min, a.max}) {
+      EMBER_CHECK(!b || is_float(in[0].dtype) || *b == std::floor(*b),
+                  "clamp: the bound " << *b << " is not an integer but the input is " << in[0].str()
+                                      << "; cast the input to a floating-point dtype first");
+    }
+    return std::vector<TensorType>{in[0]};
+  };
+  // torch: min(max(x, min), max), so min > max gives max everywhere.
+  d.compute = [](const ComputeArgs& args) {
+    const ClampAttrs& a = attrs_as<ClampAttrs>(args.attrs);
+    const Expr x = to_compute(args.load(0, args.idx));
+    const Expr lo = a.min ? ir::const_of(*a.min, x.dtype()) : Expr();
+    const Expr hi = a.max ? ir::const_of(*a.max, x.dtype()) : Expr();
+    return cast_to(clamp_expr(x, lo, hi), args.output.dtype);
+  };
+  return d;
+}
+
+EMBER_REGISTER_OP { return activation_def("relu6", "Relu6", Activation::Relu6); }
+EMBER_REGISTER_OP { return activation_def("hardsigmoid", "HardSigmoid", Activation::HardSigmoid); }
+EMBER_REGISTER_OP { return activation_def("hardswish", "HardSwish", Activation::HardSwish); }
+
+}  // namespace ember::opdefs

@@ -1,0 +1,143 @@
+// The functions of include/ember/ops/nn.h: each builds its operator's attributes and calls
+// ops::apply. Per-dimension arguments given as one value are repeated here, so that the
+// attributes are canonical (equal convolutions share one compiled kernel).
+#include <string>
+
+#include "ember/ops/nn.h"
+#include "ember/support/error.h"
+
+namespace ember::ops {
+namespace {
+
+Tensor apply1(const std::string& op, const std::vector<Tensor>& inputs, const OpAttrs& attrs) {
+  return apply(op, inputs, attrs).at(0);
+}
+
+// v with one entry per spatial dimension: a single value is repeated.
+std::vector<int64_t> per_dim(const std::string& op, const char* name, const std::vector<int64_t>& v,
+                             size_t n) {
+  if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
+  EMBER_CHECK(v.size() == n, op << ": " << name << " must be one value or " << n
+                                << " (one per spatial dimension), got " << v.size() << " values");
+  return v;
+}
+
+Tensor conv(const std::string& op, size_t n, const Tensor& x, const Tensor& w,
+            const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+            const std::vector<int64_t>& dilation, int64_t groups) {
+  ConvAttrs a;
+  a.stride = per_dim(op, "stride", stride, n);
+  a.padding = per_dim(op, "padding", padding, n);
+  a.dilation = per_dim(op, "dilation", dilation, n);
+  a.groups = groups;
+  return apply1(op, {x, w}, a);
+}
+
+PoolAttrs pool_attrs(const std::string& op, const std::vector<int64_t>& kernel,
+                     const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                     const std::vector<int64_t>& dilation) {
+  PoolAttrs a;
+  a.kernel = per_dim(op, "kernel_size", kernel, 2);
+  a.stride = stride.empty() ? a.kernel : per_dim(op, "stride", stride, 2);
+  a.padding = per_dim(op, "padding", padding, 2);
+  a.dilation = per_dim(op, "dilation", dilation, 2);
+  return a;
+}
+
+// The inputs and flags of an operator with an optional weight and bias.
+std::vector<Tensor> with_optional(std::vector<Tensor> inputs, const std::optional<Tensor>& weight,
+                                  const std::optional<Tensor>& bias, NormAttrs* a) {
+  a->has_weight = weight.has_value();
+  a->has_bias = bias.has_value();
+  if (weight) inputs.push_back(*weight);
+  if (bias) inputs.push_back(*bias);
+  return inputs;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride,
+              const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
+              int64_t groups) {
+  return conv("conv2d", 2, x, w, stride, padding, dilation, groups);
+}
+
+Tensor conv1d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride,
+              const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
+              int64_t groups) {
+  return conv("conv1d", 1, x, w, stride, padding, dilation, groups);
+}
+
+Tensor max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
+                  const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                  const std::vector<int64_t>& dilation, bool ceil_mode) {
+  PoolAttrs a = pool_attrs("max_pool2d", kernel, stride, padding, dilation);
+  a.ceil_mode = ceil_mode;
+  return apply1("max_pool2d", {x}, a);
+}
+
+Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
+                  const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                  bool ceil_mode, bool count_include_pad) {
+  PoolAttrs a = pool_attrs("avg_pool2d", kernel, stride, padding, {1});
+  a.ceil_mode = ceil_mode;
+  a.count_include_pad = count_include_pad;
+  return apply1("avg_pool2d", {x}, a);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_size) {
+  const std::string op = "adaptive_avg_pool2d";
+  return apply1(op, {x}, AdaptivePoolAttrs{per_dim(op, "output_size", output_size, 2)});
+}
+
+Tensor upsample_nearest2d(const Tensor& x, const std::vector<int64_t>& size) {
+  const std::string op = "upsample_nearest2d";
+  return apply1(op, {x}, UpsampleAttrs{per_dim(op, "size", size, 2), false});
+}
+
+Tensor upsample_bilinear2d(const Tensor& x, const std::vector<int64_t>& size, bool align_corners) {
+  const std::string op = "upsample_bilinear2d";
+  return apply1(op, {x}, UpsampleAttrs{per_dim(op, "size", size, 2), align_corners});
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+  return apply1("embedding", {weight, indices}, NoAttrs{});
+}
+
+Tensor arange(double start, double stop, double step, DType dtype) {
+  return apply1("arange", {}, ArangeAttrs{start, stop, step, dtype});
+}
+
+Tensor full(const Shape& shape, double value, DType dtype) {
+  return apply1("full", {}, FullAttrs{shape, value, dtype});
+}
+
+Tensor tril(const Tensor& x, int64_t k) { return apply1("tril", {x}, TriAttrs{k}); }
+Tensor triu(const Tensor& x, int64_t k) { return apply1("triu", {x}, TriAttrs{k}); }
+
+Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+  return apply1("clamp", {x}, ClampAttrs{min, max});
+}
+Tensor relu6(const Tensor& x) { return apply1("relu6", {x}, NoAttrs{}); }
+Tensor hardsigmoid(const Tensor& x) { return apply1("hardsigmoid", {x}, NoAttrs{}); }
+Tensor hardswish(const Tensor& x) { return apply1("hardswish", {x}, NoAttrs{}); }
+
+Tensor layer_norm(const Tensor& x, int64_t normalized_ndim, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  NormAttrs a;
+  a.normalized_ndim = normalized_ndim;
+  a.eps = eps;
+  const std::vector<Tensor> inputs = with_optional({x}, weight, bias, &a);
+  return apply1("layer_norm", inputs, a);
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  double eps) {
+  NormAttrs a;
+  a.eps = eps;
+  const std::vector<Tensor> inputs = with_optional({x, running_mean, running_var}, weight, bias, &a);
+  return apply1("batch_norm", inputs, a);
+}
+
+}  // namespace ember::ops
