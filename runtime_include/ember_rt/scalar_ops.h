@@ -26,7 +26,7 @@ inline double round(double x) { return std::nearbyint(x); }
 inline double abs(double x) { return std::fabs(x); }
 inline double pow(double a, double b) { return std::pow(a, b); }
 inline double reciprocal(double x) { return 1.0 / x; }
-inline double relu(double x) { return x > 0.0 ? x : 0.0; }
+inline double relu(double x) { return (x > 0.0 || x != x) ? x : 0.0; }  // NaN stays NaN
 inline double max(double a, double b) { return (a != a || a > b) ? a : b; }
 inline double min(double a, double b) { return (a != a || a < b) ? a : b; }
 

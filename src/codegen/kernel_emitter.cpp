@@ -196,7 +196,7 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
   if (flat_elementwise(s_in)) {
     // Same computation over one flat axis: loads and the store index it directly.
     flat_task = task_in;
-    Expr f = ir::var("flat" + std::to_string(counter_++));
+    Expr f = ir::var("__flat" + std::to_string(counter_++));
     Shape numel = {shape_numel_expr(task_in.buffers[s_in.out].shape)};
     flat_stage = s_in;
     flat_stage.axes = {f};
@@ -206,8 +206,13 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
       return ir::load(x->buffer, x.dtype(), {f});
     });
     flat_task.buffers[s_in.out].shape = numel;
-    task = &flat_task;
-    s = &flat_stage;
+    // A value that uses an axis outside a load (tril's i <= j) cannot be flattened.
+    bool uses_axes = false;
+    for (const Expr& ax : s_in.axes) uses_axes |= ir::uses_var(flat_stage.value, ax->name);
+    if (!uses_axes) {
+      task = &flat_task;
+      s = &flat_stage;
+    }
   }
   const Shape& shape = task->buffers[s->out].shape;
   w_.open("{");

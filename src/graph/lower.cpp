@@ -99,7 +99,7 @@ class GroupLowering {
     ir::Stage s;
     s.kind = ir::StageKind::Compute;
     s.out = buffer_of_.at(v);
-    s.axes = fresh_axes(g_.values[v].shape.size(), "i");
+    s.axes = fresh_axes(g_.values[v].shape.size(), "__i");
     // A graph output that is also an input of the group: a copy.
     if (producer_[v] < 0) {
       int in_buf = -1;
@@ -129,8 +129,8 @@ class GroupLowering {
     ir::Stage s;
     s.kind = ir::StageKind::Reduce;
     s.out = buffer_of_.at(g_.outputs[0]);
-    s.axes = fresh_axes(out.shape.size(), "i");
-    s.raxes = fresh_axes(rd.rextents.size(), "r");
+    s.axes = fresh_axes(out.shape.size(), "__i");
+    s.raxes = fresh_axes(rd.rextents.size(), "__r");
     s.rextents = rd.rextents;
     s.reduce_op = rd.op;
     s.acc_dtype = rd.acc_dtype;
@@ -180,7 +180,7 @@ class GroupLowering {
     s.a = ab;
     s.b = bb;
     s.out = ob;
-    s.axes = fresh_axes(task_.buffers[ob].shape.size(), "i");
+    s.axes = fresh_axes(task_.buffers[ob].shape.size(), "__i");
     if (has_epilogue) {
       s.epilogue = epilogue_for(a.outputs[0], s.axes, ir::acc(DType::float32));
     }

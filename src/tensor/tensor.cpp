@@ -1,3 +1,4 @@
+#include <cctype>
 #include "ember/tensor/tensor.h"
 
 #include <cmath>
@@ -137,7 +138,7 @@ void check_creatable(const Shape& shape, const char* what) {
   EMBER_CHECK(shape_is_concrete(shape),
               what << ": shape " << shape_str(shape)
                    << " has symbolic dimensions; a tensor with memory needs constant ones "
-                   << "(use Tensor::symbol for a symbolic tensor)");
+                   << "(a symbolic tensor is made with ember.symbol)");
   for (const auto& d : shape) {
     EMBER_CHECK(*d.as_int() >= 0,
                 what << ": shape " << shape_str(shape) << " has a negative dimension");
@@ -206,7 +207,7 @@ std::string TensorType::str() const { return dtype_name(dtype) + shape_str(shape
 // ---- Tensor ---------------------------------------------------------------------------------
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  check_creatable(shape, "Tensor::empty");
+  check_creatable(shape, "empty");
   auto impl = std::make_shared<TensorImpl>();
   impl->type = TensorType{dtype, shape, device};
   size_t nbytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
@@ -229,6 +230,15 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape
 }
 
 Tensor Tensor::symbol(const Shape& shape, DType dtype, Device device, const std::string& name) {
+  // Names starting with "__" belong to the loops of generated kernels.
+  for (const auto& d : shape)
+    for (const auto& v : ir::free_vars(d))
+      EMBER_CHECK(!v.empty() && v.rfind("__", 0) != 0 &&
+                      v.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_") == std::string::npos &&
+                      !std::isdigit(static_cast<unsigned char>(v[0])),
+                  "symbol: '" << v << "' is not a valid dimension name; use letters, digits and "
+                              << "'_', not starting with a digit or with '__'");
   auto impl = std::make_shared<TensorImpl>();
   impl->type = TensorType{dtype, shape, device};
   impl->name = name;
@@ -258,6 +268,7 @@ Tensor Tensor::with_name(const std::string& name) const {
 // ---- creation ------------------------------------------------------------------------------
 
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+  check_creatable(shape, "full");
   Tensor t = Tensor::empty(shape, dtype, device);
   int64_t n = t.numel();
   void* p = t.data();
@@ -266,12 +277,14 @@ Tensor full(const Shape& shape, double value, DType dtype, Device device) {
 }
 
 Tensor zeros(const Shape& shape, DType dtype, Device device) {
+  check_creatable(shape, "zeros");
   Tensor t = Tensor::empty(shape, dtype, device);
   std::memset(t.data(), 0, static_cast<size_t>(t.nbytes()));  // all-zero bits are 0 for all dtypes
   return t;
 }
 
 Tensor ones(const Shape& shape, DType dtype, Device device) {
+  check_creatable(shape, "ones");
   return full(shape, 1.0, dtype, device);
 }
 
@@ -279,6 +292,7 @@ Tensor randn(const Shape& shape, DType dtype, Device device, int64_t seed) {
   EMBER_CHECK(is_float(dtype), "randn: dtype " << dtype_name(dtype)
                                                << " is not a floating-point type; use float32, "
                                                << "float16, bfloat16 or float64");
+  check_creatable(shape, "randn");
   Tensor t = Tensor::empty(shape, dtype, device);
   int64_t n = t.numel();
   void* p = t.data();
