@@ -1,0 +1,237 @@
+"""The conversion in progress, as converters see it: the FX node being converted and what
+Dynamo recorded for it, dtype and size conversions between torch and ember, weights as ember
+constants that share their memory, and the error a converter raises for a call it cannot
+convert. The interpreter (interpreter.py) sets the context up; converters only read it."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+import torch.fx
+
+import ember
+from ember.torch.config import Settings
+
+__all__ = [
+    "ConversionFailure",
+    "conversion_context",
+    "current_node",
+    "derived_constant",
+    "ember_dtype",
+    "expected_value",
+    "input_dim",
+    "low_precision",
+    "runtime_scalar",
+    "sym_dim",
+    "sym_dim_free",
+    "torch_dtype",
+    "weight_to_ember",
+]
+
+_TORCH_TO_EMBER = {
+    torch.float32: "float32",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.float64: "float64",
+    torch.int8: "int8",
+    torch.int16: "int16",
+    torch.int32: "int32",
+    torch.int64: "int64",
+    torch.uint8: "uint8",
+    torch.bool: "bool",
+}
+_EMBER_TO_TORCH = {v: k for k, v in _TORCH_TO_EMBER.items()}
+
+
+class ConversionFailure(Exception):
+    """Why one node cannot be converted. kind: 'unmapped' (no converter for the target),
+    'signature' (the call binds to no converter's signature), 'rejected' (no converter's
+    validator accepted it), 'forced' (torch_executed_ops), 'error' (the converter raised),
+    'mismatch' (the result differs from Dynamo's shape or dtype), 'value' (an input ember
+    cannot represent)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclasses.dataclass
+class _Context:
+    settings: Settings
+    node: torch.fx.Node | None = None
+    captured: list[tuple[torch.Tensor, int]] = dataclasses.field(default_factory=list)
+    by_tensor: dict[int, Any] = dataclasses.field(default_factory=dict)
+    derived: dict[Any, Any] = dataclasses.field(default_factory=dict)
+    # symbol name -> (argument index, dim or None for a SymInt/SymFloat argument)
+    symbol_sources: dict[str, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
+    # runtime scalars: (0-d ember input, the SymInt/SymFloat whose value it receives)
+    scalars: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)
+
+
+_ACTIVE: contextvars.ContextVar[_Context | None] = contextvars.ContextVar(
+    "ember_torch_conversion", default=None
+)
+
+
+def current_node() -> torch.fx.Node | None:
+    """The FX node being converted (for converters that need its metadata)."""
+    ctx = _ACTIVE.get()
+    return ctx.node if ctx else None
+
+
+def expected_value(node: torch.fx.Node | None = None) -> Any:
+    """What Dynamo recorded for a node's result (a FakeTensor, SymInt, tuple, ...), or None."""
+    node = node if node is not None else current_node()
+    if node is None:
+        return None
+    meta = node.meta
+    return meta.get("example_value", meta.get("val"))
+
+
+def low_precision() -> str | None:
+    ctx = _ACTIVE.get()
+    return ctx.settings.low_precision if ctx else None
+
+
+def ember_dtype(dtype: torch.dtype | str | None) -> str:
+    """The ember dtype name for a torch dtype; float32 becomes the low precision when
+    use_fp16 or use_bf16 is on."""
+    if dtype is None:
+        dtype = torch.get_default_dtype()
+    if isinstance(dtype, str):
+        name = dtype
+    else:
+        if dtype not in _TORCH_TO_EMBER:
+            raise ConversionFailure("value", f"ember has no dtype for {dtype}")
+        name = _TORCH_TO_EMBER[dtype]
+    low = low_precision()
+    return low if (low and name == "float32") else name
+
+
+def torch_dtype(name: Any) -> torch.dtype:
+    return _EMBER_TO_TORCH[str(name)]
+
+
+def sym_dim(value: Any) -> int | str:
+    """A size as ember takes it: an int, or the name of a symbolic dimension. A size that is
+    an expression of several symbols cannot be expressed (ConversionFailure)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, torch.SymInt):
+        node = value.node
+        as_int = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
+        if as_int is not None:
+            return int(as_int)
+        expr = node.expr
+        if getattr(expr, "is_Symbol", False):
+            return str(expr)
+        raise ConversionFailure(
+            "value", f"the size {expr} is an expression of symbols; ember shapes take constants "
+            "and single symbols"
+        )
+    if isinstance(value, str):
+        if value.isidentifier():
+            return value
+        raise ConversionFailure("value", f"the size {value} is an expression of symbols")
+    if hasattr(value, "__index__"):
+        return int(value)
+    raise ConversionFailure("value", f"{value!r} is not a size")
+
+
+def input_dim(value: Any) -> int | str:
+    """A dimension of a tensor entering a graph: like sym_dim, but a size that is an
+    expression of symbols (s1*s2) gets a symbol of its own, bound from the tensor at run
+    time (named after the expression, so equal expressions share it)."""
+    try:
+        return sym_dim(value)
+    except ConversionFailure:
+        if not isinstance(value, torch.SymInt):
+            raise
+        return "e_" + re.sub(r"\W+", "_", str(value.node.expr)).strip("_")
+
+
+def runtime_scalar(value: Any, dtype: str) -> Any:
+    """A 0-d ember tensor of `dtype` holding a SymInt/SymFloat known only at run time (a
+    size, a float argument): the compiled graph gets it as an extra input, computed from the
+    graph's arguments on each call."""
+    ctx = _ACTIVE.get()
+    expr = getattr(getattr(value, "node", None), "expr", None)
+    if ctx is None or expr is None:
+        raise ConversionFailure("value", f"the scalar {value} is known only at run time")
+    missing = [str(s) for s in expr.free_symbols if str(s) not in ctx.symbol_sources]
+    if missing:
+        raise ConversionFailure(
+            "value", f"the scalar {value} depends on {', '.join(missing)}, which no graph "
+            "input carries (a value read from a tensor's data)")
+    for sym, known in ctx.scalars:
+        if str(known.node.expr) == str(expr) and str(sym.dtype) == dtype:
+            return sym
+    kind = "float64" if isinstance(value, torch.SymFloat) else "int64"
+    sym = ember.symbol([], kind, name=f"scalar_{len(ctx.scalars)}")
+    ctx.scalars.append((sym, value))
+    converted = sym if kind == dtype else ember.ops.cast(sym, dtype)
+    return converted
+
+
+def weight_to_ember(tensor: torch.Tensor) -> Any:
+    """An ember constant sharing the memory of a torch tensor (a contiguous copy only when
+    the tensor is not contiguous, a converted copy only in low precision). The tensor and
+    its version are remembered, so a compiled graph notices when the weights change."""
+    ctx = _ACTIVE.get()
+    key = id(tensor)
+    if ctx is not None and key in ctx.by_tensor:
+        return ctx.by_tensor[key]
+    if ctx is not None:
+        ctx.captured.append((tensor, tensor._version))
+    t = tensor.detach()
+    if t.dtype not in _TORCH_TO_EMBER:
+        raise ConversionFailure("value", f"ember has no dtype for {t.dtype}")
+    low = low_precision()
+    if low and t.dtype == torch.float32:
+        t = t.to(_EMBER_TO_TORCH[low])
+    if not t.is_contiguous():
+        t = t.contiguous()
+    if t.device.type != "cpu":
+        raise ConversionFailure("value", f"a tensor on {t.device}: ember runs on the CPU")
+    out = ember.from_torch(t)
+    if ctx is not None:
+        ctx.by_tensor[key] = out
+    return out
+
+
+def derived_constant(key: Any, make: Any) -> Any:
+    """A constant computed from other constants once per conversion (e.g. a transposed
+    weight shared by several calls)."""
+    ctx = _ACTIVE.get()
+    if ctx is None:
+        return make()
+    if key not in ctx.derived:
+        ctx.derived[key] = make()
+    return ctx.derived[key]
+
+
+@contextlib.contextmanager
+def conversion_context(settings: Settings) -> Iterator[_Context]:
+    ctx = _Context(settings=settings)
+    token = _ACTIVE.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _ACTIVE.reset(token)
+
+
+def sym_dim_free(v: Any) -> bool:
+    """True when a SymInt/SymFloat has free symbols (its value is not known now)."""
+    try:
+        return bool(v.node.expr.free_symbols)
+    except AttributeError:
+        return False

@@ -1,0 +1,14 @@
+"""ember's own converters, registered on import (registry.builtin_registrations).
+
+- functions.py: torch functions and Python operators (elementwise math, reductions,
+  matrix products);
+- tensors.py: shapes, indexing, dtype conversions and tensor creation;
+- nn_functions.py: torch.nn.functional layers (convolution, pooling, norms, attention);
+- methods.py: torch.Tensor methods, reusing the function converters;
+- modules.py: torch.nn modules, as ModuleConverter subclasses;
+- aten.py: ATen overloads, and which torch functions share their argument layout.
+"""
+
+from ember.torch.converters import aten, functions, methods, modules, nn_functions, tensors
+
+__all__ = ["aten", "functions", "methods", "modules", "nn_functions", "tensors"]

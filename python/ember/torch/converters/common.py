@@ -1,0 +1,238 @@
+"""Helpers shared by ember's converters: dtype promotion as torch does it, dims and sizes,
+constants built at compile time, and the checks that an optional core operator exists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+import ember
+from ember.torch.context import (
+    ConversionFailure,
+    derived_constant,
+    ember_dtype,
+    runtime_scalar,
+    sym_dim,
+    sym_dim_free,
+    torch_dtype,
+    weight_to_ember,
+)
+
+ops = ember.ops
+
+# Python's "to the end" for ember.ops.slice, whose stops are clamped to the dimension.
+END = 2**62
+
+
+def unsupported(message: str) -> ConversionFailure:
+    """The error a converter raises for a call it cannot convert (the node then runs in eager
+    PyTorch, or strict mode reports it)."""
+    return ConversionFailure("error", message)
+
+
+def has_op(name: str) -> bool:
+    return hasattr(ember.ops, name)
+
+
+def need_op(name: str, what: str) -> Callable[..., Any]:
+    fn = getattr(ember.ops, name, None)
+    if fn is None:
+        raise unsupported(f"{what} needs ember.ops.{name}, which this ember build does not have")
+    return fn
+
+
+def is_tensor(v: Any) -> bool:
+    return isinstance(v, ember.Tensor)
+
+
+def is_const(v: Any) -> bool:
+    return isinstance(v, ember.Tensor) and not v.is_symbolic
+
+
+def rank(t: Any) -> int:
+    return len(t.shape)
+
+
+def dtype_name(t: Any) -> str:
+    return str(t.dtype)
+
+
+def is_float_dtype(name: str) -> bool:
+    return name in ("float32", "float16", "bfloat16", "float64")
+
+
+def norm_dim(dim: Any, n: int) -> int:
+    d = int(dim)
+    if not -max(n, 1) <= d < max(n, 1):
+        raise unsupported(f"dimension {d} is out of range for a tensor of rank {n}")
+    return d + n if d < 0 else d
+
+
+def norm_dims(dim: Any, n: int) -> list[int]:
+    """None (all), an int, or a sequence of ints, as sorted non-negative dims."""
+    if dim is None:
+        return list(range(n))
+    if isinstance(dim, (tuple, list)):
+        if len(dim) == 0:
+            return list(range(n))
+        return sorted(norm_dim(d, n) for d in dim)
+    return [norm_dim(dim, n)]
+
+
+def py_value(v: Any) -> Any:
+    """A SymInt/SymFloat/SymBool whose value is known at compile time, as a Python number;
+    one that is known only at run time cannot be an ember constant."""
+    if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        if sym_dim_free(v):
+            raise unsupported(f"the scalar {v} is known only at run time")
+        return v.node.pytype(v.node.expr)
+    return v
+
+
+# ---- dtypes ------------------------------------------------------------------------------
+def _promotion_stand_in(v: Any) -> Any:
+    if is_tensor(v):
+        return torch.empty(() if rank(v) == 0 else (1,), dtype=torch_dtype(v.dtype))
+    if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)) and sym_dim_free(v):
+        return {torch.SymInt: 1, torch.SymFloat: 1.0, torch.SymBool: True}[type(v)]
+    return py_value(v)
+
+
+def common_dtype(*values: Any) -> str:
+    """The dtype torch computes binary operations in (torch.result_type's rules)."""
+    items = [_promotion_stand_in(v) for v in values if v is not None]
+    tensors = [x for x in items if isinstance(x, torch.Tensor)]
+    if not tensors:
+        raise unsupported("an elementwise operation without a tensor operand")
+    result = items[0]
+    for other in items[1:]:
+        dt = torch.result_type(result, other)
+        dims = () if all(
+            not isinstance(x, torch.Tensor) or x.dim() == 0 for x in (result, other)) else (1,)
+        result = torch.empty(dims, dtype=dt)
+    if not isinstance(result, torch.Tensor):
+        result = tensors[0]
+    return ember_dtype(result.dtype)
+
+
+def cast(v: Any, dtype: str) -> Any:
+    """v as an operand of dtype: a tensor converted, a Python number kept (the binding gives
+    it the other operand's dtype), a size known only at run time as a 0-d runtime input."""
+    if is_tensor(v):
+        return v if dtype_name(v) == dtype else ops.cast(v, dtype)
+    if isinstance(v, (torch.SymInt, torch.SymFloat)) and sym_dim_free(v):
+        return runtime_scalar(v, dtype)
+    v = py_value(v)
+    if isinstance(v, bool):
+        return int(v)
+    return v
+
+
+def binary(fn: Callable[[Any, Any], Any], a: Any, b: Any, dtype: str | None = None) -> Any:
+    """fn(a, b) with torch's type promotion; Python numbers stay numbers (the binding gives
+    them the tensor's dtype)."""
+    if not is_tensor(a) and not is_tensor(b):
+        raise unsupported("an elementwise operation on two Python numbers")
+    dt = dtype or common_dtype(a, b)
+    return fn(cast(a, dt), cast(b, dt))
+
+
+def to_float(x: Any) -> Any:
+    """x itself if it has a float dtype, else x as the default float dtype."""
+    if is_float_dtype(dtype_name(x)):
+        return x
+    return ops.cast(x, ember_dtype(torch.float32))
+
+
+def scalar_like(value: Any, like: Any) -> Any:
+    return ops.scalar(float(py_value(value)), dtype_name(like))
+
+
+# ---- sizes ---------------------------------------------------------------------------------
+def sizes_arg(sizes: Sequence[Any]) -> list[Any]:
+    """view(2, 3), view((2, 3)) and view(torch.Size([2, 3])) all as [2, 3]."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, torch.Size)):
+        return list(sizes[0])
+    return list(sizes)
+
+
+def reshape_dims(sizes: Sequence[Any]) -> list[int | str]:
+    """Sizes for ember.ops.reshape: ints and symbol names; one size that is an expression of
+    symbols becomes -1 (inferred)."""
+    out: list[int | str] = []
+    inferred = False
+    for s in sizes:
+        try:
+            d = sym_dim(s)
+        except ConversionFailure:
+            d = -1
+        if d == -1:
+            if inferred:
+                raise unsupported(f"cannot express the shape {list(sizes)} in ember sizes")
+            inferred = True
+        out.append(d)
+    return out
+
+
+def shape_of(t: Any) -> list[int | str]:
+    """t's shape with every dimension usable as an ember size."""
+    dims = list(t.shape)
+    for d in dims:
+        if isinstance(d, str) and not d.isidentifier():
+            raise unsupported(f"the size {d} is an expression of symbols")
+    return dims
+
+
+def static_int(v: Any, what: str) -> int:
+    v = py_value(v)
+    if isinstance(v, str):
+        raise unsupported(f"{what} is the symbolic size {v}; ember needs a constant here")
+    return int(v)
+
+
+def static_shape(t: Any, what: str = "this operation") -> list[int]:
+    dims = list(t.shape)
+    if any(not isinstance(d, int) for d in dims):
+        raise unsupported(f"{what} needs a static shape, got {dims}")
+    return dims
+
+
+def pair(v: Any, n: int = 2) -> tuple[int, ...]:
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            return tuple(int(py_value(v[0])) for _ in range(n))
+        return tuple(int(py_value(x)) for x in v)
+    return tuple(int(py_value(v)) for _ in range(n))
+
+
+# ---- constants -----------------------------------------------------------------------------
+def constant(tensor: torch.Tensor) -> Any:
+    """A torch tensor made at compile time, as an ember constant (shares its memory)."""
+    return weight_to_ember(tensor)
+
+
+def full(shape: Sequence[Any], value: Any, dtype: str) -> Any:
+    """A tensor of `shape` filled with `value`: a constant when the shape is static, else the
+    constant broadcast to the symbolic shape."""
+    value = py_value(value)
+    dims = [sym_dim(s) for s in shape]
+    if all(isinstance(d, int) for d in dims):
+        return constant(torch.full(dims, value, dtype=torch_dtype(dtype)))
+    if has_op("full"):
+        return ops.full(dims, value, dtype)
+    one = constant(torch.full([1] * len(dims), value, dtype=torch_dtype(dtype)))
+    return ops.expand(one, dims)
+
+
+def transposed_constant(w: Any) -> Any:
+    """w with its last two dimensions swapped: computed once at compile time for a constant
+    (weights), traced otherwise."""
+    if is_const(w):
+        return derived_constant(("transpose", id(w)), lambda: constant(w.torch().mT.contiguous()))
+    return ops.transpose(w, -2, -1)
+
+
+def slice_axis(x: Any, axis: int, start: int, stop: int, step: int = 1) -> Any:
+    return ops.slice(x, [axis], [start], [stop], [step])

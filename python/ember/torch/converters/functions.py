@@ -1,0 +1,422 @@
+"""Converters for torch functions and Python operators: elementwise math, reductions and
+matrix products (shapes, indexing, dtypes and creation are in tensors.py).
+
+Each converter is written once, with the signature of its most general torch form, and
+registered for every function that shares it; methods.py, modules.py and aten.py register
+the same functions for the Tensor-method, nn.Module and ATen forms.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ember.torch.context import ember_dtype
+from ember.torch.converters.common import (
+    binary,
+    cast,
+    common_dtype,
+    dtype_name,
+    has_op,
+    is_tensor,
+    norm_dim,
+    norm_dims,
+    ops,
+    py_value,
+    rank,
+    static_int,
+    to_float,
+    transposed_constant,
+    unsupported,
+)
+from ember.torch.registry import builtin_registrations, register_function
+
+
+def register(fn: Any, *targets: Any) -> Any:
+    with builtin_registrations():
+        for target in targets:
+            register_function(target)(fn)
+    return fn
+
+
+# ---- elementwise -------------------------------------------------------------------------
+def relu(input: Any, inplace: bool = False) -> Any:
+    return ops.relu(input)
+
+
+def clamp(input: Any, min: Any = None, max: Any = None) -> Any:
+    if min is None and max is None:
+        raise unsupported("clamp without min and max")
+    if has_op("clamp") and not is_tensor(min) and not is_tensor(max):
+        lo = None if min is None else float(py_value(min))
+        hi = None if max is None else float(py_value(max))
+        return ops.clamp(input, lo, hi)
+    out = input
+    if min is not None:
+        out = binary(ops.maximum, out, min)
+    if max is not None:
+        out = binary(ops.minimum, out, max)
+    return out
+
+
+def clamp_min(input: Any, min: Any) -> Any:
+    return clamp(input, min, None)
+
+
+def clamp_max(input: Any, max: Any) -> Any:
+    return clamp(input, None, max)
+
+
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    if py_value(min_val) == 0 and py_value(max_val) == 6:
+        return relu6(input)
+    return clamp(input, min_val, max_val)
+
+
+def relu6(input: Any, inplace: bool = False) -> Any:
+    return ops.relu6(input) if has_op("relu6") else clamp(input, 0.0, 6.0)
+
+
+def hardsigmoid(input: Any, inplace: bool = False) -> Any:
+    if has_op("hardsigmoid"):
+        return ops.hardsigmoid(input)
+    return clamp(input + 3.0, 0.0, 6.0) / 6.0
+
+
+def hardswish(input: Any, inplace: bool = False) -> Any:
+    if has_op("hardswish"):
+        return ops.hardswish(input)
+    return input * clamp(input + 3.0, 0.0, 6.0) / 6.0
+
+
+def gelu(input: Any, approximate: str = "none") -> Any:
+    if approximate not in ("none", "tanh"):
+        raise unsupported(f"gelu with approximate={approximate!r}")
+    return ops.gelu(input, approximate)
+
+
+def silu(input: Any, inplace: bool = False) -> Any:
+    return ops.silu(input)
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
+    return ops.where(input > 0.0, input, input * float(negative_slope))
+
+
+def _unary(name: str) -> Any:
+    fn = getattr(ops, name)
+
+    def convert(input: Any) -> Any:
+        return fn(to_float(input) if name not in ("abs", "neg") else input)
+
+    convert.__name__ = convert.__qualname__ = name
+    return convert
+
+
+sigmoid, tanh, exp, log, sqrt, rsqrt, erf = (
+    _unary(n) for n in ("sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "erf")
+)
+abs_, neg = _unary("abs"), _unary("neg")
+
+
+def reciprocal(input: Any) -> Any:
+    return binary(ops.div, 1.0, to_float(input))
+
+
+def _arith(fn: Any) -> Any:
+    def convert(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
+        if out is not None:
+            raise unsupported("out= arguments")
+        if alpha != 1:
+            other = binary(ops.mul, other, alpha) if is_tensor(other) else other * alpha
+        return binary(fn, input, other)
+
+    convert.__name__ = convert.__qualname__ = fn.__name__
+    return convert
+
+
+add, sub = _arith(ops.add), _arith(ops.sub)
+
+
+def mul(input: Any, other: Any) -> Any:
+    return binary(ops.mul, input, other)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    if rounding_mode is not None:
+        raise unsupported(f"division with rounding_mode={rounding_mode!r}")
+    dt = common_dtype(input, other)
+    if not dt.startswith(("float", "bfloat")):
+        dt = ember_dtype(torch.float32)
+    return binary(ops.div, input, other, dtype=dt)
+
+
+def floor_divide(input: Any, other: Any) -> Any:
+    dt = common_dtype(input, other)
+    if dt.startswith(("float", "bfloat")):
+        raise unsupported("floor division of floating-point tensors needs ember.ops.floor")
+    a, b = cast(input, dt), cast(other, dt)
+    q = cast(binary(ops.div, a, b, dtype=ember_dtype(torch.float64)), dt)  # rounds toward 0
+    r = binary(ops.sub, a, binary(ops.mul, q, b))
+    r_negative = binary(ops.less, r, 0)
+    if is_tensor(b):
+        signs_differ = ops.not_equal(r_negative, binary(ops.less, b, 0))
+    else:
+        signs_differ = ops.logical_not(r_negative) if py_value(b) < 0 else r_negative
+    return ops.where(ops.logical_and(binary(ops.not_equal, r, 0), signs_differ), q - 1, q)
+
+
+def remainder(input: Any, other: Any) -> Any:
+    return sub(input, mul(floor_divide(input, other), other))
+
+
+def ignored(*args: Any, **kwargs: Any) -> None:
+    """Calls that compute nothing (API-usage logging recorded in the graph)."""
+    return None
+
+
+def rsub(input: Any, other: Any, alpha: Any = 1) -> Any:
+    return sub(other, input, alpha=alpha)
+
+
+def pow(input: Any, exponent: Any) -> Any:
+    if not is_tensor(exponent) and py_value(exponent) == 2:
+        return input * input
+    return binary(ops.pow, input, exponent)
+
+
+def _compare(fn: Any) -> Any:
+    def convert(input: Any, other: Any) -> Any:
+        return binary(fn, input, other)
+
+    convert.__name__ = convert.__qualname__ = fn.__name__
+    return convert
+
+
+eq, ne, lt, le, gt, ge = (
+    _compare(f)
+    for f in (ops.equal, ops.not_equal, ops.less, ops.less_equal, ops.greater, ops.greater_equal)
+)
+maximum, minimum = _compare(ops.maximum), _compare(ops.minimum)
+
+
+def logical_and(input: Any, other: Any) -> Any:
+    return ops.logical_and(cast(input, "bool"), cast(other, "bool"))
+
+
+def logical_or(input: Any, other: Any) -> Any:
+    return ops.logical_or(cast(input, "bool"), cast(other, "bool"))
+
+
+def logical_not(input: Any) -> Any:
+    return ops.logical_not(cast(input, "bool"))
+
+
+def invert(input: Any) -> Any:
+    if dtype_name(input) != "bool":
+        raise unsupported("bitwise not of an integer tensor")
+    return ops.logical_not(input)
+
+
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:
+    if input is None or other is None:
+        raise unsupported("torch.where with one argument (nonzero)")
+    dt = common_dtype(input, other)
+    return ops.where(cast(condition, "bool"), cast(input, dt), cast(other, dt))
+
+
+def masked_fill(input: Any, mask: Any, value: Any) -> Any:
+    return ops.where(cast(mask, "bool"), cast(value, dtype_name(input)), input)
+
+
+# ---- reductions ------------------------------------------------------------------------------
+def _reduce(fn: Any, name: str) -> Any:
+    def convert(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        x = cast(input, ember_dtype(dtype)) if dtype is not None else input
+        if name in ("sum", "prod") and dtype_name(x) == "bool":
+            x = cast(x, "int64")
+        if name == "mean":
+            x = to_float(x)
+        return fn(x, norm_dims(dim, rank(x)), keepdim)
+
+    convert.__name__ = convert.__qualname__ = name
+    return convert
+
+
+sum_, mean, prod = _reduce(ops.sum, "sum"), _reduce(ops.mean, "mean"), _reduce(ops.prod, "prod")
+
+
+def _boolean_reduce(fn: Any) -> Any:
+    def convert(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        as_int = cast(cast(input, "bool"), "int32")
+        return binary(ops.not_equal, fn(as_int, norm_dims(dim, rank(input)), keepdim), 0)
+
+    return convert
+
+
+any_, all_ = _boolean_reduce(ops.max), _boolean_reduce(ops.min)
+
+
+def amax(input: Any, dim: Any = (), keepdim: bool = False) -> Any:
+    return ops.max(input, norm_dims(dim, rank(input)), keepdim)
+
+
+def amin(input: Any, dim: Any = (), keepdim: bool = False) -> Any:
+    return ops.min(input, norm_dims(dim, rank(input)), keepdim)
+
+
+def _max_or_min(values_fn: Any, index_fn: Any, pairwise: Any) -> Any:
+    def convert(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        if dim is None:
+            return values_fn(input, None, False)
+        if is_tensor(dim):
+            return pairwise(input, dim)
+        d = norm_dim(dim, rank(input))
+        return (values_fn(input, [d], keepdim), index_fn(input, d, keepdim))
+
+    return convert
+
+
+max_ = _max_or_min(ops.max, ops.argmax, maximum)
+min_ = _max_or_min(ops.min, ops.argmin, minimum)
+
+
+def _arg(fn: Any) -> Any:
+    def convert(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        if dim is None:
+            return fn(ops.flatten(input, 0, -1), 0, False)
+        return fn(input, norm_dim(dim, rank(input)), keepdim)
+
+    return convert
+
+
+argmax, argmin = _arg(ops.argmax), _arg(ops.argmin)
+
+
+def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Any:
+    x = to_float(input)
+    dims = norm_dims(dim, rank(x))
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased is True else 0
+    centered = x - ops.mean(x, dims, True)
+    total = ops.sum(centered * centered, dims, keepdim)
+    count = 1
+    for d in dims:
+        count *= static_int(x.shape[d], "the reduced size of var")
+    return total / float(builtins.max(count - py_value(correction), 0))
+
+
+def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Any:
+    return ops.sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+def softmax(input: Any, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Any:
+    x = cast(input, ember_dtype(dtype)) if dtype is not None else to_float(input)
+    if dim is None:
+        raise unsupported("softmax without dim")
+    return ops.softmax(x, norm_dim(dim, rank(x)))
+
+
+def log_softmax(input: Any, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Any:
+    x = cast(input, ember_dtype(dtype)) if dtype is not None else to_float(input)
+    d = norm_dim(dim, rank(x))
+    shifted = x - ops.max(x, [d], True)
+    return shifted - ops.log(ops.sum(ops.exp(shifted), [d], True))
+
+
+# ---- matrix products ------------------------------------------------------------------------
+def matmul(input: Any, other: Any) -> Any:
+    dt = common_dtype(input, other)
+    return ops.matmul(cast(input, dt), cast(other, dt))
+
+
+def _scaled_sum(product: Any, input: Any, beta: Any, alpha: Any) -> Any:
+    if alpha != 1:
+        product = product * float(alpha)
+    if beta == 0:
+        return product
+    return product + (input if beta == 1 else input * float(beta))
+
+
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    return _scaled_sum(matmul(mat1, mat2), input, beta, alpha)
+
+
+def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    return _scaled_sum(matmul(batch1, batch2), input, beta, alpha)
+
+
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:
+    y = ops.matmul(input, transposed_constant(weight))
+    return y if bias is None else y + bias
+
+
+def _register_all() -> None:
+    register(relu, torch.relu, F.relu, torch.relu_)
+    register(clamp, torch.clamp, torch.clip)
+    register(clamp_min, torch.clamp_min)
+    register(clamp_max, torch.clamp_max)
+    register(hardtanh, F.hardtanh, torch._C._nn.hardtanh)
+    register(relu6, F.relu6)
+    register(hardsigmoid, F.hardsigmoid)
+    register(hardswish, F.hardswish)
+    register(gelu, F.gelu)
+    register(silu, F.silu)
+    register(leaky_relu, F.leaky_relu)
+    for fn, targets in (
+        (sigmoid, (torch.sigmoid, F.sigmoid)), (tanh, (torch.tanh, F.tanh)),
+        (exp, (torch.exp,)), (log, (torch.log,)), (sqrt, (torch.sqrt,)),
+        (rsqrt, (torch.rsqrt,)), (erf, (torch.erf, torch.special.erf)),
+        (abs_, (torch.abs, operator.abs)), (neg, (torch.neg, operator.neg)),
+        (reciprocal, (torch.reciprocal,)),
+    ):
+        register(fn, *targets)
+    register(add, torch.add, operator.add, operator.iadd)
+    register(sub, torch.sub, torch.subtract, operator.sub, operator.isub)
+    register(mul, torch.mul, torch.multiply, operator.mul, operator.imul)
+    register(div, torch.div, torch.true_divide, operator.truediv, operator.itruediv)
+    register(rsub, torch.rsub)
+    register(floor_divide, torch.floor_divide, operator.floordiv, operator.ifloordiv)
+    register(remainder, torch.remainder, operator.mod)
+    register(ignored, torch._C._log_api_usage_once)
+    register(pow, torch.pow, operator.pow)
+    for fn, targets in (
+        (eq, (torch.eq, operator.eq)), (ne, (torch.ne, operator.ne)),
+        (lt, (torch.lt, operator.lt)), (le, (torch.le, operator.le)),
+        (gt, (torch.gt, operator.gt)), (ge, (torch.ge, operator.ge)),
+        (maximum, (torch.maximum,)), (minimum, (torch.minimum,)),
+        (logical_and, (torch.logical_and, operator.and_)),
+        (logical_or, (torch.logical_or, operator.or_)),
+        (logical_not, (torch.logical_not,)), (invert, (operator.invert, torch.bitwise_not)),
+    ):
+        register(fn, *targets)
+    register(where, torch.where)
+    register(masked_fill, torch.masked_fill)
+    register(sum_, torch.sum)
+    register(mean, torch.mean)
+    register(prod, torch.prod)
+    register(amax, torch.amax)
+    register(any_, torch.any)
+    register(all_, torch.all)
+    register(amin, torch.amin)
+    register(max_, torch.max)
+    register(min_, torch.min)
+    register(argmax, torch.argmax)
+    register(argmin, torch.argmin)
+    register(var, torch.var)
+    register(std, torch.std)
+    register(softmax, F.softmax, torch.softmax)
+    register(log_softmax, F.log_softmax, torch.log_softmax)
+    register(matmul, torch.matmul, operator.matmul, torch.mm, torch.bmm)
+    register(addmm, torch.addmm)
+    register(baddbmm, torch.baddbmm)
+    register(linear, F.linear)
+
+
+_register_all()

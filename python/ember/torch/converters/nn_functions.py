@@ -1,0 +1,387 @@
+"""Converters for torch.nn.functional's layers: convolution, pooling, normalization,
+embedding, resampling and attention (inference only).
+
+Where ember has a dedicated operator (ember.ops.conv2d, layer_norm, ...) the converter
+uses it; several also have a composition of basic ember operators, used when the
+dedicated operator is missing from the ember build (pooling without padding, layer and
+batch norm, nearest upsampling by integer factors, attention).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ember.torch.context import torch_dtype
+from ember.torch.converters.common import (
+    END,
+    cast,
+    constant,
+    dtype_name,
+    has_op,
+    is_const,
+    is_tensor,
+    need_op,
+    ops,
+    pair,
+    py_value,
+    rank,
+    shape_of,
+    slice_axis,
+    static_int,
+    static_shape,
+    transposed_constant,
+    unsupported,
+)
+from ember.torch.converters.functions import register
+
+
+# ---- convolution ---------------------------------------------------------------------------
+def _conv_padding(padding: Any, weight: Any, dilation: tuple[int, ...], n: int) -> tuple:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * n
+        if padding == "same":
+            kernel = [static_int(k, "a kernel size") for k in weight.shape[2:]]
+            total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
+            if any(t % 2 for t in total):
+                raise unsupported("padding='same' with an even kernel (asymmetric padding)")
+            return tuple(t // 2 for t in total)
+        raise unsupported(f"padding={padding!r}")
+    return pair(padding, n)
+
+
+def _add_channel_bias(y: Any, bias: Any) -> Any:
+    if bias is None:
+        return y
+    return y + ops.reshape(bias, [-1] + [1] * (rank(y) - 2))
+
+
+def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    fn = need_op("conv2d", "conv2d")
+    dil = pair(dilation)
+    y = fn(input, weight, pair(stride), _conv_padding(padding, weight, dil, 2), dil, int(groups))
+    return _add_channel_bias(y, bias)
+
+
+def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    dil = pair(dilation, 1)
+    pad = _conv_padding(padding, weight, dil, 1)
+    if has_op("conv1d"):
+        y = ops.conv1d(input, weight, pair(stride, 1), pad, dil, int(groups))
+        return _add_channel_bias(y, bias)
+    fn = need_op("conv2d", "conv1d")
+    w = constant(weight.torch().unsqueeze(2)) if is_const(weight) else ops.unsqueeze(weight, [2])
+    y = fn(ops.unsqueeze(input, [2]), w, (1, pair(stride, 1)[0]), (0, pad[0]), (1, dil[0]),
+           int(groups))
+    return _add_channel_bias(ops.squeeze(y, [2]), bias)
+
+
+def convolution(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+                transposed: bool, output_padding: Any, groups: int) -> Any:
+    if transposed:
+        raise unsupported("transposed convolution")
+    n = rank(weight) - 2
+    if n == 2:
+        return conv2d(input, weight, bias, stride, padding, dilation, groups)
+    if n == 1:
+        return conv1d(input, weight, bias, stride, padding, dilation, groups)
+    raise unsupported(f"{n}-d convolution")
+
+
+# ---- pooling -------------------------------------------------------------------------------
+def _pool_windows(x: Any, kernel: tuple, stride: tuple, what: str) -> list[Any]:
+    """The kernel-sized strided views of x's last two dims (no padding, no ceil mode)."""
+    h, w = static_shape(x, what)[-2:]
+    oh, ow = (h - kernel[0]) // stride[0] + 1, (w - kernel[1]) // stride[1] + 1
+    views = []
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            views.append(ops.slice(x, [-2 + rank(x), -1 + rank(x)], [i, j],
+                                   [i + (oh - 1) * stride[0] + 1, j + (ow - 1) * stride[1] + 1],
+                                   [stride[0], stride[1]]))
+    return views
+
+
+def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    if return_indices:
+        raise unsupported("max_pool2d with return_indices=True")
+    kernel = pair(kernel_size)
+    strides = pair(stride) if stride not in (None, [], ()) else kernel
+    pad, dil = pair(padding), pair(dilation)
+    if has_op("max_pool2d"):
+        return ops.max_pool2d(input, kernel, strides, pad, dil, bool(ceil_mode))
+    if any(pad) or dil != (1, 1) or ceil_mode:
+        raise unsupported("max_pool2d with padding, dilation or ceil_mode needs ember.ops."
+                          "max_pool2d")
+    out = None
+    for v in _pool_windows(input, kernel, strides, "max_pool2d"):
+        out = v if out is None else ops.maximum(out, v)
+    return out
+
+
+def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: Any = None) -> Any:
+    if divisor_override is not None:
+        raise unsupported("avg_pool2d with divisor_override")
+    kernel = pair(kernel_size)
+    strides = pair(stride) if stride not in (None, [], ()) else kernel
+    pad = pair(padding)
+    if has_op("avg_pool2d"):
+        return ops.avg_pool2d(input, kernel, strides, pad, bool(ceil_mode),
+                              bool(count_include_pad))
+    if any(pad) or ceil_mode:
+        raise unsupported("avg_pool2d with padding or ceil_mode needs ember.ops.avg_pool2d")
+    out = None
+    for v in _pool_windows(input, kernel, strides, "avg_pool2d"):
+        out = v if out is None else out + v
+    return out / float(kernel[0] * kernel[1])
+
+
+def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
+    size = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 2
+    h, w = input.shape[-2], input.shape[-1]
+    size = [h if s is None else s for s in size[:1]] + [w if s is None else s for s in size[1:]]
+    oh, ow = (py_value(s) for s in size)
+    if (oh, ow) == (1, 1):
+        return ops.mean(input, [rank(input) - 2, rank(input) - 1], True)
+    if has_op("adaptive_avg_pool2d"):
+        return ops.adaptive_avg_pool2d(input, [int(oh), int(ow)])
+    if isinstance(h, int) and isinstance(w, int) and h % oh == 0 and w % ow == 0:
+        return avg_pool2d(input, (h // oh, w // ow))
+    raise unsupported("adaptive_avg_pool2d to sizes that do not divide the input needs "
+                      "ember.ops.adaptive_avg_pool2d")
+
+
+def _one(v: Any) -> int:
+    return pair(v, 1)[0]
+
+
+def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    k = _one(kernel_size)
+    s = _one(stride) if stride not in (None, [], ()) else k
+    y = max_pool2d(ops.unsqueeze(input, [rank(input) - 1]), (1, k), (1, s), (0, _one(padding)),
+                   (1, _one(dilation)), ceil_mode, return_indices)
+    return ops.squeeze(y, [rank(input) - 1])
+
+
+def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Any:
+    k = _one(kernel_size)
+    s = _one(stride) if stride not in (None, [], ()) else k
+    y = avg_pool2d(ops.unsqueeze(input, [rank(input) - 1]), (1, k), (1, s), (0, _one(padding)),
+                   ceil_mode, count_include_pad)
+    return ops.squeeze(y, [rank(input) - 1])
+
+
+def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:
+    size = _one(output_size)
+    if size == 1:
+        return ops.mean(input, [rank(input) - 1], True)
+    y = adaptive_avg_pool2d(ops.unsqueeze(input, [rank(input) - 1]), (1, size))
+    return ops.squeeze(y, [rank(input) - 1])
+
+
+# ---- normalization -------------------------------------------------------------------------
+def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5, cudnn_enable: bool = True) -> Any:
+    n = len(normalized_shape)
+    eps = float(py_value(eps))
+    if has_op("layer_norm"):
+        return ops.layer_norm(input, n, weight, bias, eps)
+    dims = list(range(rank(input) - n, rank(input)))
+    centered = input - ops.mean(input, dims, True)
+    var = ops.mean(centered * centered, dims, True)
+    y = centered * ops.rsqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None,
+               bias: Any = None, training: bool = False, momentum: Any = 0.1,
+               eps: Any = 1e-5) -> Any:
+    if training or running_mean is None or running_var is None:
+        raise unsupported("batch_norm in training mode (ember compiles inference graphs)")
+    eps = float(py_value(eps)) if not is_tensor(eps) else eps
+    if has_op("batch_norm"):
+        return ops.batch_norm(input, running_mean, running_var, weight, bias, eps)
+    channel_shape = [shape_of(input)[1]] + [1] * (rank(input) - 2)
+    params = [p for p in (running_mean, running_var, weight, bias) if p is not None]
+    if all(is_const(p) for p in params) and not is_tensor(eps):
+        mean_t, var_t = running_mean.torch().float(), running_var.torch().float()
+        scale = torch.rsqrt(var_t + eps)
+        if weight is not None:
+            scale = scale * weight.torch().float()
+        shift = -mean_t * scale
+        if bias is not None:
+            shift = shift + bias.torch().float()
+        dt = torch_dtype(dtype_name(input))
+        scale = constant(scale.to(dt).reshape(channel_shape).contiguous())
+        shift = constant(shift.to(dt).reshape(channel_shape).contiguous())
+        return input * scale + shift
+    y = (input - ops.reshape(running_mean, channel_shape)) * ops.reshape(
+        ops.rsqrt(running_var + cast(eps, dtype_name(running_var))), channel_shape)
+    if weight is not None:
+        y = y * ops.reshape(weight, channel_shape)
+    if bias is not None:
+        y = y + ops.reshape(bias, channel_shape)
+    return y
+
+
+def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5) -> Any:
+    shape = shape_of(input)
+    g = int(num_groups)
+    grouped = ops.reshape(input, [shape[0], g, -1])
+    centered = grouped - ops.mean(grouped, [2], True)
+    var = ops.mean(centered * centered, [2], True)
+    y = ops.reshape(centered * ops.rsqrt(var + float(eps)), shape)
+    channel_shape = [shape[1]] + [1] * (len(shape) - 2)
+    if weight is not None:
+        y = y * ops.reshape(weight, channel_shape)
+    if bias is not None:
+        y = y + ops.reshape(bias, channel_shape)
+    return y
+
+
+# ---- embedding and resampling -----------------------------------------------------------
+def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Any:
+    if max_norm is not None:
+        raise unsupported("embedding with max_norm (it renormalizes the weights in place)")
+    fn = need_op("embedding", "embedding")
+    return fn(weight, input)
+
+
+def _output_size(input: Any, size: Any, scale_factor: Any) -> list[int]:
+    h, w = static_shape(input, "interpolate")[-2:]
+    if size is not None:
+        return list(pair(size))
+    sh, sw = (scale_factor, scale_factor) if not isinstance(scale_factor, (tuple, list)) else (
+        scale_factor[0], scale_factor[-1])
+    return [int(math.floor(h * float(sh))), int(math.floor(w * float(sw)))]
+
+
+def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: Any = None, recompute_scale_factor: Any = None,
+                antialias: bool = False) -> Any:
+    if rank(input) != 4:
+        raise unsupported(f"interpolate of a rank-{rank(input)} tensor (only 2-d images)")
+    if antialias:
+        raise unsupported("interpolate with antialias=True")
+    out = _output_size(input, size, scale_factor)
+    if mode == "nearest":
+        return upsample_nearest2d(input, out)
+    if mode == "bilinear":
+        fn = need_op("upsample_bilinear2d", "bilinear interpolation")
+        return fn(input, out, bool(align_corners))
+    raise unsupported(f"interpolate with mode={mode!r}")
+
+
+def upsample_nearest2d(input: Any, output_size: Any, scales_h: Any = None,
+                       scales_w: Any = None) -> Any:
+    out = [int(py_value(s)) for s in output_size]
+    if has_op("upsample_nearest2d"):
+        return ops.upsample_nearest2d(input, out)
+    n, c, h, w = static_shape(input, "nearest upsampling")
+    if out[0] % h or out[1] % w:
+        raise unsupported("nearest upsampling by a non-integer factor needs "
+                          "ember.ops.upsample_nearest2d")
+    fh, fw = out[0] // h, out[1] // w
+    x = ops.reshape(input, [n, c, h, 1, w, 1])
+    x = ops.expand(x, [n, c, h, fh, w, fw])
+    return ops.reshape(x, [n, c, out[0], out[1]])
+
+
+# ---- attention -----------------------------------------------------------------------------
+def _causal_mask(scores: Any) -> Any:
+    """True on and below the diagonal of the last two dims of `scores` (torch's is_causal):
+    a constant for static lengths; for symbolic ones, the lower triangle of a mask computed
+    from the scores themselves (a constant-only mask of symbolic shape has nothing to bind
+    its sizes from)."""
+    q_len, k_len = scores.shape[-2], scores.shape[-1]
+    if isinstance(q_len, int) and isinstance(k_len, int):
+        return constant(torch.ones(q_len, k_len, dtype=torch.bool).tril())
+    fn = need_op("tril", "a causal mask of symbolic length")
+    everywhere = ops.greater_equal(ops.abs(scores), 0.0)
+    return fn(everywhere, 0)
+
+
+def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: Any = None, enable_gqa: bool = False) -> Any:
+    if py_value(dropout_p) > 0:
+        raise unsupported("scaled_dot_product_attention with dropout_p > 0")
+    if enable_gqa and query.shape[-3] != key.shape[-3]:
+        raise unsupported("grouped-query attention (enable_gqa with fewer key heads)")
+    head_dim = static_int(query.shape[-1], "the head dimension")
+    factor = float(py_value(scale)) if scale is not None else 1.0 / math.sqrt(head_dim)
+    scores = ops.matmul(query * factor, transposed_constant(key))
+    if is_causal:
+        scores = ops.where(_causal_mask(scores), scores, float("-inf"))
+    if attn_mask is not None:
+        if dtype_name(attn_mask) == "bool":
+            scores = ops.where(attn_mask, scores, float("-inf"))
+        else:
+            scores = scores + cast(attn_mask, dtype_name(scores))
+    return ops.matmul(ops.softmax(scores, rank(scores) - 1), value)
+
+
+def pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -> Any:
+    if mode != "constant":
+        raise unsupported(f"pad with mode={mode!r}")
+    fill = 0.0 if value is None else float(py_value(value))
+    x = input
+    widths = [static_int(p, "a pad width") for p in pad]
+    for i in range(0, len(widths), 2):
+        axis = rank(x) - 1 - i // 2
+        before, after = widths[i], widths[i + 1]
+        if before < 0 or after < 0:
+            x = slice_axis(x, axis, max(-before, 0), END if after >= 0 else after)
+            before, after = max(before, 0), max(after, 0)
+        parts = []
+        shape = list(x.shape)
+        for width in (before, after):
+            if width:
+                shape[axis] = width
+                parts.append(constant(torch.full([static_int(s, "a padded size") for s in shape],
+                                                 fill, dtype=torch_dtype(dtype_name(x)))))
+            else:
+                parts.append(None)
+        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
+        x = ops.concat(pieces, axis) if len(pieces) > 1 else x
+    return x
+
+
+def _register_all() -> None:
+    register(conv2d, F.conv2d, torch.conv2d)
+    register(conv1d, F.conv1d, torch.conv1d)
+    register(max_pool2d, F.max_pool2d, torch.max_pool2d)
+    register(avg_pool2d, F.avg_pool2d, torch._C._nn.avg_pool2d)
+    register(max_pool1d, F.max_pool1d, torch.max_pool1d)
+    register(avg_pool1d, F.avg_pool1d, torch.avg_pool1d)
+    register(adaptive_avg_pool1d, F.adaptive_avg_pool1d, torch.adaptive_avg_pool1d)
+    register(adaptive_avg_pool2d, F.adaptive_avg_pool2d, torch._C._nn.adaptive_avg_pool2d)
+    register(layer_norm, F.layer_norm, torch.layer_norm)
+    register(batch_norm, F.batch_norm)
+    register(group_norm, F.group_norm)
+    register(embedding, F.embedding)
+    register(interpolate, F.interpolate)
+    register(upsample_nearest2d, torch._C._nn.upsample_nearest2d)
+    register(scaled_dot_product_attention, F.scaled_dot_product_attention)
+    register(pad, F.pad)
+
+
+_register_all()

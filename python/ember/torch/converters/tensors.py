@@ -1,0 +1,372 @@
+"""Converters for tensor shapes, indexing, dtype conversions and tensor creation: views and
+reshapes, concatenation and splitting, Python indexing, ``to``/``float``/``type_as``,
+``full``/``ones``/``zeros``/``arange``, ``tril``/``triu`` and inference-mode dropout.
+
+Like functions.py, each converter is written once and registered for every torch function
+that shares its signature; methods.py and aten.py reuse them for the other forms.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+import ember
+from ember.torch.context import ember_dtype, expected_value, sym_dim, sym_dim_free, torch_dtype
+from ember.torch.converters.common import (
+    END,
+    cast,
+    common_dtype,
+    constant,
+    dtype_name,
+    full,
+    is_tensor,
+    norm_dim,
+    norm_dims,
+    ops,
+    py_value,
+    rank,
+    reshape_dims,
+    shape_of,
+    sizes_arg,
+    slice_axis,
+    static_int,
+    unsupported,
+)
+from ember.torch.converters.functions import register
+
+
+# ---- shapes ------------------------------------------------------------------------------------
+def reshape(input: Any, *shape: Any) -> Any:
+    sizes = sizes_arg(shape)
+    if sizes and isinstance(sizes[0], torch.dtype):
+        raise unsupported("view(dtype) reinterprets memory")
+    return ops.reshape(input, reshape_dims(sizes))
+
+
+def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    if rank(input) == 0:
+        return ops.reshape(input, [1])
+    return ops.flatten(input, start_dim, end_dim)
+
+
+def unflatten(input: Any, dim: int, sizes: Any) -> Any:
+    d = norm_dim(dim, rank(input))
+    shape = shape_of(input)
+    return ops.reshape(input, reshape_dims(shape[:d] + list(sizes) + shape[d + 1:]))
+
+
+def permute(input: Any, *dims: Any) -> Any:
+    order = sizes_arg(dims)
+    return ops.permute(input, [norm_dim(d, rank(input)) for d in order])
+
+
+def transpose(input: Any, dim0: int, dim1: int) -> Any:
+    return ops.transpose(input, dim0, dim1)
+
+
+def t(input: Any) -> Any:
+    return input if rank(input) < 2 else ops.transpose(input, 0, 1)
+
+
+def identity(input: Any, *args: Any, **kwargs: Any) -> Any:
+    return input
+
+
+def expand(input: Any, *sizes: Any) -> Any:
+    target = sizes_arg(sizes)
+    dims: list[int | str] = []
+    offset = len(target) - rank(input)
+    for i, s in enumerate(target):
+        try:
+            d = sym_dim(s)
+        except Exception:
+            d = -1 if i >= offset else None
+        if d is None:
+            raise unsupported(f"expand to the symbolic size {s}")
+        if i >= offset and d != -1 and input.shape[i - offset] == d:
+            d = -1
+        dims.append(d)
+    return ops.expand(input, dims)
+
+
+def expand_as(input: Any, other: Any) -> Any:
+    return expand(input, list(other.shape))
+
+
+def squeeze(input: Any, dim: Any = None) -> Any:
+    if dim is None:
+        return ops.squeeze(input, None)
+    dims = [d for d in norm_dims(dim, rank(input)) if input.shape[d] == 1]
+    return ops.squeeze(input, dims) if dims else input
+
+
+def unsqueeze(input: Any, dim: int) -> Any:
+    return ops.unsqueeze(input, norm_dim(dim, rank(input) + 1))
+
+
+def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Any:
+    items = [x for x in tensors if not (rank(x) == 1 and x.shape[0] == 0)] or list(tensors)
+    dt = common_dtype(*items)
+    items = [cast(x, dt) for x in items]
+    return ops.concat(items, norm_dim(dim, rank(items[0])))
+
+
+def stack(tensors: Any, dim: int = 0, *, out: Any = None) -> Any:
+    d = norm_dim(dim, rank(tensors[0]) + 1)
+    return cat([ops.unsqueeze(x, [d]) for x in tensors], d)
+
+
+def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> Any:
+    d = norm_dim(dim, rank(tensor))
+    size = static_int(tensor.shape[d], "the split dimension")
+    if isinstance(split_size_or_sections, (tuple, list)):
+        sections = [static_int(s, "a split section") for s in split_size_or_sections]
+    else:
+        step = static_int(split_size_or_sections, "the split size")
+        sections = [builtins.min(step, size - i) for i in range(0, size, step)] or [0]
+    out, start = [], 0
+    for n in sections:
+        out.append(slice_axis(tensor, d, start, start + n))
+        start += n
+    return tuple(out)
+
+
+def chunk(input: Any, chunks: int, dim: int = 0) -> Any:
+    d = norm_dim(dim, rank(input))
+    size = static_int(input.shape[d], "the chunked dimension")
+    step = -(-size // int(chunks))
+    return split(input, step, d)
+
+
+def unbind(input: Any, dim: int = 0) -> Any:
+    d = norm_dim(dim, rank(input))
+    return tuple(ops.squeeze(p, [d]) for p in split(input, 1, d))
+
+
+def narrow(input: Any, dim: int, start: Any, length: Any) -> Any:
+    d = norm_dim(dim, rank(input))
+    s = static_int(start, "narrow's start")
+    if s < 0:
+        s += static_int(input.shape[d], "the narrowed dimension")
+    return slice_axis(input, d, s, s + static_int(length, "narrow's length"))
+
+
+def select(input: Any, dim: int, index: Any) -> Any:
+    d = norm_dim(dim, rank(input))
+    i = static_int(index, "the selected index")
+    if i < 0:
+        i += static_int(input.shape[d], "the selected dimension")
+    return ops.squeeze(slice_axis(input, d, i, i + 1), [d])
+
+
+def getitem(obj: Any, index: Any) -> Any:
+    if isinstance(obj, (tuple, list)):
+        return obj[index]
+    if not is_tensor(obj):
+        raise unsupported(f"indexing a {type(obj).__name__}")
+    return _index_tensor(obj, index)
+
+
+def _index_tensor(x: Any, index: Any) -> Any:
+    items = list(index) if isinstance(index, tuple) else [index]
+    if any(is_tensor(i) or isinstance(i, (list, torch.Tensor)) for i in items):
+        raise unsupported("indexing with tensors (advanced indexing)")
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if used > rank(x):
+        raise unsupported(f"{used} indices for a tensor of rank {rank(x)}")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at:at + 1] = [slice(None)] * (rank(x) - used)
+    else:
+        items += [slice(None)] * (rank(x) - used)
+    axes, starts, stops, steps, drop, insert = [], [], [], [], [], []
+    axis = 0
+    out_axis = 0
+    for item in items:
+        if item is None:
+            insert.append(out_axis)
+            out_axis += 1
+            continue
+        if isinstance(item, slice):
+            if item != slice(None):
+                start, stop, step = _slice_bounds(x, axis, item)
+                axes.append(axis), starts.append(start), stops.append(stop), steps.append(step)
+            axis += 1
+            out_axis += 1
+            continue
+        i = static_int(item, "an index")
+        if i < 0:
+            i += static_int(x.shape[axis], "the indexed dimension")
+        axes.append(axis), starts.append(i), stops.append(i + 1), steps.append(1)
+        drop.append(axis)
+        axis += 1
+    y = ops.slice(x, axes, starts, stops, steps) if axes else x
+    if drop:
+        y = ops.squeeze(y, drop)
+    if insert:
+        y = ops.unsqueeze(y, insert)
+    return y
+
+
+def _slice_bounds(x: Any, axis: int, s: slice) -> tuple[int, int, int]:
+    step = 1 if s.step is None else static_int(s.step, "a slice step")
+    if step <= 0:
+        raise unsupported("slices with a negative step")
+    start = 0 if s.start is None else static_int(s.start, "a slice start")
+    stop = END if s.stop is None else static_int(s.stop, "a slice stop")
+    if start < 0 or stop < 0:
+        size = static_int(x.shape[axis], "a dimension sliced from its end")
+        start = builtins.max(start + size, 0) if start < 0 else start
+        stop = builtins.max(stop + size, 0) if stop < 0 else stop
+    return start, stop, step
+
+
+# ---- dtypes and creation --------------------------------------------------------------------
+def to(input: Any, *args: Any, **kwargs: Any) -> Any:
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, torch.dtype):
+            dtype = a
+        elif is_tensor(a):
+            return cast(input, dtype_name(a))
+        elif isinstance(a, (str, torch.device)) and torch.device(a).type != "cpu":
+            raise unsupported(f"moving a tensor to {a}")
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "cpu":
+        raise unsupported(f"moving a tensor to {device}")
+    return input if dtype is None else cast(input, ember_dtype(dtype))
+
+
+def _cast_to(dtype: torch.dtype) -> Any:
+    def convert(input: Any, memory_format: Any = None) -> Any:
+        return cast(input, ember_dtype(dtype))
+
+    return convert
+
+
+def type_as(input: Any, other: Any) -> Any:
+    return cast(input, dtype_name(other))
+
+
+def _creation_dtype(dtype: Any, fallback: str | None = None) -> str:
+    if dtype is not None:
+        return ember_dtype(dtype)
+    meta = expected_value()
+    if isinstance(meta, torch.Tensor):
+        return ember_dtype(meta.dtype)
+    return fallback or ember_dtype(torch.float32)
+
+
+def full_fn(size: Any, fill_value: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
+    return full(list(size), fill_value, _creation_dtype(dtype))
+
+
+def _filled(value: float) -> Any:
+    def convert(*size: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        return full(sizes_arg(size), value, _creation_dtype(dtype))
+
+    return convert
+
+
+def _filled_like(value: float | None) -> Any:
+    def convert(input: Any, fill_value: Any = None, *, dtype: Any = None, **kwargs: Any):
+        v = value if value is not None else fill_value
+        return full(shape_of(input), v, _creation_dtype(dtype, dtype_name(input)))
+
+    return convert
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
+    dt = _creation_dtype(dtype)
+    if is_tensor(s) or isinstance(s, (torch.SymInt, torch.SymFloat)) and sym_dim_free(s):
+        return ops.reshape(cast(s, dt), [])
+    return constant(torch.tensor(py_value(s), dtype=torch_dtype(dt)))
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, **kwargs: Any):
+    # A static arange has no symbolic argument and is folded at compile time (interpreter);
+    # one whose bounds are symbolic sizes needs an ember operator that takes symbols.
+    raise unsupported("arange whose bounds are known only at run time")
+
+
+def _tri(lower: bool) -> Any:
+    def convert(input: Any, diagonal: int = 0) -> Any:
+        rows, cols = input.shape[-2], input.shape[-1]
+        if isinstance(rows, int) and isinstance(cols, int):
+            ones = torch.ones(rows, cols, dtype=torch.bool)
+            mask = constant(ones.tril(diagonal) if lower else ones.triu(diagonal))
+            zero = 0 if dtype_name(input) != "bool" else False
+            return ops.where(mask, input, cast(zero, dtype_name(input)))
+        name = "tril" if lower else "triu"
+        fn = getattr(ember.ops, name, None)
+        if fn is None:
+            raise unsupported(f"{name} of a symbolic shape needs ember.ops.{name}")
+        return fn(input, int(diagonal))
+
+    return convert
+
+
+tril, triu = _tri(True), _tri(False)
+
+
+def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:
+    if training and p > 0:
+        raise unsupported("dropout in training mode (ember compiles inference graphs)")
+    return input
+
+
+def size(input: Any, dim: Any = None) -> Any:
+    shape = tuple(input.shape)
+    return shape if dim is None else shape[norm_dim(dim, len(shape))]
+
+
+def _register_all() -> None:
+    register(reshape, torch.reshape)
+    register(flatten, torch.flatten)
+    register(unflatten, torch.unflatten)
+    register(permute, torch.permute)
+    register(transpose, torch.transpose, torch.swapaxes)
+    register(t, torch.t)
+    register(identity, torch.clone, torch.detach)
+    register(squeeze, torch.squeeze)
+    register(unsqueeze, torch.unsqueeze)
+    register(cat, torch.cat, torch.concat, torch.concatenate)
+    register(stack, torch.stack)
+    register(split, torch.split)
+    register(chunk, torch.chunk)
+    register(unbind, torch.unbind)
+    register(narrow, torch.narrow)
+    register(select, torch.select)
+    register(getitem, operator.getitem)
+    register(full_fn, torch.full)
+    register(_filled(1.0), torch.ones)
+    register(_filled(0.0), torch.zeros, torch.empty)
+    register(_filled_like(1.0), torch.ones_like)
+    register(_filled_like(0.0), torch.zeros_like, torch.empty_like)
+    register(_filled_like(None), torch.full_like)
+    register(arange, torch.arange)
+    register(scalar_tensor, torch.scalar_tensor)
+    register(tril, torch.tril)
+    register(triu, torch.triu)
+    register(dropout, F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+             F.feature_alpha_dropout, torch.dropout)
+    register(to, torch.Tensor.to)
+    register(type_as, torch.Tensor.type_as)
+
+
+_register_all()
+
+# Shared with methods.py, modules.py and aten.py.
+CAST_METHODS = {
+    "float": torch.float32, "half": torch.float16, "double": torch.float64,
+    "bfloat16": torch.bfloat16, "int": torch.int32, "long": torch.int64,
+    "bool": torch.bool, "short": torch.int16, "char": torch.int8, "byte": torch.uint8,
+}
+cast_methods = {name: _cast_to(dt) for name, dt in CAST_METHODS.items()}
+filled = {"ones": _filled(1.0), "zeros": _filled(0.0)}
+filled_like = {"ones": _filled_like(1.0), "zeros": _filled_like(0.0), "full": _filled_like(None)}
