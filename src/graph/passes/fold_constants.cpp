@@ -10,6 +10,8 @@ FlowGraph fold_constants(const FlowGraph& g) {
   for (const Node& n : g.nodes) {
     bool all_const = !n.inputs.empty();
     for (int v : n.inputs) all_const = all_const && out.constants.count(v);
+    // A result whose shape depends on the inputs' symbols is not a constant.
+    for (int v : n.outputs) all_const = all_const && shape_is_concrete(g.values[v].shape);
     if (!all_const) {
       out.nodes.push_back(n);
       continue;
