@@ -372,3 +372,18 @@ def test_reset_clears_caches():
     assert ember.torch.report.dryrun_reports
     ember.torch.reset()
     assert not ember.torch.report.dryrun_reports
+
+
+def test_inference_mode_compiles_without_falling_back() -> None:
+    # Weights and constants are inference tensors here: they have no version counter.
+    torch._dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught, torch.inference_mode():
+        warnings.simplefilter("always")
+        # Built under inference_mode (as benchmarks/run.py does): inference-tensor weights.
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+        x = torch.randn(3, 8)
+        compiled = torch.compile(model, backend="ember")
+        got = compiled(x)
+        want = model(x)
+    assert not [w for w in caught if "ember" in str(w.message)], [str(w.message) for w in caught]
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

@@ -33,6 +33,7 @@ import torch.fx
 import ember
 from ember.torch import registry, report, splitter
 from ember.torch.config import InvalidOptionError, Settings, progress_bar, resolve_settings
+from ember.torch.context import tensor_version
 from ember.torch.interpreter import Conversion, FxConverter, is_fake
 
 __all__ = ["CompiledSegment", "ember_backend", "register_with_dynamo", "reset"]
@@ -277,7 +278,7 @@ class CompiledSegment:
         for i, t in self.weight_args:
             if args[i] is not t:
                 return True
-        return any(t._version != v for t, v in self.captured)
+        return any(tensor_version(t) != v for t, v in self.captured)
 
     def _run(self, args: tuple) -> list[Any]:
         if self.compiled is None:

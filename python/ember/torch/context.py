@@ -182,6 +182,14 @@ def runtime_scalar(value: Any, dtype: str) -> Any:
     return converted
 
 
+def tensor_version(tensor: torch.Tensor) -> int | None:
+    """The tensor's in-place version counter; None for inference tensors (made under
+    torch.inference_mode), which have none and cannot be updated outside it."""
+    if tensor.is_inference():
+        return None
+    return tensor._version
+
+
 def weight_to_ember(tensor: torch.Tensor) -> Any:
     """An ember constant sharing the memory of a torch tensor (a contiguous copy only when
     the tensor is not contiguous, a converted copy only in low precision). The tensor and
@@ -191,7 +199,7 @@ def weight_to_ember(tensor: torch.Tensor) -> Any:
     if ctx is not None and key in ctx.by_tensor:
         return ctx.by_tensor[key]
     if ctx is not None:
-        ctx.captured.append((tensor, tensor._version))
+        ctx.captured.append((tensor, tensor_version(tensor)))
     t = tensor.detach()
     if t.dtype not in _TORCH_TO_EMBER:
         raise ConversionFailure("value", f"ember has no dtype for {t.dtype}")
