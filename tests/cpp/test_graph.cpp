@@ -175,3 +175,16 @@ TEST(Graph, CompositeTakesAnEpilogue) {
                   3.0 * std::exp(element_as_double(a, i * 6 + j)) / s, 1e-5);
   }
 }
+
+TEST(Graph, SymbolNamesMayNotLookLikeLoopVariables) {
+  try {
+    Tensor::symbol({ir::var("__i0"), 3}, DType::float32);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "symbol: '__i0' is not a valid dimension name; use letters, digits and '_', "
+                 "not starting with a digit or with '__'");
+  }
+  EXPECT_THROW(Tensor::symbol({ir::var("seq len")}, DType::float32), Error);
+  EXPECT_NO_THROW(Tensor::symbol({ir::var("seq_len")}, DType::float32));
+}

@@ -1,0 +1,128 @@
+"""Facts about FX nodes the interpreter and the splitter need: their public names, whether
+the user forced them to eager, whether they create tensors or carry shapes, and the check
+of a converter's result against the shape and dtype Dynamo recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+
+from ember.torch import registry
+from ember.torch.context import ConversionFailure, expected_value, sym_dim, sym_dim_free
+
+
+def _is_shape_value(meta: Any) -> bool:
+    if isinstance(meta, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return True
+    if isinstance(meta, torch.Size):
+        return True
+    if isinstance(meta, (tuple, list)) and meta and all(
+        isinstance(m, (int, torch.SymInt)) and not isinstance(m, bool) for m in meta
+    ):
+        return True
+    return isinstance(meta, (int, float)) and not isinstance(meta, bool)
+
+
+_CREATION_NAMES = {
+    "arange", "ones", "zeros", "full", "tensor", "scalar_tensor", "eye", "linspace",
+    "ones_like", "zeros_like", "full_like", "tril_indices", "triu_indices",
+}
+
+
+def _is_creation(node: torch.fx.Node) -> bool:
+    if node.op != "call_function":
+        return False
+    name = getattr(node.target, "__name__", "")
+    return name in _CREATION_NAMES or name.split(".")[0] in _CREATION_NAMES
+
+
+def _fetch_attr(gm: torch.nn.Module, target: str) -> Any:
+    obj: Any = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _node_target(gm: torch.fx.GraphModule, node: torch.fx.Node) -> tuple[str, Any]:
+    if node.op == "call_method":
+        return "method", node.target
+    if node.op == "call_module":
+        return "module", type(_fetch_attr(gm, node.target))
+    return "function", node.target
+
+
+def node_public_name(gm: torch.fx.GraphModule, node: torch.fx.Node) -> str:
+    kind, key = _node_target(gm, node)
+    return registry.public_name(key, kind=kind)
+
+
+def _forced_keys(items: tuple) -> set:
+    keys: set = set()
+    for item in items:
+        if isinstance(item, str):
+            if item.startswith("torch.Tensor."):
+                keys.add(("method", item[len("torch.Tensor."):]))
+            keys.add(item)
+        elif isinstance(item, type):
+            keys.add(("module", item))
+        else:
+            keys.add(("function", item))
+            if registry._is_tensor_method(item):
+                keys.add(("method", item.__name__))
+    return keys
+
+
+def is_forced(gm: torch.fx.GraphModule, node: torch.fx.Node, forced: set) -> bool:
+    kind, key = _node_target(gm, node)
+    return (kind, key) in forced or node_public_name(gm, node) in forced
+
+
+def _is_dynamic(node: torch.fx.Node) -> bool:
+    def dynamic(v: Any) -> bool:
+        if isinstance(v, torch.Tensor):
+            return any(not isinstance(d, int) for d in v.shape)
+        if isinstance(v, (tuple, list)):
+            return any(dynamic(x) for x in v)
+        return isinstance(v, torch.SymInt) and sym_dim_free(v)
+
+    if dynamic(expected_value(node)):
+        return True
+    return any(dynamic(expected_value(n)) for n in node.all_input_nodes)
+
+
+def _check_shape(result: Any, meta: torch.Tensor) -> None:
+    got = tuple(result.shape)
+    want = tuple(meta.shape)
+    ok = len(got) == len(want)
+    if ok:
+        for g, w in zip(got, want, strict=True):
+            try:
+                wd = sym_dim(w)
+            except ConversionFailure:
+                continue  # an expression: not checked
+            if isinstance(wd, int) and isinstance(g, int):
+                ok = ok and g == wd
+            elif isinstance(wd, str) and isinstance(g, str) and g.isidentifier():
+                ok = ok and g == wd
+    if not ok:
+        raise ConversionFailure(
+            "mismatch",
+            f"the converter's result has shape {list(got)}, torch's has {[str(d) for d in want]}",
+        )
+
+
+def _call_text(node: torch.fx.Node) -> str:
+    def show(v: Any) -> str:
+        if isinstance(v, torch.fx.Node):
+            meta = expected_value(v)
+            if isinstance(meta, torch.Tensor):
+                return f"Tensor{list(meta.shape)}"
+            return v.name
+        return repr(v)
+
+    parts = [show(a) for a in node.args] + [f"{k}={show(v)}" for k, v in node.kwargs.items()]
+    target = node.target if isinstance(node.target, str) else getattr(
+        node.target, "__name__", str(node.target))
+    return f"{target}({', '.join(parts)})"

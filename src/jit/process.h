@@ -1,0 +1,23 @@
+// Running a child program (the C++ compiler) without a shell.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ember::detail {
+
+struct ProcessResult {
+  bool started = false;  // false: the program could not be started; `output` says why
+  int exit_code = -1;    // exit status, or 128 + signal number when it was killed
+  std::string output;    // stdout and stderr, interleaved
+};
+
+// Runs argv (argv[0] a path) with posix_spawn (vfork-like, cheap even from a process with a
+// large address space such as a PyTorch process), stdin from /dev/null, stdout and stderr
+// into one pipe.
+ProcessResult run_process(const std::vector<std::string>& argv);
+
+// The command as a shell would read it, for error messages.
+std::string quote_command(const std::vector<std::string>& argv);
+
+}  // namespace ember::detail
