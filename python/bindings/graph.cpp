@@ -1,4 +1,5 @@
 // ember.FlowGraph, ember.TensorType, trace_from, and the graph optimizer.
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "ember/graph/build.h"
 #include "ember/graph/flow_graph.h"
 #include "ember/graph/pipeline.h"
 #include "ember/runtime/compiled_graph.h"
@@ -42,6 +44,44 @@ nb::object optimize_graph(const FlowGraph& graph, std::optional<std::string> dum
   return nb::make_tuple(result, rows);
 }
 
+tune::ParallelK parse_parallel_k(nb::handle v) {
+  using Mode = tune::ParallelK::Mode;
+  if (nb::isinstance<nb::str>(v)) {
+    std::string s = nb::cast<std::string>(v);
+    if (s == "default") return {Mode::Default, 0};
+    if (s == "disabled") return {Mode::Disabled, 0};
+    if (s == "search") return {Mode::Search, 0};
+  } else if (nb::isinstance<nb::int_>(v) && !nb::isinstance<nb::bool_>(v)) {
+    int parts = nb::cast<int>(v);
+    if (parts == 1) return {Mode::Disabled, 0};
+    if (parts >= 2) return {Mode::Fixed, parts};
+  }
+  throw Error("parallel_k must be 'default', 'disabled', 'search' or a number of parts >= 1, "
+              "got " +
+              nb::cast<std::string>(nb::repr(v)));
+}
+
+std::shared_ptr<CompiledGraph> build_graph_py(const FlowGraph& g, int search_space,
+                                              nb::handle parallel_k,
+                                              std::optional<std::string> dump_dir,
+                                              std::optional<nb::callable> progress,
+                                              std::map<std::string, int64_t> symbol_values) {
+  BuildOptions o;
+  o.search_space = search_space;
+  o.parallel_k = parse_parallel_k(parallel_k);
+  o.dump_dir = dump_dir.value_or("");
+  o.symbol_values = std::move(symbol_values);
+  if (progress) {
+    nb::callable fn = *progress;
+    // Called on this thread (which holds the GIL); also lets Ctrl-C stop a long tuning.
+    o.progress = [fn](const std::string& phase, int done, int total) {
+      fn(phase, done, total);
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    };
+  }
+  return g.build(o);
+}
+
 }  // namespace
 
 void bind_graph(nb::module_& m) {
@@ -67,8 +107,24 @@ void bind_graph(nb::module_& m) {
           nb::sig("def __call__(self, *args: Tensor) -> Tensor | tuple[Tensor, ...]"),
           "Runs the graph on concrete tensors (compiles it on the first call); returns a tensor, "
           "or a tuple for several outputs.")
-      .def("build", &FlowGraph::build,
-           "Generates, compiles (or loads from the cache) and links every kernel.")
+      .def("build", &build_graph_py, nb::kw_only(), nb::arg("search_space") = 0,
+           nb::arg("parallel_k") = "default", nb::arg("dump_dir") = nb::none(),
+           nb::arg("progress") = nb::none(),
+           nb::arg("symbol_values") = std::map<std::string, int64_t>{},
+           nb::sig("def build(self, *, search_space: int = 0, parallel_k: str | int = 'default', "
+                   "dump_dir: str | None = None, progress: "
+                   "collections.abc.Callable[[str, int, int], None] | None = None, "
+                   "symbol_values: collections.abc.Mapping[str, int] = {}) -> CompiledGraph"),
+           "Generates, compiles (or loads from the cache) and links every kernel.\n\n"
+           "search_space: 0 uses the analytic GEMM blocking; 1 and 2 measure a small and a large "
+           "space of blockings for every matmul kernel (recorded on disk and reused).\n"
+           "parallel_k: how GEMMs split K across threads: 'default' (decided per call), "
+           "'disabled', 'search' (split-K candidates are measured), or a number of parts.\n"
+           "dump_dir: write the generated translation units (kernels/unit_<i>.cpp) and the "
+           "tuning decisions (tuning.txt) there.\n"
+           "progress: called as progress(phase, done, total) for 'generating kernels', "
+           "'tuning' and 'compiling'.\n"
+           "symbol_values: sizes of symbolic dimensions to tune at; kernels stay generic.")
       .def_prop_ro("inputs", [](const FlowGraph& g) { return value_types(g, g.inputs); })
       .def_prop_ro("outputs", [](const FlowGraph& g) { return value_types(g, g.outputs); })
       .def_prop_ro("symbols", &FlowGraph::symbols, "Symbolic dimensions of the inputs.")

@@ -62,6 +62,7 @@ struct GemmTuning {
   // micro-kernel that wastes least on padding). An index in [0, gemm_kernel_count()) forces
   // the packed path with that micro-kernel; out-of-range values mean -1.
   int kernel = -1;
+  int split_k = 0;  // 0: automatic; 1: never split K; n >= 2: split K into n parts
 };
 
 struct NoEpilogue {

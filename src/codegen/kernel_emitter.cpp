@@ -4,6 +4,7 @@
 #include "ember/codegen/codegen.h"
 #include "ember/support/error.h"
 #include "expr_emitter.h"
+#include "gemm_config.h"
 #include "writer.h"
 
 namespace ember::codegen {
@@ -45,8 +46,9 @@ Expr strip_output_cast(const Expr& v, DType out) {
 
 class KernelWriter {
  public:
-  KernelWriter(const Task& task, const std::vector<std::string>& symbols)
-      : task_(task), symbols_(symbols) {}
+  KernelWriter(const Task& task, const std::vector<std::string>& symbols,
+               const KernelConfig& config)
+      : task_(task), symbols_(symbols), config_(config) {}
 
   std::string run(const std::string& fn_name);
 
@@ -66,6 +68,7 @@ class KernelWriter {
 
   const Task& task_;
   const std::vector<std::string>& symbols_;
+  const KernelConfig& config_;
   Writer w_;
   NameScope base_;
   int counter_ = 0;
@@ -444,8 +447,9 @@ void KernelWriter::matmul_stage(const Stage& s) {
   w_.line("g.B = b" + std::to_string(s.b) + "; g.b_k = g.N; g.b_n = 1;");
   w_.line("g.b_batch = " + batch_stride(bb, "g.K * g.N") + ";");
   w_.line("g.C = b" + std::to_string(s.out) + "; g.c_m = g.N; g.c_batch = g.M * g.N;");
+  const std::string tune = gemm_tuning_argument(config_);
   if (!s.epilogue.defined()) {
-    w_.line("ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{});");
+    w_.line("ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{}" + tune + ");");
     w_.close("}");
     return;
   }
@@ -463,15 +467,15 @@ void KernelWriter::matmul_stage(const Stage& s) {
   bool vec = value.dtype() == DType::float32 && probe.vectorizable(value, s.axes.back()->name);
   vector_loop(task_, names, s, value, "n0", "n0 + len", vec);
   w_.close("};");
-  w_.line("ember_rt::gemm(g, ctx, epilogue);");
+  w_.line("ember_rt::gemm(g, ctx, epilogue" + tune + ");");
   w_.close("}");
 }
 
 }  // namespace
 
 std::string generate_kernel(const Task& task, const std::string& fn_name,
-                            const std::vector<std::string>& symbols) {
-  KernelWriter kw(task, symbols);
+                            const std::vector<std::string>& symbols, const KernelConfig& config) {
+  KernelWriter kw(task, symbols, config);
   return kw.run(fn_name);
 }
 

@@ -21,6 +21,14 @@ std::vector<std::string> make_translation_units(const std::vector<std::string>& 
   int units = std::max(1, std::min<int>(max_units, static_cast<int>(kernels.size())));
   std::vector<std::string> out(units, kPrelude);
   out[0] += "extern \"C\" int ember_module_abi() { return EMBER_RT_ABI_VERSION; }\n\n";
+  // A tuning build's kernels read their GEMM blocking from this array (gemm_config.h).
+  const std::string global = kTuningGlobal;
+  bool tuning = false;
+  for (const std::string& k : kernels) tuning = tuning || k.find(global + "[") != std::string::npos;
+  if (tuning) {
+    for (std::string& unit : out) unit += "extern \"C\" int64_t " + global + "[5];\n";
+    out[0] += "extern \"C\" { int64_t " + global + "[5] = {0, 0, 0, -1, 0}; }\n\n";
+  }
   // Round-robin keeps the units of similar size.
   for (size_t i = 0; i < kernels.size(); ++i) out[i % units] += kernels[i] + "\n";
   return out;

@@ -1,16 +1,23 @@
-// FlowGraph -> CompiledGraph: lower every node, generate one kernel per distinct task,
-// compile the kernels together (through the cache), and link the launches.
+// FlowGraph -> CompiledGraph: lower every node, tune the GEMM blocking of matmul kernels when
+// asked, generate one kernel per distinct task, compile the kernels together (through the
+// cache), and link the launches.
+#include "ember/graph/build.h"
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "ember/codegen/codegen.h"
-#include "ember/graph/build.h"
 #include "ember/jit/cache.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
 
 namespace ember {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -21,9 +28,55 @@ std::string kernel_name(const std::string& body) {
   return "ember_k_" + sha256_hex(body).substr(0, 16);
 }
 
+void report(const BuildOptions& o, const char* phase, size_t done, size_t total) {
+  if (o.progress) o.progress(phase, static_cast<int>(done), static_cast<int>(total));
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path);
+  out << text;
+  EMBER_CHECK(!ec && out, "ember cannot write " << path.string()
+                                                << " (dump_dir): choose a writable directory.");
+}
+
+std::string tuning_summary(const std::vector<ir::Task>& tasks,
+                           const std::vector<tune::TuneResult>& results) {
+  std::ostringstream os;
+  os << "# GEMM blocking per kernel: the choice, median seconds of the default and of the "
+        "choice, and how many candidates were measured\n";
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const tune::TuneResult& r = results[i];
+    if (r.skipped == "no matmul stage") continue;
+    os << tasks[i].name << ": ";
+    if (!r.skipped.empty()) {
+      os << "default (" << r.skipped << ")\n";
+      continue;
+    }
+    os << r.config.str() << "  default " << r.default_seconds << " s, chosen " << r.best_seconds
+       << " s, " << r.candidates << " candidates"
+       << (r.from_record ? " (from the tuning records)" : "") << "\n";
+  }
+  return os.str();
+}
+
 }  // namespace
 
-std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph) {
+void validate(const BuildOptions& o) {
+  EMBER_CHECK(o.search_space >= 0 && o.search_space <= 2,
+              "search_space must be 0, 1 or 2 (got "
+                  << o.search_space << "): 0 uses the analytic schedules, 1 and 2 measure a "
+                  << "small and a large space of them.");
+  EMBER_CHECK(o.parallel_k.mode != tune::ParallelK::Mode::Fixed || o.parallel_k.parts >= 2,
+              "parallel_k must split K into at least 2 parts (got " << o.parallel_k.parts
+                                                                    << "); use 'disabled' for 1.");
+  for (const auto& [name, value] : o.symbol_values)
+    EMBER_CHECK(value >= 0, "symbol_values: the size " << name << " = " << value << " is negative");
+}
+
+std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOptions& options) {
+  validate(options);
   graph.verify();
   std::vector<std::string> symbols = graph.symbols();
   ExecPlan plan;
@@ -33,13 +86,27 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph) {
   plan.constants = graph.constants;
   plan.symbols = symbols;
 
+  std::vector<ir::Task> tasks;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    tasks.push_back(lower_node(graph, node, node.op->name + "_" + std::to_string(i)));
+  }
+  tune::TuneOptions topt;
+  topt.search_space = options.search_space;
+  topt.parallel_k = options.parallel_k;
+  topt.symbol_values = options.symbol_values;
+  topt.progress = [&](int done, int total) { report(options, "tuning", done, total); };
+  std::vector<tune::TuneResult> tuned = tune::tune_gemm_tasks(tasks, symbols, topt);
+
   std::vector<std::string> kernels;
   std::map<std::string, std::string> name_of_body;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
-    ir::Task task = lower_node(graph, node, node.op->name + "_" + std::to_string(i));
+    const ir::Task& task = tasks[i];
+    codegen::KernelConfig config;
+    config.gemm = tuned[i].config;
     // The kernel's name is the hash of its body: identical kernels are generated once.
-    std::string body = codegen::generate_kernel(task, "KERNEL_NAME", symbols);
+    std::string body = codegen::generate_kernel(task, "KERNEL_NAME", symbols, config);
     std::string name = kernel_name(body);
     if (!name_of_body.count(body)) {
       name_of_body[body] = name;
@@ -55,15 +122,23 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph) {
     for (const auto& b : task.buffers)
       if (b.role == ir::BufferRole::Scratch) launch.scratch.push_back({b.dtype, b.shape, {}});
     plan.launches.push_back(std::move(launch));
+    report(options, "generating kernels", i + 1, graph.nodes.size());
   }
+  if (!options.dump_dir.empty() && tune::wants_tuning(topt))
+    write_text(fs::path(options.dump_dir) / "tuning.txt", tuning_summary(tasks, tuned));
   if (!kernels.empty()) {
     int cores = std::max(1u, std::thread::hardware_concurrency());
-    int units = std::min<int>(cores, (static_cast<int>(kernels.size()) + kKernelsPerUnit - 1) /
-                                         kKernelsPerUnit);
+    int units = std::min<int>(
+        cores, (static_cast<int>(kernels.size()) + kKernelsPerUnit - 1) / kKernelsPerUnit);
     BuildRequest req;
     req.name = "graph";
     req.sources = codegen::make_translation_units(kernels, units);
     req.isa = isa_from_env();
+    req.progress = [&](int done, int total) { report(options, "compiling", done, total); };
+    if (!options.dump_dir.empty())
+      for (size_t u = 0; u < req.sources.size(); ++u)
+        write_text(fs::path(options.dump_dir) / "kernels" / ("unit_" + std::to_string(u) + ".cpp"),
+                   req.sources[u]);
     std::shared_ptr<Module> module = get_or_build(req);
     for (auto& l : plan.launches) l.fn = module->symbol(l.name);
     plan.modules = module;

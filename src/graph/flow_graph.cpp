@@ -146,6 +146,10 @@ std::string FlowGraph::fingerprint() const {
 
 std::shared_ptr<CompiledGraph> FlowGraph::build() const { return build_graph(*this); }
 
+std::shared_ptr<CompiledGraph> FlowGraph::build(const BuildOptions& options) const {
+  return build_graph(*this, options);
+}
+
 std::vector<Tensor> FlowGraph::operator()(const std::vector<Tensor>& in) const {
   if (!compiled_) compiled_ = build();
   return compiled_->run(in);

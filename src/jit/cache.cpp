@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <future>
 #include <map>
@@ -160,11 +161,13 @@ struct Prepared {
   std::vector<std::string> flags;
   const CompilerInfo* compiler;
   std::string key;
+  std::function<void(int, int)> progress;  // not part of the key
 };
 
 Prepared prepare(const BuildRequest& request) {
   EMBER_ASSERT(!request.sources.empty(), "build request '" << request.name << "' has no sources");
-  Prepared p{request.name, request.isa, request.sources, base_flags(), &find_compiler(), ""};
+  Prepared p{request.name,    request.isa, request.sources, base_flags(), &find_compiler(),
+             "",              request.progress};
   bool has_abi = std::any_of(p.sources.begin(), p.sources.end(), [](const std::string& s) {
     return s.find(kAbiFunction) != std::string::npos;
   });
@@ -339,7 +342,7 @@ Built build_entry(const Prepared& p, const fs::path& kernels) {
   }
   fs::path so = tmp / "module.so";
   auto start = std::chrono::steady_clock::now();
-  compile_shared(paths, so.string(), p.flags);
+  compile_shared(paths, so.string(), p.flags, true, p.progress);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<std::string> sha = sha256_file_hex(so.string());
   uintmax_t size = fs::file_size(so, ec);

@@ -477,8 +477,11 @@ void run_step(const CompilerInfo& cc, const std::vector<std::string>& flags,
 // Compiles sources[i] to objects[i], several at a time; rethrows the first failure.
 void compile_objects(const CompilerInfo& cc, const std::vector<std::string>& sources,
                      const std::vector<std::string>& objects, const std::vector<std::string>& flags,
-                     const std::optional<Prelude>& prelude) {
+                     const std::optional<Prelude>& prelude,
+                     const std::function<void(int, int)>& progress) {
   size_t n = sources.size();
+  std::atomic<int> done{0};
+  const std::thread::id caller = std::this_thread::get_id();
   size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
   std::atomic<size_t> next{0};
   std::mutex error_mu;
@@ -487,6 +490,11 @@ void compile_objects(const CompilerInfo& cc, const std::vector<std::string>& sou
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       try {
         run_step(cc, flags, prelude, {"-c", sources[i], "-o", objects[i]}, objects[i]);
+        int finished = done.fetch_add(1) + 1;
+        // Reported from the calling thread only: the callback may hold a lock of its own
+        // (Python's GIL) that the workers must not wait for.
+        if (progress && std::this_thread::get_id() == caller)
+          progress(finished, static_cast<int>(n) + 1);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (!first_error) first_error = std::current_exception();
@@ -499,17 +507,20 @@ void compile_objects(const CompilerInfo& cc, const std::vector<std::string>& sou
   work();
   for (std::thread& t : threads) t.join();
   if (first_error) std::rethrow_exception(first_error);
+  if (progress) progress(static_cast<int>(n), static_cast<int>(n) + 1);
 }
 
 }  // namespace
 
 void compile_shared(const std::vector<std::string>& sources, const std::string& out_so,
-                    const std::vector<std::string>& flags, bool use_pch) {
+                    const std::vector<std::string>& flags, bool use_pch,
+                    const std::function<void(int, int)>& progress) {
   EMBER_ASSERT(!sources.empty(), "compile_shared needs at least one source");
   const CompilerInfo& cc = find_compiler();
   std::optional<Prelude> prelude = prepare_prelude(cc, flags, use_pch);
   if (sources.size() == 1) {
     run_step(cc, flags, prelude, {"-shared", sources[0], "-o", out_so}, out_so);
+    if (progress) progress(1, 1);
     return;
   }
   std::vector<std::string> objects;
@@ -523,7 +534,7 @@ void compile_shared(const std::vector<std::string>& sources, const std::string& 
       for (const std::string& p : paths) fs::remove(p, ec);
     }
   } cleanup{objects};
-  compile_objects(cc, sources, objects, flags, prelude);
+  compile_objects(cc, sources, objects, flags, prelude, progress);
   // The compile flags go to the link too: harmless there, and needed by flags such as -flto.
   std::vector<std::string> argv = {cc.path};
   argv.insert(argv.end(), flags.begin(), flags.end());
@@ -531,6 +542,8 @@ void compile_shared(const std::vector<std::string>& sources, const std::string& 
   argv.insert(argv.end(), objects.begin(), objects.end());
   argv.insert(argv.end(), {"-o", out_so});
   run_checked(argv, out_so);
+  const int steps = static_cast<int>(sources.size()) + 1;
+  if (progress) progress(steps, steps);
 }
 
 }  // namespace ember

@@ -8,6 +8,7 @@
 // runtime_include/ember_rt/gemm.h with a generated epilogue.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,36 @@
 
 namespace ember::codegen {
 
+// The blocking of the GEMM template (ember_rt::GemmTuning, runtime_include/ember_rt/gemm.h)
+// that a kernel's matmul stages use. All zero (kernel -1) is the template's analytic default;
+// any value is valid (the template clamps), so a tuner may try anything.
+struct GemmConfig {
+  int64_t mc = 0, nc = 0, kc = 0;
+  int kernel = -1;  // micro-kernel index; -1: automatic (incl. dot-product and matvec paths)
+  int split_k = 0;  // 0: automatic; 1: K is never split; n >= 2: K split into n parts
+  bool is_default() const { return mc == 0 && nc == 0 && kc == 0 && kernel < 0 && split_k == 0; }
+  bool operator==(const GemmConfig&) const = default;
+  std::string str() const;  // "mc=.. nc=.. kc=.. kernel=.. split_k=.."
+};
+
+// How the kernel's matmul stages are configured.
+struct KernelConfig {
+  GemmConfig gemm;
+  // The tuning build: matmul stages read their GemmTuning at run time from the module's
+  // `ember_tuning` array (kTuningGlobal), so one compiled kernel serves every candidate.
+  bool gemm_from_global = false;
+};
+
+// The module-level array a tuning build's kernels read {mc, nc, kc, kernel, split_k} from;
+// make_translation_units defines it when any kernel uses it.
+inline constexpr const char* kTuningGlobal = "ember_tuning";
+
 // The C++ definition of one kernel named `fn_name`. `symbols` gives the order of the
 // symbolic dimensions in the kernel's `syms` argument. Buffers of the task must be ordered
 // inputs, outputs, scratch (the kernel's `args` order).
 std::string generate_kernel(const ir::Task& task, const std::string& fn_name,
-                            const std::vector<std::string>& symbols);
+                            const std::vector<std::string>& symbols,
+                            const KernelConfig& config = {});
 
 // Groups kernel definitions into at most `max_units` translation units, each with the
 // includes it needs; the first one also defines ember_module_abi().

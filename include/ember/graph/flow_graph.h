@@ -14,6 +14,7 @@
 namespace ember {
 
 class CompiledGraph;
+struct BuildOptions;
 
 struct Node {
   const OpDef* op = nullptr;
@@ -61,6 +62,8 @@ class FlowGraph {
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
   // Generates, compiles (or loads from the cache) and links every kernel.
   std::shared_ptr<CompiledGraph> build() const;
+  // The same with tuning, dumps and progress (ember/graph/build.h).
+  std::shared_ptr<CompiledGraph> build(const BuildOptions& options) const;
 
  private:
   mutable std::shared_ptr<CompiledGraph> compiled_;

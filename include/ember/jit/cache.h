@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ struct BuildRequest {
   std::vector<std::string> sources;  // full text of each translation unit
   Isa isa = Isa::Scalar;
   std::vector<std::string> extra_flags;  // after base_flags() and isa_flags(isa)
+  // Called as progress(done, total) on the calling thread while the module compiles (not on
+  // a cache hit), as translation units finish and once linked. Not part of the key.
+  std::function<void(int done, int total)> progress;
 };
 
 // A loaded kernel module (dlopen with RTLD_NOW | RTLD_LOCAL); dlclose on destruction.

@@ -7,6 +7,7 @@
 // compile time of a small kernel.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,12 @@ std::vector<std::string> base_flags();
 // A failure throws ember::InternalError with the command and the first 50 lines of the
 // compiler's output: generated code that does not compile is ember's bug. A compiler that
 // cannot be started is an ember::Error.
+//
+// `progress(done, total)`, when given, is called on the calling thread as sources finish
+// compiling and after the link (total = sources + 1; 1 for a single source, compiled and
+// linked in one step).
 void compile_shared(const std::vector<std::string>& sources, const std::string& out_so,
-                    const std::vector<std::string>& flags, bool use_pch = true);
+                    const std::vector<std::string>& flags, bool use_pch = true,
+                    const std::function<void(int, int)>& progress = {});
 
 }  // namespace ember

@@ -18,10 +18,8 @@ runs the graph eagerly (unless strict is on).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
-import re
 import threading
 import warnings
 from collections.abc import Callable
@@ -242,9 +240,9 @@ class CompiledSegment:
         self.settings = settings
         self.label = label
         self.failed = False
-        self._setup(conversion or FxConverter(gm, example_inputs, settings).run())
+        self._setup(conversion or FxConverter(gm, example_inputs, settings).run(), example_inputs)
 
-    def _setup(self, conversion: Conversion) -> None:
+    def _setup(self, conversion: Conversion, args: list[Any]) -> None:
         self.conversion = conversion
         self.input_index = [i for i, _ in conversion.inputs]
         self.carrier_sources = [conversion.symbol_sources[name] for name, _ in conversion.carriers]
@@ -255,14 +253,14 @@ class CompiledSegment:
         self.spec = conversion.output_spec
         self.compiled = None
         if conversion.outputs:
-            self.compiled = _build(conversion, self.settings, self.label)
+            self.compiled = _build(conversion, self.settings, self.label, args)
         self.static = self.settings.static_call
 
     def __call__(self, *args: Any) -> Any:
         if self.failed:
             return self.gm(*args)
         if not self.static and self._weights_changed(args):
-            self._setup(FxConverter(self.gm, list(args), self.settings).run())
+            self._setup(FxConverter(self.gm, list(args), self.settings).run(), list(args))
         try:
             tensors = self._run(args)
         except Exception as e:
@@ -333,20 +331,9 @@ def _eval_symbolic(value: Any, args: tuple, sources: dict) -> Any:
 
 
 # ---- building ------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
-def _build_parameters() -> frozenset[str]:
-    """The keyword arguments FlowGraph.build accepts in this ember build."""
-    build = ember.FlowGraph.build
-    text = getattr(build, "__nb_signature__", None)
-    sig = " ".join(s[0] for s in text if s and isinstance(s[0], str)) if text else (
-        getattr(build, "__doc__", "") or "")
-    return frozenset(re.findall(r"(\w+)\s*:", sig.split("->")[0]))
-
-
 class _PhaseBars:
     """Progress of the core's build, one tqdm bar per phase it reports (generating kernels,
-    fusing, compiling, tuning), for a FlowGraph.build that takes a progress callback
-    ``(phase, done, total)``."""
+    tuning, compiling), fed by FlowGraph.build's ``progress(phase, done, total)``."""
 
     def __init__(self, settings: Settings, label: str) -> None:
         self.settings, self.label = settings, label
@@ -365,29 +352,39 @@ class _PhaseBars:
             bar.close()
 
 
-def _build(conversion: Conversion, settings: Settings, label: str) -> Any:
+def _symbol_values(conversion: Conversion, args: list[Any]) -> dict[str, int]:
+    """The sizes the symbolic dimensions have in `args` (the example inputs), for tuning."""
+    values = {}
+    for name, (i, axis) in conversion.symbol_sources.items():
+        if i >= len(args):
+            continue
+        v = args[i] if axis is None else getattr(args[i], "shape", [None] * (axis + 1))[axis]
+        if isinstance(v, torch.SymInt):  # its example value, read without adding a guard
+            v = getattr(v.node, "hint", None)
+        if isinstance(v, int) and not isinstance(v, bool):
+            values[name] = v
+    return values
+
+
+def _build(conversion: Conversion, settings: Settings, label: str, args: list[Any]) -> Any:
     graph = conversion.graph()
     dump = os.path.join(settings.dump_dir, label) if settings.dump_dir else None
     if dump:
         os.makedirs(dump, exist_ok=True)
         with open(os.path.join(dump, "flow_graph.txt"), "w") as f:
             f.write(str(graph))
-    accepted = _build_parameters()
     phases = _PhaseBars(settings, label)
-    wanted = {"search_space": settings.search_space, "parallel_k": settings.parallel_k,
-              "dump_dir": dump, "progress": phases if settings.progress else None}
-    kwargs = {k: v for k, v in wanted.items() if k in accepted and v is not None}
     try:
-        with progress_bar(settings, 2, f"ember {label}", "phase") as bar:
-            bar.set_postfix_str("optimizing and fusing")
-            optimized = ember.graph.optimize(graph, dump_dir=dump)
-            bar.update(1)
-            bar.set_postfix_str("generating and compiling kernels")
-            compiled = optimized.build(**kwargs)
-            bar.update(1)
+        with progress_bar(settings, len(ember.graph.pass_names()), f"ember {label}: fusing",
+                          "pass") as bar:
+            optimized, timings = ember.graph.optimize(graph, dump_dir=dump, return_timings=True)
+            bar.update(len(timings))
+        return optimized.build(
+            search_space=settings.search_space, parallel_k=settings.parallel_k, dump_dir=dump,
+            progress=phases if settings.progress else None,
+            symbol_values=_symbol_values(conversion, args))
     finally:
         phases.close()
-    return compiled
 
 
 def _print_correctness(reference: torch.fx.GraphModule, example_inputs: list[Any],
