@@ -131,9 +131,10 @@ class CompileStats:
 
 
 def compile_first_call(
-    model: torch.nn.Module, backend: str, inputs: Sequence[Any]
+    model: torch.nn.Module, backend: str, inputs: Sequence[Any], mode: str | None = None
 ) -> tuple[Fn, CompileStats]:
-    """torch.compile ``model`` and time its first call (tracing + compiling + one run).
+    """torch.compile ``model`` (with torch.compile's ``mode``) and time its first call
+    (tracing + compiling + one run).
 
     Raises whatever the backend raises. Warnings raised while compiling (for example a
     backend announcing an eager fallback) are recorded and echoed to stderr.
@@ -143,7 +144,7 @@ def compile_first_call(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
-        fn = torch.compile(model, backend=backend)
+        fn = torch.compile(model, backend=backend, mode=mode)
         fn(*inputs)
         seconds = time.perf_counter() - t0
     messages: list[str] = []

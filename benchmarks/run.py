@@ -52,6 +52,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=10, help="interleaved timing rounds")
     p.add_argument("--json", type=Path, help="write results here (rewritten after each model)")
     p.add_argument("--small", action="store_true", help="reduced model sizes (quick checks)")
+    p.add_argument("--mode", choices=["default", "max-autotune"], default=None,
+                   help="torch.compile mode for every compiled contender (max-autotune: ember "
+                        "measures its GEMM blockings, search_space 2)")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--warmup", type=int, default=1, help="untimed calls before each batch")
     p.add_argument("--min-time", type=float, default=0.2, help="seconds per timed batch")
@@ -168,7 +171,7 @@ def compile_cold_and_warm(
         models[c] = spec.build(args.small)
         ember.reset_cache_stats()
         try:
-            fn, st = H.compile_first_call(models[c], backend_name(c, args), inputs)
+            fn, st = H.compile_first_call(models[c], backend_name(c, args), inputs, args.mode)
         except Exception as e:  # noqa: BLE001
             res["errors"][c] = H.error_text(e)
             log(f"  {c}: compile failed: {H.short_error(res['errors'][c], 200)}")
@@ -191,7 +194,7 @@ def compile_cold_and_warm(
             res["compile"][c]["memory_reset"] = reset_done.get(c, False)
             ember.reset_cache_stats()
             try:
-                fn, st = H.compile_first_call(models[c], backend_name(c, args), inputs)
+                fn, st = H.compile_first_call(models[c], backend_name(c, args), inputs, args.mode)
             except Exception as e:  # noqa: BLE001
                 res["errors"][c] = H.error_text(e)
                 del compiled[c]
@@ -220,6 +223,7 @@ def bench_model(
         "small": args.small,
         "batch": args.batch,
         "threads": args.threads,
+        "mode": args.mode or "default",
         "compile": {},
         "latency": {},
         "accuracy": {},
@@ -264,6 +268,8 @@ def child_argv(args: argparse.Namespace, models: str) -> list[str]:
     argv += ["--threads", str(args.threads), "--batch", str(args.batch)]
     argv += ["--repeat", str(args.repeat), "--warmup", str(args.warmup)]
     argv += ["--min-time", str(args.min_time), "--backends", ",".join(args.backend_names)]
+    if args.mode:
+        argv += ["--mode", args.mode]
     argv += ["--warm-mode", args.warm_mode, "--ember-backend", args.ember_backend]
     if args.small:
         argv.append("--small")
@@ -307,7 +313,7 @@ def run_warm_child(args: argparse.Namespace) -> int:
         inputs = spec.example_inputs(args.batch, args.small)
         with torch.inference_mode():
             ember.reset_cache_stats()
-            _, st = H.compile_first_call(model, backend_name(contender, args), inputs)
+            _, st = H.compile_first_call(model, backend_name(contender, args), inputs, args.mode)
         out = {"seconds": st.seconds, "graphs": st.graphs, "kernel_cache": ember.cache_stats()}
     except Exception as e:  # noqa: BLE001
         out = {"error": H.error_text(e, 500)}
@@ -350,7 +356,7 @@ def header_lines(meta: dict[str, Any]) -> list[str]:
         f"load avg {meta.get('loadavg_start', '?')} -> {meta.get('loadavg_end', '?')}",
         f"float32, batch {meta.get('batch')}, {'small' if meta.get('small') else 'full'} "
         f"configs, threads {meta.get('threads')} (ember.set_num_threads: {ember_threads}), "
-        f"warm compile: {meta.get('warm_mode')}",
+        f"warm compile: {meta.get('warm_mode')}, torch.compile mode: {meta.get('mode')}",
         f"latency: ms per forward, median of {meta.get('repeat')} interleaved rounds; "
         "speedup = eager_ms / ember_ms, vs_ind = inductor_ms / ember_ms (> 1: ember faster)",
         "compile: seconds for the first call, cold = empty disk cache, warm = filled disk "
@@ -459,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         "ember_import_error": ember.error,
         "ember_cache_dir": ember.cache_dir(),
         "ember_backend": args.ember_backend,
+        "mode": args.mode or "default",
         "batch": args.batch,
         "small": args.small,
         "repeat": args.repeat,
