@@ -10,14 +10,16 @@
 // rounds; the FMA peak is measured the same way in the same run.
 //
 // Optional arguments: a list of MxNxK[t][e] shapes (t: B transposed, as in a Linear layer's
-// weight; e: with a fused bias + GELU epilogue), e.g. `gemm_bench 1024x1024x1024 128x768x768te`. Environment: EMBER_BENCH_MC / _NC /
-// _KC / _KERNEL override the tuning (to explore blockings by hand).
+// weight; e: with a fused bias + GELU epilogue), e.g. `gemm_bench 1024x1024x1024 128x768x768te`.
+// Environment: EMBER_BENCH_MC / _NC / _KC / _KERNEL override the tuning (to explore blockings
+// by hand); EMBER_BENCH_SPLIT_K=1,2,0 times every shape with each GemmTuning::split_k listed
+// (0: automatic), one row each, interleaved round by round.
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -132,6 +134,7 @@ struct Shape {
   int64_t M, N, K;
   bool b_trans;
   bool epilogue = false;  // fused bias + GELU (erf) on every row segment
+  int split_k = 0;        // GemmTuning::split_k
 };
 
 int64_t env_int(const char* name, int64_t dflt) {
@@ -145,10 +148,25 @@ int64_t env_int(const char* name, int64_t dflt) {
 struct Timing {
   double wall, busy;
 };
-Timing time_gemm(const Shape& sh, const ember_rt::LaunchContext* ctx, std::vector<float>& A,
-                 std::vector<float>& B, std::vector<float>& C) {
-  ember_rt::GemmShape s{1, sh.M, sh.N, sh.K, A.data(), 0, sh.K, 1, B.data(), 0,
-                        sh.b_trans ? 1 : sh.N, sh.b_trans ? sh.K : 1, C.data(), 0, sh.N};
+// Times one shape with each split_k in `splits`, interleaved round by round.
+std::vector<Timing> time_gemm(const Shape& sh, const std::vector<int>& splits,
+                              const ember_rt::LaunchContext* ctx, std::vector<float>& A,
+                              std::vector<float>& B, std::vector<float>& C) {
+  ember_rt::GemmShape s{1,
+                        sh.M,
+                        sh.N,
+                        sh.K,
+                        A.data(),
+                        0,
+                        sh.K,
+                        1,
+                        B.data(),
+                        0,
+                        sh.b_trans ? 1 : sh.N,
+                        sh.b_trans ? sh.K : 1,
+                        C.data(),
+                        0,
+                        sh.N};
   ember_rt::GemmTuning tune;
   tune.mc = env_int("EMBER_BENCH_MC", 0);
   tune.nc = env_int("EMBER_BENCH_NC", 0);
@@ -166,33 +184,42 @@ Timing time_gemm(const Shape& sh, const ember_rt::LaunchContext* ctx, std::vecto
       ember_rt::gelu_erf(vf::load(row + i) + vf::load(bp + n0 + i)).store(row + i);
     if (i < len) {
       const int n = static_cast<int>(len - i);
-      ember_rt::gelu_erf(vf::load_partial(row + i, n) + vf::load_partial(bp + n0 + i, n)).store_partial(row + i, n);
+      ember_rt::gelu_erf(vf::load_partial(row + i, n) + vf::load_partial(bp + n0 + i, n))
+          .store_partial(row + i, n);
     }
   };
   auto run = [&] {
-    if (sh.epilogue) ember_rt::gemm(s, ctx, bias_gelu, tune);
-    else ember_rt::gemm(s, ctx, ember_rt::NoEpilogue{}, tune);
+    if (sh.epilogue)
+      ember_rt::gemm(s, ctx, bias_gelu, tune);
+    else
+      ember_rt::gemm(s, ctx, ember_rt::NoEpilogue{}, tune);
   };
-  run();  // warm up (scratch, caches)
-  Timing best{1e30, 1e30};
+  for (int split : splits) {  // warm up (scratch, caches)
+    tune.split_k = split;
+    run();
+  }
+  std::vector<Timing> best(splits.size(), Timing{1e30, 1e30});
   for (int round = 0; round < 25; ++round) {
-    if (pool) pool->overcount = 0;
-    const double w0 = wall_seconds(), c0 = thread_cpu_seconds();
-    for (int64_t r = 0; r < reps; ++r) run();
-    const double wall = (wall_seconds() - w0) / reps;
-    const double busy = (thread_cpu_seconds() - c0 - (pool ? pool->overcount : 0.0)) / reps;
-    if (wall < best.wall) best.wall = wall;
-    if (busy < best.busy) best.busy = busy;
+    for (size_t v = 0; v < splits.size(); ++v) {
+      tune.split_k = splits[v];
+      if (pool) pool->overcount = 0;
+      const double w0 = wall_seconds(), c0 = thread_cpu_seconds();
+      for (int64_t r = 0; r < reps; ++r) run();
+      const double wall = (wall_seconds() - w0) / reps;
+      const double busy = (thread_cpu_seconds() - c0 - (pool ? pool->overcount : 0.0)) / reps;
+      if (wall < best[v].wall) best[v].wall = wall;
+      if (busy < best[v].busy) best[v].busy = busy;
+    }
   }
   return best;
 }
 
 int main(int argc, char** argv) {
   std::vector<Shape> shapes = {
-      {1024, 1024, 1024, false}, {512, 512, 512, false},    {128, 768, 768, false},
-      {128, 768, 768, true},     {197, 768, 768, true},     {197, 3072, 768, true},
+      {1024, 1024, 1024, false},    {512, 512, 512, false}, {128, 768, 768, false},
+      {128, 768, 768, true},        {197, 768, 768, true},  {197, 3072, 768, true},
       {197, 3072, 768, true, true}, {64, 64, 64, false},    {8, 768, 768, true},
-      {1, 768, 768, true},       {1, 3072, 768, true},      {1, 768, 3072, true},
+      {1, 768, 768, true},          {1, 3072, 768, true},   {1, 768, 3072, true},
       {1, 3072, 768, false}};
   if (argc > 1) {
     shapes.clear();
@@ -206,15 +233,27 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const char* isa = ember_rt::vf::width == 16 ? "AVX-512" : ember_rt::vf::width == 8 ? "AVX2" : "scalar";
+  const char* isa = ember_rt::vf::width == 16  ? "AVX-512"
+                    : ember_rt::vf::width == 8 ? "AVX2"
+                                               : "scalar";
   std::printf("ember_rt::gemm, %s (vf::width %d), %d micro-kernels, default kernel %dx%d\n", isa,
               ember_rt::vf::width, ember_rt::gemm_kernel_count(), ember_rt::gemm_kernel_mr(0),
               ember_rt::gemm_kernel_nr(0));
   const double peak1 = peak_gflops(1), peak2 = peak_gflops(2);
-  std::printf("measured FMA peak: %.1f GFLOP/s (1 thread), %.1f GFLOP/s (2 threads)\n\n", peak1, peak2);
-  std::printf("%-18s | %-27s | %-27s | %s\n", "", "1 thread (CPU time)", "2 threads (busy time)",
+  std::printf("measured FMA peak: %.1f GFLOP/s (1 thread), %.1f GFLOP/s (2 threads)\n\n", peak1,
+              peak2);
+  std::vector<int> splits;
+  if (const char* v = std::getenv("EMBER_BENCH_SPLIT_K"))
+    for (const char* q = v; *q != '\0';) {
+      char* end = nullptr;
+      splits.push_back(static_cast<int>(std::strtol(q, &end, 10)));
+      q = *end == ',' ? end + 1 : end;
+      if (end == q && *q != '\0') break;  // not a number: stop
+    }
+  if (splits.empty()) splits.push_back(0);
+  std::printf("%-22s | %-27s | %-27s | %s\n", "", "1 thread (CPU time)", "2 threads (busy time)",
               "2 threads (wall clock)");
-  std::printf("%-18s | %10s %7s %8s | %10s %7s %8s | %10s\n", "M x N x K", "GFLOP/s", "% peak", "",
+  std::printf("%-22s | %10s %7s %8s | %10s %7s %8s | %10s\n", "M x N x K", "GFLOP/s", "% peak", "",
               "GFLOP/s", "% peak", "speedup", "GFLOP/s");
   SpinPool pool1(1), pool2(2);
   const ember_rt::LaunchContext ctx1{&pool1, 1, &SpinPool::parallel_run};
@@ -224,18 +263,24 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
     for (size_t i = 0; i < B.size(); ++i) B[i] = static_cast<float>(i % 7) * 0.1f - 0.3f;
     const double gf = 2.0 * sh.M * sh.N * sh.K / 1e9;
-    const Timing t1 = time_gemm(sh, &ctx1, A, B, C);
-    const Timing t2 = time_gemm(sh, &ctx2, A, B, C);
-    char name[64];
-    std::snprintf(name, sizeof name, "%ldx%ldx%ld%s%s", sh.M, sh.N, sh.K, sh.b_trans ? " Bt" : "",
-                  sh.epilogue ? " +gelu" : "");
-    std::printf("%-18s | %10.1f %6.0f%% %8s | %10.1f %6.0f%% %7.2fx | %10.1f", name, gf / t1.busy,
-                100 * gf / t1.busy / peak1, "", gf / t2.busy, 100 * gf / t2.busy / peak2,
-                t1.busy / t2.busy, gf / t2.wall);
-    if (sh.M == 1)  // matrix-vector: memory bound, judge in GB/s of B streamed
-      std::printf("   B at %.1f GB/s (1T), %.1f GB/s (2T)", 4.0 * sh.K * sh.N / t1.busy / 1e9,
-                  4.0 * sh.K * sh.N / t2.busy / 1e9);
-    std::printf("\n");
+    const std::vector<Timing> t1s = time_gemm(sh, splits, &ctx1, A, B, C);
+    const std::vector<Timing> t2s = time_gemm(sh, splits, &ctx2, A, B, C);
+    for (size_t v = 0; v < splits.size(); ++v) {
+      const Timing t1 = t1s[v], t2 = t2s[v];
+      char name[64];
+      std::snprintf(name, sizeof name, "%ldx%ldx%ld%s%s", sh.M, sh.N, sh.K, sh.b_trans ? " Bt" : "",
+                    sh.epilogue ? " +gelu" : "");
+      std::string label = name;
+      if (splits.size() > 1 || splits[0] != 0)
+        label += splits[v] == 0 ? " sk=auto" : " sk=" + std::to_string(splits[v]);
+      std::printf("%-22s | %10.1f %6.0f%% %8s | %10.1f %6.0f%% %7.2fx | %10.1f", label.c_str(),
+                  gf / t1.busy, 100 * gf / t1.busy / peak1, "", gf / t2.busy,
+                  100 * gf / t2.busy / peak2, t1.busy / t2.busy, gf / t2.wall);
+      if (sh.M == 1)  // matrix-vector: memory bound, judge in GB/s of B streamed
+        std::printf("   B at %.1f GB/s (1T), %.1f GB/s (2T)", 4.0 * sh.K * sh.N / t1.busy / 1e9,
+                    4.0 * sh.K * sh.N / t2.busy / 1e9);
+      std::printf("\n");
+    }
   }
   return 0;
 }

@@ -23,6 +23,17 @@
 // Threads split (batch x N blocks x M blocks) statically through parallel_for; each packs its
 // own blocks into thread-local scratch that persists between calls.
 //
+// Split-K: when those tasks are too few or too uneven for the threads (64 x 64 outputs with
+// K = 4096, a batch-1 1x1 convolution, x * W^T with N = 64, a dot product) and K is long,
+// threads instead compute the whole output over disjoint K ranges, every path (packed, dot,
+// matrix-vector) serially on its range: part 0 straight into C, the others into one shared
+// buffer ((parts - 1) x batch x M x N floats, cached per calling thread). A second parallel
+// pass adds the partials into C and calls the epilogue once per row segment, as above, on
+// the complete sums. GemmTuning::split_k forces a number of parts (clamped to [1, min(K, 256)]
+// and to a 16M-float buffer; a multiple of the thread count balances best); the
+// automatic choice splits only with several threads, K >= 256 per part and a predicted
+// load balance (busiest thread vs an even share) below 80% without it.
+//
 // The machinery is compiled once per translation unit whatever the epilogue: the epilogue
 // reaches it through a function pointer, called once per row segment (16-64 floats), which
 // costs nothing measurable next to the tile that produced the segment. (See gemm_erased for
@@ -55,9 +66,9 @@ struct GemmShape {
 // Blocking parameters. 0 (or -1 for kernel) picks the analytic default; any other value is
 // clamped to something valid, so a tuner may pass anything.
 struct GemmTuning {
-  int64_t mc = 0;   // rows of A per packed block (rounded up to the micro-tile height)
-  int64_t nc = 0;   // columns of B per packed block (rounded up to the micro-tile width)
-  int64_t kc = 0;   // depth of a packed block
+  int64_t mc = 0;  // rows of A per packed block (rounded up to the micro-tile height)
+  int64_t nc = 0;  // columns of B per packed block (rounded up to the micro-tile width)
+  int64_t kc = 0;  // depth of a packed block
   // -1: automatic (matrix-vector and dot-product paths where they apply, else the packed
   // micro-kernel that wastes least on padding). An index in [0, gemm_kernel_count()) forces
   // the packed path with that micro-kernel; out-of-range values mean -1.
@@ -80,7 +91,9 @@ using EpiFn = void (*)(void* epi, int64_t b, int64_t m, int64_t n0, int64_t len,
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
 inline int num_threads(const LaunchContext* ctx) {
   return ctx != nullptr && ctx->num_threads > 1 ? ctx->num_threads : 1;
 }
@@ -144,7 +157,8 @@ inline Plan make_plan(const GemmShape& s, const GemmTuning& t, int mr, int nr, i
     if (nb > max_nb) nb = max_nb;
     if (nb != p.nb) even_blocks(s.N, round_up(ceil_div(s.N, nb), nr), nr, p.nc, p.nb);
     if (s.batch * p.mb * p.nb < threads && p.mc > mr)  // still too few: split M as well
-      even_blocks(s.M, round_up(ceil_div(s.M, ceil_div(threads, s.batch * p.nb)), mr), mr, p.mc, p.mb);
+      even_blocks(s.M, round_up(ceil_div(s.M, ceil_div(threads, s.batch * p.nb)), mr), mr, p.mc,
+                  p.mb);
   }
   return p;
 }
@@ -196,7 +210,8 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
               float* c = C + (m0 + ir) * s.c_m + n0 + jr;
               micro_kernel<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv, !first);
               if (last && epi != nullptr)
-                for (int i = 0; i < mv; ++i) epi(epi_ctx, b, m0 + ir + i, n0 + jr, nv, c + i * s.c_m);
+                for (int i = 0; i < mv; ++i)
+                  epi(epi_ctx, b, m0 + ir + i, n0 + jr, nv, c + i * s.c_m);
             }
           }
         }
@@ -259,16 +274,24 @@ inline void run_dot(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, voi
 //   wj == 1: rows of Wt are contiguous: y += x[k] * row k, four rows per pass over y.
 //   wk == 1: columns contiguous: four dot products at a time.
 // done(j0, len) is called for each finished segment y[j0 : j0 + len).
+// Outputs per gemv task: contiguous rows of Wt (wj == 1) stream best in long segments, and
+// y[j0 : j0 + JB] stays in L1; dot products (wk == 1) take 16 outputs per task. Segments of y
+// updated in place are whole cache lines (16 floats): two threads updating one line at every
+// step of k ran 3x slower than one thread alone.
+inline int64_t gemv_block(int64_t J, int64_t K, bool rows_contiguous, int threads) {
+  if (!rows_contiguous) return 16;
+  const int64_t JB = round_up(ceil_div(J, ceil_div(J, 4096)), vf::width);
+  const int64_t per_thread = round_up(ceil_div(J, threads), 16);
+  return 2.0 * static_cast<double>(K) * J >= 32768.0 && per_thread < JB ? per_thread : JB;
+}
+
 template <class Done>
 inline bool gemv(const float* x, const float* Wt, int64_t wk, int64_t wj, float* y, int64_t ys,
                  int64_t K, int64_t J, const LaunchContext* ctx, Done&& done) {
   constexpr int W = vf::width;
   const double work = 2.0 * static_cast<double>(K) * J;
   if (wj == 1 && ys == 1) {
-    // Columns per task: long row segments stream best, and y[j0 : j0 + JB] stays in L1.
-    const int64_t JB = round_up(ceil_div(J, ceil_div(J, 4096)), W);
-    const int64_t per_thread = round_up(ceil_div(J, num_threads(ctx)), W);
-    const int64_t jb = work >= 32768.0 && per_thread < JB ? per_thread : JB;
+    const int64_t jb = gemv_block(J, K, true, num_threads(ctx));
     parallel_for(ctx, ceil_div(J, jb), work, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t j0 = c * jb, len = J - j0 < jb ? J - j0 : jb;
@@ -307,7 +330,7 @@ inline bool gemv(const float* x, const float* Wt, int64_t wk, int64_t wj, float*
     return true;
   }
   if (wk == 1) {
-    constexpr int64_t JB = 16;  // outputs per task
+    const int64_t JB = gemv_block(J, K, false, num_threads(ctx));
     parallel_for(ctx, ceil_div(J, JB), work, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         const int64_t j0 = c * JB, j1 = J < j0 + JB ? J : j0 + JB;
@@ -329,7 +352,8 @@ inline bool gemv(const float* x, const float* Wt, int64_t wk, int64_t wj, float*
             const int n = static_cast<int>(K - k < W ? K - k : W);
             const vf xa = vf::load_partial(x + k, n);
 #pragma GCC unroll 4
-            for (int q = 0; q < 4; ++q) acc[q][0] = fma(xa, vf::load_partial(r[q] + k, n), acc[q][0]);
+            for (int q = 0; q < 4; ++q)
+              acc[q][0] = fma(xa, vf::load_partial(r[q] + k, n), acc[q][0]);
           }
           for (int q = 0; q < nj; ++q) y[(j + q) * ys] = reduce_add(acc[q][0] + acc[q][1]);
         }
@@ -343,15 +367,21 @@ inline bool gemv(const float* x, const float* Wt, int64_t wk, int64_t wj, float*
 
 // M == 1 or N == 1: one matrix-vector product per batch. Returns false if the strides do not
 // suit the gemv kernels.
+// Row: y = C[b, 0, :], x = A[b, 0, :], Wt(k, j) = B(k, j).
+// Column: y = C[b, :, 0], x = B[b, :, 0], Wt(k, j) = A(j, k).
+inline bool gemv_applies(const GemmShape& s) {
+  if (s.M != 1 && s.N != 1) return false;
+  const bool row = s.M == 1;
+  const int64_t wk = row ? s.b_k : s.a_k, wj = row ? s.b_n : s.a_m, ys = row ? 1 : s.c_m;
+  return (wj == 1 || wk == 1) && (wj != 1 || ys == 1);
+}
+
 inline bool try_gemv(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
+  if (!gemv_applies(s)) return false;
   const bool row = s.M == 1;  // else N == 1
-  // Row: y = C[b, 0, :], x = A[b, 0, :], Wt(k, j) = B(k, j).
-  // Column: y = C[b, :, 0], x = B[b, :, 0], Wt(k, j) = A(j, k).
   const int64_t wk = row ? s.b_k : s.a_k, wj = row ? s.b_n : s.a_m;
   const int64_t xs = row ? s.a_k : s.b_k, ys = row ? 1 : s.c_m;
   const int64_t J = row ? s.N : s.M;
-  if (wj != 1 && wk != 1) return false;
-  if (wj == 1 && ys != 1) return false;
   for (int64_t b = 0; b < s.batch; ++b) {
     const float* x = row ? s.A + b * s.a_batch : s.B + b * s.b_batch;
     const float* Wt = row ? s.B + b * s.b_batch : s.A + b * s.a_batch;
@@ -371,6 +401,155 @@ inline bool try_gemv(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, vo
     });
   }
   return true;
+}
+
+// ---- path choice and split-K ----------------------------------------------------------------
+
+// The path a call takes without split-K: a packed micro-kernel index, or one of these.
+constexpr int kPathGemv = -2, kPathDot = -3;
+
+inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
+  if (tune.kernel >= 0 && tune.kernel < kNumKernels) return tune.kernel;
+  if ((s.M == 1 || s.N == 1) && gemv_applies(s)) return kPathGemv;
+  if (s.a_k == 1 && s.b_k == 1 && s.M <= kDotMaxM) return kPathDot;
+  // Least padding wins: the useful fraction of the computed tiles, preferring the default
+  // kernel (index 0) unless another wastes clearly less.
+  int kernel = 0;
+  double best = 0;
+  for (int id = 0; id < kNumKernels; ++id) {
+    const KernelShape ks = kernel_shape(id);
+    const double used = static_cast<double>(s.M) / round_up(s.M, ks.mr) *
+                        (static_cast<double>(s.N) / round_up(s.N, ks.nr));
+    if (used > best * 1.15) best = used, kernel = id;
+  }
+  return kernel;
+}
+
+// Runs the product (K >= 1) on the given path, without split-K.
+inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
+                     const GemmTuning& tune, int path) {
+  if (path == kPathGemv && try_gemv(s, ctx, epi, epi_ctx)) return;
+  if (path == kPathDot) return run_dot(s, ctx, epi, epi_ctx);
+  const int kernel = path >= 0 ? path : 0;
+  const KernelShape ks = kernel_shape(kernel);
+  const Plan p = make_plan(s, tune, ks.mr, ks.nr, num_threads(ctx));
+#define EMBER_RT_RUN_CASE(ID, MR, NV) \
+  if (kernel == ID) return run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
+  EMBER_RT_GEMM_KERNELS(EMBER_RT_RUN_CASE)
+#undef EMBER_RT_RUN_CASE
+}
+
+// How evenly `tasks` tasks of work size(t), split into contiguous chunks over the threads as
+// parallel_run does, load them: the average thread's work over the busiest thread's (1: even).
+template <class Size>
+inline double chunk_balance(int64_t tasks, int threads, Size&& size) {
+  if (tasks >= 8 * threads) return 1.0;  // fine-grained enough (and not worth the loop)
+  double total = 0, busiest = 0;
+  for (int i = 0; i < threads; ++i) {
+    double w = 0;
+    for (int64_t t = tasks * i / threads; t < tasks * (i + 1) / threads; ++t) w += size(t);
+    total += w;
+    busiest = w > busiest ? w : busiest;
+  }
+  return busiest > 0 ? total / (threads * busiest) : 1.0;
+}
+
+// The load balance of the product on `path` without split-K, from its task decomposition.
+inline double path_balance(const GemmShape& s, const GemmTuning& tune, int path, int threads) {
+  if (path == kPathGemv) {  // one parallel_for per batch over blocks of outputs
+    const bool row = s.M == 1;
+    const int64_t J = row ? s.N : s.M;
+    const int64_t jb = gemv_block(J, s.K, (row ? s.b_n : s.a_m) == 1, threads);
+    return chunk_balance(ceil_div(J, jb), threads, [&](int64_t t) {
+      return static_cast<double>(J - t * jb < jb ? J - t * jb : jb);
+    });
+  }
+  if (path == kPathDot) {  // blocks of 48 columns (run_dot's JB), per batch
+    const int64_t blocks = ceil_div(s.N, 48);
+    return chunk_balance(s.batch * blocks, threads, [&](int64_t t) {
+      const int64_t n0 = (t % blocks) * 48;
+      return static_cast<double>(s.N - n0 < 48 ? s.N - n0 : 48);
+    });
+  }
+  const KernelShape ks = kernel_shape(path);
+  const Plan p = make_plan(s, tune, ks.mr, ks.nr, threads);
+  return chunk_balance(s.batch * p.mb * p.nb, threads, [&](int64_t t) {  // padded tiles
+    const int64_t m0 = (t % p.mb) * p.mc, n0 = ((t / p.mb) % p.nb) * p.nc;
+    return static_cast<double>(round_up(s.M - m0 < p.mc ? s.M - m0 : p.mc, ks.mr)) *
+           round_up(s.N - n0 < p.nc ? s.N - n0 : p.nc, ks.nr);
+  });
+}
+
+constexpr int64_t kSplitMinPartK = 256;     // automatic split: depth of each part at least
+constexpr double kSplitBelowBalance = 0.8;  // ... and only below this load balance
+constexpr int64_t kSplitMaxParts = 256;     // any requested part count is clamped to this
+constexpr int64_t kSplitMaxPartialFloats = int64_t{1} << 24;  // and to a 64 MiB buffer
+
+// The number of K parts for this call: 1 means no split.
+inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path, int threads) {
+  int64_t parts = tune.split_k;
+  if (parts == 1) return 1;
+  if (parts <= 0) {  // automatic (negative values too)
+    const double work = 2.0 * static_cast<double>(s.batch) * s.M * s.N * s.K;
+    if (threads <= 1 || s.K < 2 * kSplitMinPartK || work < 4 * 32768.0) return 1;
+    if (path_balance(s, tune, path, threads) >= kSplitBelowBalance) return 1;
+    // Fewest parts whose batch x parts tasks share out evenly, as deep as allowed.
+    parts = threads;
+    for (int64_t p = 2; p <= threads; ++p)
+      if ((s.batch * p) % threads == 0 || s.batch * p >= 8 * threads) {
+        parts = p;
+        break;
+      }
+    if (parts > s.K / kSplitMinPartK) parts = s.K / kSplitMinPartK;
+  }
+  const int64_t outputs = s.batch * s.M * s.N;
+  parts = clamp64(parts, 1, kSplitMaxParts < s.K ? kSplitMaxParts : s.K);
+  if (parts > 1 && (parts - 1) * outputs > kSplitMaxPartialFloats)
+    parts = 1 + kSplitMaxPartialFloats / outputs;
+  return parts;
+}
+
+// Split-K: tasks (batch, part) compute the product over the part's K range serially on
+// `path`, part 0 into C and the others into a shared buffer; then the partials are added
+// into C, row segment by row segment, and the epilogue runs on each finished segment.
+inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
+                        const GemmTuning& tune, int path, int64_t parts) {
+  const int64_t MN = s.M * s.N, stride = s.batch * MN;  // partial p - 1 at part + (p - 1) * stride
+  PartialBuffer buffer(static_cast<size_t>((parts - 1) * stride));
+  float* part = buffer.data();
+  GemmTuning serial = tune;
+  serial.split_k = 1;
+  const double work = 2.0 * static_cast<double>(s.batch) * MN * s.K;
+  parallel_for(ctx, s.batch * parts, work, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / parts, p = t % parts;
+      const int64_t k0 = s.K * p / parts, k1 = s.K * (p + 1) / parts;
+      GemmShape sub = s;
+      sub.batch = 1;
+      sub.K = k1 - k0;
+      sub.A = s.A + b * s.a_batch + k0 * s.a_k;
+      sub.B = s.B + b * s.b_batch + k0 * s.b_k;
+      sub.C = p == 0 ? s.C + b * s.c_batch : part + (p - 1) * stride + b * MN;
+      sub.c_m = p == 0 ? s.c_m : s.N;
+      run_path(sub, nullptr, nullptr, nullptr, serial, path);
+    }
+  });
+  // Reduction: whole rows when there are enough of them, else rows cut into segments.
+  const int threads = num_threads(ctx);
+  const int64_t rows = s.batch * s.M;
+  int64_t seg = s.N;
+  if (rows < 4 * threads) seg = round_up(ceil_div(s.N, ceil_div(4 * threads, rows)), 16);
+  const int64_t segs = ceil_div(s.N, seg);
+  const double reduce_work = static_cast<double>(stride) * (parts + (epi != nullptr ? 8 : 0));
+  parallel_for(ctx, rows * segs, reduce_work, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t b = r / segs / s.M, m = r / segs % s.M, n0 = r % segs * seg;
+      const int64_t len = s.N - n0 < seg ? s.N - n0 : seg;
+      float* row = s.C + b * s.c_batch + m * s.c_m + n0;
+      add_partials(row, part + b * MN + m * s.N + n0, stride, static_cast<int>(parts - 1), len);
+      if (epi != nullptr) epi(epi_ctx, b, m, n0, len, row);
+    }
+  });
 }
 
 // The whole GEMM, with the epilogue type-erased. Normally an inline function compiled in every
@@ -402,27 +581,10 @@ EMBER_RT_GEMM_LINKAGE void gemm_erased(const GemmShape& s, const LaunchContext* 
     });
     return;
   }
-  int kernel = tune.kernel;
-  if (kernel < 0 || kernel >= kNumKernels) {
-    if ((s.M == 1 || s.N == 1) && try_gemv(s, ctx, epi, epi_ctx)) return;
-    if (s.a_k == 1 && s.b_k == 1 && s.M <= kDotMaxM) return run_dot(s, ctx, epi, epi_ctx);
-    // Least padding wins: the useful fraction of the computed tiles, preferring the default
-    // kernel (index 0) unless another wastes clearly less.
-    kernel = 0;
-    double best = 0;
-    for (int id = 0; id < kNumKernels; ++id) {
-      const KernelShape ks = kernel_shape(id);
-      const double used = static_cast<double>(s.M) / round_up(s.M, ks.mr) *
-                          (static_cast<double>(s.N) / round_up(s.N, ks.nr));
-      if (used > best * 1.15) best = used, kernel = id;
-    }
-  }
-  const KernelShape ks = kernel_shape(kernel);
-  const Plan p = make_plan(s, tune, ks.mr, ks.nr, num_threads(ctx));
-#define EMBER_RT_RUN_CASE(ID, MR, NV) \
-  if (kernel == ID) return run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
-  EMBER_RT_GEMM_KERNELS(EMBER_RT_RUN_CASE)
-#undef EMBER_RT_RUN_CASE
+  const int path = choose_path(s, tune);
+  const int64_t parts = split_parts(s, tune, path, num_threads(ctx));
+  if (parts > 1) return run_split_k(s, ctx, epi, epi_ctx, tune, path, parts);
+  run_path(s, ctx, epi, epi_ctx, tune, path);
 }
 #undef EMBER_RT_GEMM_LINKAGE
 #endif

@@ -1,5 +1,5 @@
 // Building blocks of ember_rt::gemm (gemm.h): the register-blocked micro-kernel, the packing
-// routines, the per-ISA kernel table, and thread-local scratch memory.
+// routines, the per-ISA kernel table, thread-local scratch memory and the split-K reduction.
 //
 // Packed layouts (BLIS-style):
 //   A block (mc x kc) -> micro-panels of MR rows; in a panel, element (i, k) at [k * MR + i].
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "vec.h"
 
@@ -42,6 +43,64 @@ inline float* scratch(int slot, size_t floats) {
   return buf.p[slot];
 }
 enum ScratchSlot { kSlotA = 0, kSlotB = 1, kSlotVec = 2 };
+
+// Partial sums of a split-K product, shared by every thread of the call. The buffer is taken
+// out of a per-thread cache for the duration of the call and put back afterwards, so the
+// next call on this thread allocates nothing, and a nested call (from an epilogue, say)
+// finds the cache empty and allocates its own instead of overwriting this one.
+class PartialBuffer {
+ public:
+  explicit PartialBuffer(size_t floats) {
+    Cache& c = cache();
+    if (c.p != nullptr && c.n >= floats) {
+      p_ = c.p, n_ = c.n;
+      c.p = nullptr, c.n = 0;
+    } else {
+      n_ = floats + floats / 4 + 64;  // some headroom against regrowing
+      p_ = static_cast<float*>(::operator new[](n_ * sizeof(float), std::align_val_t{64}));
+    }
+  }
+  ~PartialBuffer() {
+    Cache& c = cache();
+    if (c.n < n_) std::swap(c.p, p_), std::swap(c.n, n_);  // keep the larger of the two
+    if (p_ != nullptr) ::operator delete[](p_, std::align_val_t{64});
+  }
+  PartialBuffer(const PartialBuffer&) = delete;
+  PartialBuffer& operator=(const PartialBuffer&) = delete;
+  float* data() const { return p_; }
+
+ private:
+  struct Cache {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Cache() {
+      if (p != nullptr) ::operator delete[](p, std::align_val_t{64});
+    }
+  };
+  static Cache& cache() {
+    thread_local Cache c;
+    return c;
+  }
+  float* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// row[0 : len) += part[p * stride + 0 : len) for p < parts (the split-K reduction).
+inline void add_partials(float* row, const float* part, int64_t stride, int parts, int64_t len) {
+  constexpr int W = vf::width;
+  int64_t j = 0;
+  for (; j + W <= len; j += W) {
+    vf acc = vf::load(row + j);
+    for (int p = 0; p < parts; ++p) acc += vf::load(part + p * stride + j);
+    acc.store(row + j);
+  }
+  if (j < len) {
+    const int n = static_cast<int>(len - j);
+    vf acc = vf::load_partial(row + j, n);
+    for (int p = 0; p < parts; ++p) acc += vf::load_partial(part + p * stride + j, n);
+    acc.store_partial(row + j, n);
+  }
+}
 
 // ---- micro-kernel ------------------------------------------------------------------------
 
@@ -117,8 +176,8 @@ inline void keep_in_register(vf& v) {
 // layout): C[i, q] = sum_k a[i * lda + k] * b[q * ldb + k] for i < mv, q < nv, as MB x NB
 // dot products accumulated in vectors and reduced at the end. No packing at all.
 template <int MB, int NB>
-inline void dot_tile(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
-                     float* c, int64_t ldc, int mv, int nv) {
+inline void dot_tile(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                     int64_t ldc, int mv, int nv) {
   constexpr int W = vf::width;
   const float* ar[MB];
   const float* br[NB];
@@ -168,7 +227,8 @@ inline void pack_a(const float* a, int64_t sm, int64_t sk, int64_t mlen, int64_t
     const int rows = static_cast<int>(mlen - m0 < MR ? mlen - m0 : MR);
     const float* src = a + m0 * sm;
     if (sm == 1 && rows == MR) {  // columns of A are contiguous: copy MR floats per k
-      for (int64_t k = 0; k < klen; ++k) std::memcpy(out + k * MR, src + k * sk, sizeof(float) * MR);
+      for (int64_t k = 0; k < klen; ++k)
+        std::memcpy(out + k * MR, src + k * sk, sizeof(float) * MR);
     } else if (sk == 1 && rows == MR) {  // rows contiguous: interleave MR row streams
       const float* r[MR];
       for (int i = 0; i < MR; ++i) r[i] = src + i * sm;
@@ -200,9 +260,12 @@ inline void pack_b(const float* b, int64_t sk, int64_t sn, int64_t klen, int64_t
         float* d = out + k * NR;
         for (int j = 0; j < NR; j += W) {
           const int n = cols - j;
-          if (n >= W) vf::load(s + j).store(d + j);
-          else if (n > 0) vf::load_partial(s + j, n).store(d + j);
-          else vf(0.0f).store(d + j);
+          if (n >= W)
+            vf::load(s + j).store(d + j);
+          else if (n > 0)
+            vf::load_partial(s + j, n).store(d + j);
+          else
+            vf(0.0f).store(d + j);
         }
       }
     } else if (sk == 1 && cols == NR) {  // columns contiguous (B transposed): 8 k at a time
@@ -250,7 +313,7 @@ struct KernelShape {
 };
 inline KernelShape kernel_shape(int id) {
 #define EMBER_RT_SHAPE_CASE(ID, MR, NV) \
-  if (id == ID) return KernelShape{MR, (NV) * vf::width};
+  if (id == ID) return KernelShape{MR, (NV)*vf::width};
   EMBER_RT_GEMM_KERNELS(EMBER_RT_SHAPE_CASE)
 #undef EMBER_RT_SHAPE_CASE
   return KernelShape{0, 0};

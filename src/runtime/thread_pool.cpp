@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -20,7 +21,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long a worker keeps spinning for the next job inside a region before it sleeps.
+// How long a worker keeps spinning for the next job inside a region before it sleeps (at
+// least; the pool's idle spin time when that is longer).
 constexpr auto kRegionSpin = std::chrono::microseconds(100);
 // How long the caller spins for workers to finish before it starts yielding its core.
 constexpr auto kCallerSpin = std::chrono::microseconds(200);
@@ -73,8 +75,9 @@ inline int64_t split_point(int64_t n, int64_t i, int64_t t) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : fork_generation_(fork_generation()) {
+ThreadPool::ThreadPool(int threads, int64_t spin_us) : fork_generation_(fork_generation()) {
   check_thread_count(threads, "ThreadPool");
+  set_spin_us(spin_us);
   try {
     set_num_threads(threads);
   } catch (...) {
@@ -97,6 +100,13 @@ void ThreadPool::shutdown() {
   futex_wake_all(&gen_);
   for (std::thread& t : workers_) t.join();
   workers_.clear();
+}
+
+void ThreadPool::set_spin_us(int64_t spin_us) {
+  EMBER_CHECK(spin_us >= 0 && spin_us <= kMaxSpinUs,
+              "ThreadPool: the idle spin time must be between 0 and "
+                  << kMaxSpinUs << " microseconds, got " << spin_us << ".");
+  spin_us_.store(spin_us, std::memory_order_relaxed);
 }
 
 // Takes busy_ for work that must not overlap a parallel_run (resizing).
@@ -126,21 +136,22 @@ void ThreadPool::set_num_threads(int threads) {
   busy_.store(false, std::memory_order_release);
 }
 
-// Returns the first even generation different from `seen` (or any, once stopping). Spins
-// first while a region is open and this worker is in use, then sleeps on the futex.
+// Returns the first even generation different from `seen` (or any, once stopping). A worker
+// in use spins first: for the idle spin time after its last job, and at least kRegionSpin
+// while a region is open; then it sleeps on the futex.
 uint32_t ThreadPool::wait_for_job(uint32_t seen, int index) {
   auto ready = [&](uint32_t g) { return (g != seen && (g & 1) == 0); };
-  bool spin = regions_.load(std::memory_order_relaxed) > 0 && index < num_threads() &&
-              !oversubscribed_.load(std::memory_order_relaxed);
-  if (spin) {
-    auto deadline = Clock::now() + kRegionSpin;
+  if (index < num_threads() && !oversubscribed_.load(std::memory_order_relaxed)) {
+    const auto start = Clock::now();
     for (;;) {
       for (int i = 0; i < kPausesPerClockRead; ++i) {
         uint32_t g = gen_.load(std::memory_order_acquire);
         if (ready(g) || stop_.load(std::memory_order_relaxed)) return g;
         _mm_pause();
       }
-      if (Clock::now() > deadline || regions_.load(std::memory_order_relaxed) == 0) break;
+      auto budget = std::chrono::microseconds(spin_us_.load(std::memory_order_relaxed));
+      if (regions_.load(std::memory_order_relaxed) > 0) budget = std::max(budget, kRegionSpin);
+      if (Clock::now() - start > budget) break;
     }
   }
   // Dekker-style handshake with publish(): we announce ourselves in sleepers_ before
@@ -165,13 +176,28 @@ void ThreadPool::worker_main(int index, uint32_t seen) {
     int64_t n = job_n_.load(std::memory_order_relaxed);
     int threads = job_threads_.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
-    // A worker that takes part in job g holds up the publisher until it is done, so only a
-    // worker that is not part of it can see the next job being written: it then retries.
+    // The fields read above belong to job g only if gen_ did not move meanwhile (else the
+    // next job is being written: retry). A claimed chunk holds up job g's caller until it is
+    // done, so the fields stay valid while this worker runs it.
     if (gen_.load(std::memory_order_relaxed) != g) continue;
     seen = g;
-    if (index < threads) {
-      run_chunk(fn, closure, n, threads, index);
+    for (int chunk; (chunk = claim_chunk(g, threads)) >= 0;) {
+      run_chunk(fn, closure, n, threads, chunk);
       pending_.fetch_sub(1, std::memory_order_release);
+    }
+  }
+}
+
+// Takes the next unstarted chunk of job g, or returns -1 when none is left (or the job is no
+// longer g). Chunks go to whichever thread asks first, so a worker that is slow to wake or
+// descheduled by other load does not hold up the run: the caller takes its chunk instead.
+int ThreadPool::claim_chunk(uint32_t g, int threads) {
+  uint64_t word = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    const auto next = static_cast<uint32_t>(word);
+    if (static_cast<uint32_t>(word >> 32) != g || next >= static_cast<uint32_t>(threads)) return -1;
+    if (claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) {
+      return static_cast<int>(next);
     }
   }
 }
@@ -182,16 +208,18 @@ void ThreadPool::run_chunk(ChunkFn fn, void* closure, int64_t n, int threads, in
   if (begin < end) fn(closure, begin, end);
 }
 
-void ThreadPool::publish(ChunkFn fn, void* closure, int64_t n, int threads) {
+uint32_t ThreadPool::publish(ChunkFn fn, void* closure, int64_t n, int threads) {
   pending_.store(threads > 1 ? threads - 1 : 0, std::memory_order_relaxed);
-  gen_.fetch_add(1, std::memory_order_relaxed);  // odd: being written
+  uint32_t g = gen_.fetch_add(1, std::memory_order_relaxed) + 2;  // odd: being written
   std::atomic_thread_fence(std::memory_order_release);
   job_fn_.store(fn, std::memory_order_relaxed);
   job_closure_.store(closure, std::memory_order_relaxed);
   job_n_.store(n, std::memory_order_relaxed);
   job_threads_.store(threads, std::memory_order_relaxed);
-  gen_.fetch_add(1, std::memory_order_seq_cst);  // even: complete
+  claim_.store(static_cast<uint64_t>(g) << 32 | 1u, std::memory_order_relaxed);  // 0: caller's
+  gen_.fetch_add(1, std::memory_order_seq_cst);                                  // even: complete
   if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake_all(&gen_);
+  return g;
 }
 
 void ThreadPool::wait_for_workers() {
@@ -234,9 +262,17 @@ void ThreadPool::parallel_run(int64_t n, ChunkFn fn, void* closure, int max_thre
     fn(closure, 0, n);
     return;
   }
-  publish(fn, closure, n, threads);
+  uint32_t g = publish(fn, closure, n, threads);
   finish.started = true;
   run_chunk(fn, closure, n, threads, 0);
+  // Then the chunks no worker has started yet.
+  for (int chunk; (chunk = claim_chunk(g, threads)) >= 0;) {
+    struct Done {  // counted even if the chunk throws: wait_for_workers must not hang
+      std::atomic<int>& pending;
+      ~Done() { pending.fetch_sub(1, std::memory_order_release); }
+    } done{pending_};
+    run_chunk(fn, closure, n, threads, chunk);
+  }
 }
 
 void ThreadPool::begin_region() {
@@ -296,8 +332,24 @@ int initial_default_threads() {
 
 }  // namespace
 
+int64_t spin_us_from_env(const char* value) {
+  if (value == nullptr || *value == '\0') return ThreadPool::kDefaultSpinUs;
+  char* end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(value, &end, 10);
+  EMBER_CHECK(errno == 0 && end != value && *end == '\0' && parsed >= 0 &&
+                  parsed <= ThreadPool::kMaxSpinUs,
+              "EMBER_SPIN_US is set to '"
+                  << value << "', which is not a number of microseconds between 0 and "
+                  << ThreadPool::kMaxSpinUs
+                  << ". Set it to how long idle pool threads keep spinning for more work "
+                  << "before they sleep (0: sleep at once), or unset it for the default of "
+                  << ThreadPool::kDefaultSpinUs << ".");
+  return parsed;
+}
+
 ThreadPool& default_pool() {
-  static ThreadPool pool(initial_default_threads());
+  static ThreadPool pool(initial_default_threads(), spin_us_from_env(std::getenv("EMBER_SPIN_US")));
   return pool;
 }
 

@@ -26,7 +26,9 @@ void thread_run(void* /*pool*/, int64_t n, ChunkFn fn, void* closure, int thread
   for (auto& t : ts) t.join();
 }
 template <int T>
-void run_t(void* pool, int64_t n, ChunkFn fn, void* closure) { thread_run(pool, n, fn, closure, T); }
+void run_t(void* pool, int64_t n, ChunkFn fn, void* closure) {
+  thread_run(pool, n, fn, closure, T);
+}
 
 LaunchContext make_ctx(int threads) {
   LaunchContext c{};
@@ -47,9 +49,9 @@ struct Case {
 
 std::string describe(const Case& c) {
   const char* names[] = {"row", "trans", "strided"};
-  return "batch=" + std::to_string(c.batch) + " M=" + std::to_string(c.M) + " N=" +
-         std::to_string(c.N) + " K=" + std::to_string(c.K) + " A=" + names[c.a] + " B=" +
-         names[c.b] + (c.a_bcast ? " A-bcast" : "") + (c.b_bcast ? " B-bcast" : "") +
+  return "batch=" + std::to_string(c.batch) + " M=" + std::to_string(c.M) +
+         " N=" + std::to_string(c.N) + " K=" + std::to_string(c.K) + " A=" + names[c.a] +
+         " B=" + names[c.b] + (c.a_bcast ? " A-bcast" : "") + (c.b_bcast ? " B-bcast" : "") +
          " c_pad=" + std::to_string(c.c_pad);
 }
 
@@ -64,13 +66,19 @@ struct Problem {
     const int64_t ab = c.a_bcast ? 1 : c.batch, bb = c.b_bcast ? 1 : c.batch;
     // A: M x K per batch in the chosen layout.
     int64_t a_m, a_k, a_size;
-    if (c.a == kRowMajor) a_m = c.K, a_k = 1, a_size = c.M * c.K;
-    else if (c.a == kTransposed) a_m = 1, a_k = c.M, a_size = c.M * c.K;
-    else a_m = 2 * c.K + 3, a_k = 2, a_size = c.M * a_m;  // every other element, padded rows
+    if (c.a == kRowMajor)
+      a_m = c.K, a_k = 1, a_size = c.M * c.K;
+    else if (c.a == kTransposed)
+      a_m = 1, a_k = c.M, a_size = c.M * c.K;
+    else
+      a_m = 2 * c.K + 3, a_k = 2, a_size = c.M * a_m;  // every other element, padded rows
     int64_t b_k, b_n, b_size;
-    if (c.b == kRowMajor) b_k = c.N, b_n = 1, b_size = c.K * c.N;
-    else if (c.b == kTransposed) b_k = 1, b_n = c.K, b_size = c.K * c.N;
-    else b_k = 3 * c.N + 1, b_n = 3, b_size = c.K * b_k;
+    if (c.b == kRowMajor)
+      b_k = c.N, b_n = 1, b_size = c.K * c.N;
+    else if (c.b == kTransposed)
+      b_k = 1, b_n = c.K, b_size = c.K * c.N;
+    else
+      b_k = 3 * c.N + 1, b_n = 3, b_size = c.K * b_k;
     a_size = std::max<int64_t>(a_size, 1);
     b_size = std::max<int64_t>(b_size, 1);
     A.resize(ab * a_size);
@@ -81,12 +89,22 @@ struct Problem {
     C.assign(c.batch * c.M * c_m, -777.0f);  // the padding must stay untouched
     bias.resize(c.N);
     for (float& x : bias) x = u(rng);
-    s = GemmShape{c.batch, c.M, c.N, c.K, A.data(), c.a_bcast ? 0 : a_size, a_m, a_k,
-                  B.data(), c.b_bcast ? 0 : b_size, b_k, b_n, C.data(), c.M * c_m, c_m};
+    s = GemmShape{c.batch,  c.M,
+                  c.N,      c.K,
+                  A.data(), c.a_bcast ? 0 : a_size,
+                  a_m,      a_k,
+                  B.data(), c.b_bcast ? 0 : b_size,
+                  b_k,      b_n,
+                  C.data(), c.M * c_m,
+                  c_m};
   }
 
-  double a_at(int64_t b, int64_t m, int64_t k) const { return A[b * s.a_batch + m * s.a_m + k * s.a_k]; }
-  double b_at(int64_t b, int64_t k, int64_t n) const { return B[b * s.b_batch + k * s.b_k + n * s.b_n]; }
+  double a_at(int64_t b, int64_t m, int64_t k) const {
+    return A[b * s.a_batch + m * s.a_m + k * s.a_k];
+  }
+  double b_at(int64_t b, int64_t k, int64_t n) const {
+    return B[b * s.b_batch + k * s.b_k + n * s.b_n];
+  }
 
   // Compares C with the naive product (optionally + bias, relu).
   void verify(bool bias_relu, const std::string& what) const {
@@ -115,17 +133,18 @@ struct Problem {
 
 std::vector<Case> all_cases() {
   std::vector<Case> v;
-  const int64_t shapes[][3] = {{1, 1, 1},    {17, 33, 5},   {64, 64, 64},  {100, 1, 300},
-                               {1, 513, 77}, {7, 3, 2},     {2, 40, 17},   {33, 65, 129},
+  const int64_t shapes[][3] = {{1, 1, 1},    {17, 33, 5},     {64, 64, 64},  {100, 1, 300},
+                               {1, 513, 77}, {7, 3, 2},       {2, 40, 17},   {33, 65, 129},
                                {5, 100, 31}, {300, 200, 260}, {13, 1000, 7}, {129, 47, 600},
-                               {1, 1, 1000}, {3, 1, 9},     {1, 70, 1}};
+                               {1, 1, 1000}, {3, 1, 9},       {1, 70, 1}};
   for (auto& sh : shapes)
     for (Layout a : {kRowMajor, kTransposed, kStrided})
-      for (Layout b : {kRowMajor, kTransposed, kStrided}) v.push_back(Case{1, sh[0], sh[1], sh[2], a, b});
+      for (Layout b : {kRowMajor, kTransposed, kStrided})
+        v.push_back(Case{1, sh[0], sh[1], sh[2], a, b});
   v.push_back(Case{3, 20, 30, 40});
-  v.push_back(Case{4, 9, 50, 33, kRowMajor, kRowMajor, true, false});   // shared A
-  v.push_back(Case{4, 9, 50, 33, kTransposed, kRowMajor, false, true});  // shared B
-  v.push_back(Case{2, 1, 300, 64, kRowMajor, kTransposed, false, true}); // batched gemv
+  v.push_back(Case{4, 9, 50, 33, kRowMajor, kRowMajor, true, false});     // shared A
+  v.push_back(Case{4, 9, 50, 33, kTransposed, kRowMajor, false, true});   // shared B
+  v.push_back(Case{2, 1, 300, 64, kRowMajor, kTransposed, false, true});  // batched gemv
   v.push_back(Case{2, 70, 1, 64, kRowMajor, kRowMajor, true, false});
   v.push_back(Case{2, 31, 17, 23, kRowMajor, kRowMajor, false, false, 5});
   v.push_back(Case{1, 1, 77, 20, kRowMajor, kRowMajor, false, false, 3});
@@ -164,31 +183,124 @@ TEST(RtGemm, KZeroGivesZerosThenEpilogue) {
   }
 }
 
+// Runs p's product with a bias + ReLU epilogue that counts its visits, then checks the result
+// and that the epilogue saw each element of C exactly once (and none of the row padding).
+void check_epilogue_once(Problem& p, const LaunchContext* ctx, const GemmTuning& tune,
+                         const std::string& what) {
+  std::vector<int> visits(p.C.size(), 0);
+  const float* bias = p.bias.data();
+  const float* C0 = p.C.data();
+  int* vis = visits.data();
+  bool args_ok = true;
+  const GemmShape s = p.s;
+  auto epi = [&, bias, C0, vis](int64_t b, int64_t m, int64_t n0, int64_t len, float* row) {
+    if (row != C0 + b * s.c_batch + m * s.c_m + n0 || len <= 0 || n0 + len > s.N) args_ok = false;
+    for (int64_t i = 0; i < len; ++i) {
+      row[i] = std::max(row[i] + bias[n0 + i], 0.0f);
+      vis[(row - C0) + i] += 1;  // distinct elements per thread: no race
+    }
+  };
+  gemm(p.s, ctx, epi, tune);
+  EXPECT_TRUE(args_ok) << what;
+  p.verify(true, what + " epilogue");
+  for (int64_t b = 0; b < s.batch; ++b)
+    for (int64_t m = 0; m < s.M; ++m)
+      for (int64_t n = 0; n < s.c_m; ++n)
+        ASSERT_EQ(visits[b * s.c_batch + m * s.c_m + n], n < s.N ? 1 : 0)
+            << what << ": epilogue visits of C[" << b << "," << m << "," << n << "]";
+}
+
 TEST(RtGemm, EpilogueBiasReluCoversEachElementOnce) {
   for (int threads : {1, 2, 3}) {
     const LaunchContext ctx = make_ctx(threads);
     for (const Case& c : all_cases()) {
       Problem p(c, 7);
-      std::vector<int> visits(p.C.size(), 0);
-      const float* bias = p.bias.data();
-      const float* C0 = p.C.data();
-      int* vis = visits.data();
-      bool args_ok = true;
-      const GemmShape s = p.s;
-      gemm(p.s, &ctx, [&, bias, C0, vis](int64_t b, int64_t m, int64_t n0, int64_t len, float* row) {
-        if (row != C0 + b * s.c_batch + m * s.c_m + n0 || len <= 0 || n0 + len > s.N) args_ok = false;
-        for (int64_t i = 0; i < len; ++i) {
-          row[i] = std::max(row[i] + bias[n0 + i], 0.0f);
-          vis[(row - C0) + i] += 1;  // distinct elements per thread: no race
-        }
-      });
-      EXPECT_TRUE(args_ok) << describe(c);
-      p.verify(true, describe(c) + " epilogue threads=" + std::to_string(threads));
-      for (int64_t b = 0; b < c.batch; ++b)
-        for (int64_t m = 0; m < c.M; ++m)
-          for (int64_t n = 0; n < s.c_m; ++n)
-            ASSERT_EQ(visits[b * s.c_batch + m * s.c_m + n], n < c.N ? 1 : 0) << describe(c);
+      check_epilogue_once(p, &ctx, GemmTuning{},
+                          describe(c) + " threads=" + std::to_string(threads));
     }
+  }
+}
+
+// Shapes for split-K: every path (packed, dot products, matrix-vector), batches, transposed
+// and strided operands, K not divisible by the part count, K below it.
+std::vector<Case> split_k_cases() {
+  return {Case{1, 20, 30, 100},                                       // packed
+          Case{1, 16, 64, 333, kRowMajor, kTransposed},               // dot products
+          Case{1, 1, 40, 250, kRowMajor, kRowMajor},                  // gemv, rows of B contiguous
+          Case{1, 1, 37, 250, kRowMajor, kTransposed},                // gemv, dot products
+          Case{1, 45, 1, 250, kTransposed, kRowMajor},                // gemv, N == 1
+          Case{3, 9, 21, 101, kTransposed, kTransposed},              // batch, both transposed
+          Case{2, 7, 13, 64, kStrided, kStrided, false, true},        // strided, B broadcast
+          Case{2, 17, 19, 5, kRowMajor, kRowMajor, false, false, 3},  // K < 7 parts, padded C
+          Case{1, 6, 33, 2, kRowMajor, kTransposed},                  // K = 2
+          Case{1, 1, 1, 1}};
+}
+
+TEST(RtGemm, SplitKMatchesNaiveWithAndWithoutEpilogue) {
+  for (int threads : {1, 2, 3}) {
+    const LaunchContext ctx = make_ctx(threads);
+    for (int split : {1, 2, 3, 7, 0}) {
+      GemmTuning t;
+      t.split_k = split;
+      for (const Case& c : split_k_cases()) {
+        const std::string what = describe(c) + " split_k=" + std::to_string(split) +
+                                 " threads=" + std::to_string(threads);
+        Problem p(c, 3);
+        gemm(p.s, &ctx, NoEpilogue{}, t);
+        p.verify(false, what);
+        Problem q(c, 5);
+        check_epilogue_once(q, &ctx, t, what);
+      }
+    }
+  }
+}
+
+TEST(RtGemm, SplitKAnyValueIsSafe) {
+  const LaunchContext ctx = make_ctx(2);
+  const int values[] = {-1, -1000, 4, 64, 1000, 1 << 30};
+  for (int split : values) {
+    GemmTuning t;
+    t.split_k = split;
+    for (const Case& c : {Case{1, 5, 9, 3}, Case{2, 4, 6, 300, kTransposed, kRowMajor},
+                          Case{1, 1, 1, 1000}, Case{2, 3, 4, 0}}) {
+      Problem p(c, 9);
+      check_epilogue_once(p, &ctx, t, describe(c) + " split_k=" + std::to_string(split));
+    }
+  }
+  // A forced kernel (packed path) with a forced split, and a null context (serial parts).
+  GemmTuning t;
+  t.split_k = 3;
+  t.kernel = 0;
+  Problem p(Case{1, 13, 29, 77, kRowMajor, kTransposed});
+  gemm(p.s, &ctx, NoEpilogue{}, t);
+  p.verify(false, "kernel=0 split_k=3");
+  Problem q(Case{2, 13, 29, 77});
+  check_epilogue_once(q, nullptr, t, "ctx=nullptr split_k=3");
+}
+
+// The automatic choice splits K where the output offers too few tasks for the threads and K
+// is long, and leaves large or shallow products alone.
+TEST(RtGemm, SplitKAutomaticChoice) {
+  auto parts = [](int64_t batch, int64_t M, int64_t N, int64_t K, bool b_trans, int threads) {
+    const GemmShape s{batch,   M,     N,       K,     nullptr,         M * K,
+                      K,       1,     nullptr, K * N, b_trans ? 1 : N, b_trans ? K : 1,
+                      nullptr, M * N, N};
+    const GemmTuning t;
+    return gemm_detail::split_parts(s, t, gemm_detail::choose_path(s, t), threads);
+  };
+  EXPECT_GT(parts(1, 16, 64, 8192, true, 2), 1);   // dot products: 48 + 16 columns
+  EXPECT_GT(parts(1, 1, 1, 100000, false, 2), 1);  // a dot product of two vectors
+  EXPECT_GT(parts(1, 4, 4, 4096, false, 2), 1);    // one micro-tile
+  EXPECT_EQ(parts(1, 1024, 1024, 1024, false, 2), 1);
+  EXPECT_EQ(parts(1, 16, 64, 8192, true, 1), 1);  // one thread
+  EXPECT_EQ(parts(1, 4, 4, 300, false, 2), 1);    // K too short to split
+  EXPECT_EQ(parts(8, 4, 4, 8192, false, 2), 1);   // the batch gives enough tasks
+  // Correct results where it splits (with 2 threads and the automatic choice).
+  const LaunchContext ctx = make_ctx(2);
+  for (const Case& c : {Case{1, 16, 64, 2000, kRowMajor, kTransposed}, Case{1, 4, 4, 3000},
+                        Case{1, 1, 1, 5000}, Case{3, 5, 7, 1500, kTransposed, kRowMajor}}) {
+    Problem p(c, 4);
+    check_epilogue_once(p, &ctx, GemmTuning{}, describe(c) + " auto split");
   }
 }
 
@@ -196,9 +308,12 @@ TEST(RtGemm, EveryKernelAndArbitraryTuning) {
   const LaunchContext ctx = make_ctx(2);
   std::mt19937 rng(11);
   // (An explicit kernel forces the packed path, so M == 1 and N == 1 go through it too.)
-  const Case cases[] = {Case{1, 37, 53, 71}, Case{2, 100, 45, 300, kTransposed, kTransposed},
-                        Case{1, 6, 200, 33, kRowMajor, kStrided}, Case{1, 2, 2, 2},
-                        Case{1, 1, 77, 50, kRowMajor, kTransposed}, Case{1, 40, 1, 30}};
+  const Case cases[] = {Case{1, 37, 53, 71},
+                        Case{2, 100, 45, 300, kTransposed, kTransposed},
+                        Case{1, 6, 200, 33, kRowMajor, kStrided},
+                        Case{1, 2, 2, 2},
+                        Case{1, 1, 77, 50, kRowMajor, kTransposed},
+                        Case{1, 40, 1, 30}};
   for (int kernel = -1; kernel < gemm_kernel_count(); ++kernel) {
     if (kernel >= 0) {
       EXPECT_GT(gemm_kernel_mr(kernel), 0);
@@ -214,8 +329,8 @@ TEST(RtGemm, EveryKernelAndArbitraryTuning) {
         t.kc = pick[rng() % 9];
         Problem p(c, trial);
         gemm(p.s, &ctx, NoEpilogue{}, t);
-        p.verify(false, describe(c) + " kernel=" + std::to_string(kernel) + " mc=" +
-                            std::to_string(t.mc) + " nc=" + std::to_string(t.nc) +
+        p.verify(false, describe(c) + " kernel=" + std::to_string(kernel) +
+                            " mc=" + std::to_string(t.mc) + " nc=" + std::to_string(t.nc) +
                             " kc=" + std::to_string(t.kc));
       }
     }

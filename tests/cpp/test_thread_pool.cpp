@@ -1,12 +1,15 @@
 // Tests of ember's thread pool: coverage of the static split, regions, concurrent and
 // nested callers, resizing, and the user-facing errors.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -101,9 +104,17 @@ TEST(ThreadPool, ChunksRunOnSeveralThreads) {
   ThreadPool pool(3);
   std::mutex mu;
   std::vector<std::thread::id> ids;
+  std::atomic<int> started{0};
   run(pool, 3, [&](int64_t, int64_t) {
-    std::lock_guard<std::mutex> lock(mu);
-    ids.push_back(std::this_thread::get_id());
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.push_back(std::this_thread::get_id());
+    }
+    // Chunks go to whichever thread claims them first: hold each until all three have
+    // started, so the workers must take two of them (10 s at most, should they never come).
+    started.fetch_add(1);
+    for (int i = 0; i < 10000 && started.load() < 3; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
   std::sort(ids.begin(), ids.end());
   EXPECT_EQ(std::unique(ids.begin(), ids.end()) - ids.begin(), 3);
@@ -136,6 +147,86 @@ TEST(ThreadPool, RegionLeftOpenLetsWorkersSleepAndStillWorks) {
   run(pool, 10, [&](int64_t b, int64_t e) { c(b, e); });
   expect_each_index_once(c);
   pool.end_region();
+}
+
+// Sums [0, n) through the pool: every index exactly once, on whichever threads are awake.
+void expect_run_covers(ThreadPool& pool, int64_t n, const char* when) {
+  Coverage c(n);
+  run(pool, n, [&](int64_t b, int64_t e) { c(b, e); });
+  for (size_t i = 0; i < c.counts.size(); ++i)
+    ASSERT_EQ(c.counts[i].load(), 1) << when << ": index " << i;
+}
+
+// Waits (up to 10 s) until every worker of `pool` sleeps; false if they never do.
+bool all_workers_fall_asleep(const ThreadPool& pool, int workers) {
+  for (int i = 0; i < 10000 && pool.sleeping_workers() != workers; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return pool.sleeping_workers() == workers;
+}
+
+// Workers spin for the idle spin time after a run, then sleep: runs right after each other
+// (spinning workers), and after the workers fell asleep, both complete correctly.
+TEST(ThreadPool, IdleSpinThenSleepBothRunCorrectly) {
+  for (int64_t spin_us : {int64_t{0}, int64_t{50}, ThreadPool::kDefaultSpinUs}) {
+    ThreadPool pool(3, spin_us);
+    EXPECT_EQ(pool.spin_us(), spin_us);
+    for (int round = 0; round < 3; ++round) {
+      for (int k = 0; k < 300; ++k) expect_run_covers(pool, 1 + k % 50, "back to back");
+      ASSERT_TRUE(all_workers_fall_asleep(pool, 2))
+          << "spin " << spin_us << " us: workers never sleep";
+      expect_run_covers(pool, 77, "after the workers fell asleep");
+      ThreadPool::Region region(pool);  // a region opened while they sleep wakes them
+      expect_run_covers(pool, 33, "in a region after sleeping");
+    }
+  }
+}
+
+// With a long spin time the workers are still spinning right after a run (no wake-up for
+// the next one); shortening it lets them sleep.
+TEST(ThreadPool, LongSpinKeepsWorkersAwakeUntilShortened) {
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2)
+    GTEST_SKIP() << "one CPU: the pool never spins";
+  ThreadPool pool(2, ThreadPool::kMaxSpinUs);
+  std::atomic<int> started{0};
+  run(pool, 2, [&](int64_t, int64_t) {  // both chunks at once: the worker takes part
+    started.fetch_add(1);
+    for (int i = 0; i < 10000 && started.load() < 2; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  ASSERT_EQ(started.load(), 2);
+  EXPECT_EQ(pool.sleeping_workers(), 0) << "the worker sleeps right after its job";
+  expect_run_covers(pool, 10, "second run");
+  pool.set_spin_us(0);
+  expect_run_covers(pool, 10, "after set_spin_us(0)");  // its next wait uses the new time
+  EXPECT_TRUE(all_workers_fall_asleep(pool, 1));
+  expect_run_covers(pool, 10, "after sleeping");
+}
+
+TEST(ThreadPool, SpinTimeIsValidated) {
+  ThreadPool pool(2);
+  EXPECT_EQ(pool.spin_us(), ThreadPool::kDefaultSpinUs);
+  EXPECT_THROW(pool.set_spin_us(-1), Error);
+  EXPECT_THROW(pool.set_spin_us(ThreadPool::kMaxSpinUs + 1), Error);
+  EXPECT_THROW(ThreadPool(2, -5), Error);
+  EXPECT_EQ(pool.spin_us(), ThreadPool::kDefaultSpinUs);
+  EXPECT_EQ(spin_us_from_env(nullptr), ThreadPool::kDefaultSpinUs);
+  EXPECT_EQ(spin_us_from_env(""), ThreadPool::kDefaultSpinUs);
+  EXPECT_EQ(spin_us_from_env("0"), 0);
+  EXPECT_EQ(spin_us_from_env("150"), 150);
+  EXPECT_EQ(spin_us_from_env("1000000"), 1000000);
+  for (const char* bad : {"fast", "-1", "1000001", "12us", "1e3", " ", "99999999999999999999"}) {
+    try {
+      spin_us_from_env(bad);
+      ADD_FAILURE() << "expected ember::Error for EMBER_SPIN_US='" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("EMBER_SPIN_US is set to '") + bad +
+                    "', which is not a number of microseconds between 0 and 1000000. Set it "
+                    "to how long idle pool threads keep spinning for more work before they "
+                    "sleep (0: sleep at once), or unset it for the default of 200.");
+    }
+  }
 }
 
 TEST(ThreadPool, ConcurrentCallersAllComplete) {
@@ -278,6 +369,29 @@ TEST(DefaultPoolDeathTest, InvalidEnvironmentValueIsAUserError) {
         std::exit(get_num_threads());
       },
       testing::ExitedWithCode(3), "");
+}
+
+// The default pool reads EMBER_SPIN_US when it is created (in a fresh process, as above).
+TEST(DefaultPoolDeathTest, SpinEnvironmentValue) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("EMBER_SPIN_US", "-3", 1);
+        try {
+          default_pool();
+        } catch (const Error& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          std::exit(3);
+        }
+        std::exit(0);
+      },
+      testing::ExitedWithCode(3), "EMBER_SPIN_US is set to '-3', which is not a number");
+  EXPECT_EXIT(
+      {
+        setenv("EMBER_SPIN_US", "42", 1);
+        std::exit(static_cast<int>(default_pool().spin_us()));
+      },
+      testing::ExitedWithCode(42), "");
 }
 
 }  // namespace

@@ -3,11 +3,18 @@
 // ember does not use OpenMP: PyTorch ships its own OpenMP runtime and mixing two is a known
 // hazard. Generated kernels reach the pool through ember_rt::LaunchContext (kernel.h).
 //
-// Workers spin (with pause) while a region is open, so consecutive kernels of one graph run
-// do not pay a wake-up, and fall asleep (futex) after about 100 us without work or when the
-// last region closes. A parallel_run outside any region wakes the workers, runs, and lets
-// them sleep again right away. A pool with more threads than the CPUs it may use never
-// spins: a spinning thread would hold a CPU that the thread everyone waits for needs.
+// Chunks are claimed by whichever thread comes first (the static split itself is fixed), so a
+// worker that is slow to wake up, or descheduled by other load, costs the run nothing: the
+// caller runs its chunk after its own.
+//
+// Workers spin (with pause) for a while after each job before they fall asleep (futex), so
+// that the next job does not pay a wake-up (~50 us on the 2-core development VM, more than a
+// small graph's whole run): for the idle spin time (EMBER_SPIN_US, default 200 us; like
+// OpenMP's blocktime), which covers back-to-back runs of a model called in a loop, and at
+// least 100 us while a region is open, which covers the gaps between the kernels of one
+// graph run. An idle process stops using CPU after that. A pool with more threads than the
+// CPUs it may use never spins: a spinning thread would hold a CPU that the thread everyone
+// waits for needs.
 //
 // Concurrency: the pool runs one parallel_run at a time. A parallel_run that finds the pool
 // busy (another thread's, or a nested call from inside a chunk) runs all of its work inline
@@ -32,10 +39,12 @@ class ThreadPool {
  public:
   using ChunkFn = ember_rt::ChunkFn;
   static constexpr int kMaxThreads = 1024;
+  static constexpr int64_t kDefaultSpinUs = 200;
+  static constexpr int64_t kMaxSpinUs = 1000000;
 
   // `threads` counts the calling thread: threads - 1 workers are started. Throws
-  // ember::Error unless 1 <= threads <= kMaxThreads.
-  explicit ThreadPool(int threads);
+  // ember::Error unless 1 <= threads <= kMaxThreads (and spin_us as set_spin_us).
+  explicit ThreadPool(int threads, int64_t spin_us = kDefaultSpinUs);
   // Stops and joins the workers. No parallel_run may be in progress.
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -47,9 +56,18 @@ class ThreadPool {
   // from inside a chunk.
   void set_num_threads(int threads);
 
+  // How long (microseconds) a worker keeps spinning for the next job after its last one
+  // before it sleeps; 0 sleeps at once outside regions. Throws ember::Error unless
+  // 0 <= spin_us <= kMaxSpinUs. Takes effect from the workers' next wait.
+  void set_spin_us(int64_t spin_us);
+  int64_t spin_us() const { return spin_us_.load(std::memory_order_relaxed); }
+  // Workers asleep on the futex right now (for tests and diagnostics).
+  int sleeping_workers() const { return sleepers_.load(std::memory_order_relaxed); }
+
   // Calls fn(closure, begin, end) on the chunks [n*i/T, n*(i+1)/T), i < T, where
-  // T = min(n, num_threads(), max_threads if > 0); the caller runs chunk 0 and returns when
-  // all are done. fn must not throw on a worker thread (that terminates the process).
+  // T = min(n, num_threads(), max_threads if > 0); the caller runs chunk 0, then any chunk
+  // no worker has started yet, and returns when all are done. fn must not throw on a worker
+  // thread (that terminates the process).
   void parallel_run(int64_t n, ChunkFn fn, void* closure, int max_threads = 0);
 
   // Brackets a graph run: workers keep spinning between the kernels inside. Regions nest
@@ -83,7 +101,8 @@ class ThreadPool {
   void shutdown();
   void worker_main(int index, uint32_t seen);
   uint32_t wait_for_job(uint32_t seen, int index);
-  void publish(ChunkFn fn, void* closure, int64_t n, int threads);
+  uint32_t publish(ChunkFn fn, void* closure, int64_t n, int threads);
+  int claim_chunk(uint32_t g, int threads);
   void wait_for_workers();
   void lock_exclusive();
   void run_chunk(ChunkFn fn, void* closure, int64_t n, int threads, int index);
@@ -95,10 +114,13 @@ class ThreadPool {
   std::atomic<void*> job_closure_{nullptr};
   std::atomic<int64_t> job_n_{0};
   std::atomic<int> job_threads_{0};
+  // The job's generation (high 32 bits) and its next unclaimed chunk (low 32 bits).
+  std::atomic<uint64_t> claim_{0};
   alignas(64) std::atomic<int> pending_{0};   // chunks not finished by workers
   alignas(64) std::atomic<int> sleepers_{0};  // workers blocked in futex wait
   std::atomic<int> regions_{0};
   std::atomic<int> active_threads_{1};
+  std::atomic<int64_t> spin_us_{kDefaultSpinUs};
   std::atomic<bool> busy_{false};  // held by the parallel_run in progress
   std::atomic<bool> stop_{false};
   std::atomic<bool> oversubscribed_{false};  // more threads than CPUs: never spin
@@ -110,8 +132,13 @@ class ThreadPool {
 };
 
 // The process-wide pool, created on first use with EMBER_NUM_THREADS threads (an invalid
-// value is an ember::Error), else one per CPU this process may run on (sched_getaffinity).
+// value is an ember::Error), else one per CPU this process may run on (sched_getaffinity),
+// and the idle spin time of EMBER_SPIN_US.
 ThreadPool& default_pool();
+
+// The idle spin time an EMBER_SPIN_US value asks for: kDefaultSpinUs when null or empty;
+// ember::Error unless it is an integer in [0, ThreadPool::kMaxSpinUs].
+int64_t spin_us_from_env(const char* value);
 
 // Resizes default_pool(); throws ember::Error unless 1 <= threads <= ThreadPool::kMaxThreads.
 void set_num_threads(int threads);
