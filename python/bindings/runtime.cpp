@@ -10,6 +10,7 @@
 #include "ember/jit/cache.h"
 #include "ember/jit/compiler.h"
 #include "ember/jit/isa.h"
+#include "ember/ops/ops.h"
 #include "ember/runtime/compiled_graph.h"
 #include "ember/runtime/thread_pool.h"
 
@@ -90,8 +91,14 @@ void bind_runtime(nb::module_& m) {
         "Kernel cache counters of this process: {'memory_hits', 'disk_hits', 'builds', "
         "'build_seconds'}.");
   m.def("reset_cache_stats", &reset_cache_stats);
-  m.def("clear_memory_cache", &clear_memory_cache,
-        "Forgets the kernel modules held in memory (the disk cache stays).");
+  m.def(
+      "clear_memory_cache",
+      []() {
+        ops::clear_imperative_cache();
+        clear_memory_cache();
+      },
+      "Forgets the kernel modules and the compiled imperative operators held in memory (the "
+      "disk cache stays).");
   m.def(
       "isa", []() { return isa_name(isa_from_env()); },
       "The instruction set kernels are generated for: 'scalar', 'avx2' or 'avx512' (EMBER_ISA).");

@@ -76,6 +76,12 @@ std::shared_ptr<CompiledGraph> compiled_for(const OpDef& def, const OpAttrs& att
 
 }  // namespace
 
+void clear_imperative_cache() {
+  CompileCache& cache = compile_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.graphs.clear();
+}
+
 std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inputs,
                           const OpAttrs& attrs) {
   const OpDef& def = op_def(op);

@@ -197,3 +197,8 @@ def test_kernels_are_cached_in_memory_and_on_disk() -> None:
     np.testing.assert_allclose(
         compiled.run([x])[0].numpy(), np.tanh(x.numpy().astype(np.float64)) * 3, rtol=1e-6
     )
+    # Imperative operators forget their compiled graphs too: the next call goes to disk.
+    ember.reset_cache_stats()
+    third = ember.ops.tanh(x)
+    assert ember.cache_stats()["disk_hits"] >= 1 and ember.cache_stats()["builds"] == 0
+    np.testing.assert_array_equal(third.numpy(), first.numpy())

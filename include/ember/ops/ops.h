@@ -18,6 +18,10 @@ namespace ember::ops {
 std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inputs,
                           const OpAttrs& attrs = NoAttrs{});
 
+// Forgets the compiled one-node graphs imperative calls keep (by operator, attributes and
+// input types); the next call finds its kernel in the kernel cache again.
+void clear_imperative_cache();
+
 // A 0-d constant tensor of `dtype` holding `value` (Python scalars in expressions).
 Tensor scalar(double value, DType dtype);
 
