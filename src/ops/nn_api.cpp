@@ -108,6 +108,16 @@ Tensor arange(double start, double stop, double step, DType dtype) {
   return apply1("arange", {}, ArangeAttrs{start, stop, step, dtype});
 }
 
+Tensor arange(const ir::Expr& start, const ir::Expr& stop, int64_t step, DType dtype) {
+  ArangeAttrs a{0, 0, static_cast<double>(step), dtype};
+  // Constant bounds stay numbers, so a static arange is the same operator either way.
+  if (auto c = start.as_int()) a.start = static_cast<double>(*c);
+  else a.sym_start = start;
+  if (auto c = stop.as_int()) a.stop = static_cast<double>(*c);
+  else a.sym_stop = stop;
+  return apply1("arange", {}, a);
+}
+
 Tensor full(const Shape& shape, double value, DType dtype) {
   return apply1("full", {}, FullAttrs{shape, value, dtype});
 }
