@@ -90,9 +90,9 @@ void bind_resize_and_more(nb::module_& m) {
         auto bound = [](const nb::object& b) -> ir::Expr {
           if (!nb::isinstance<nb::str>(b)) {
             const auto v = nb::cast<double>(b);
-            EMBER_CHECK(v == static_cast<double>(static_cast<int64_t>(v)),
-                        "arange: with a symbolic bound the other bound must be an integer, got "
-                            << v);
+            EMBER_CHECK(
+                v == static_cast<double>(static_cast<int64_t>(v)),
+                "arange: with a symbolic bound the other bound must be an integer, got " << v);
             return ir::Expr(static_cast<int64_t>(v));
           }
           std::string error;

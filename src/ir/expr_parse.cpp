@@ -97,7 +97,8 @@ class Parser {
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t end = pos_;
-      while (end < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_'))
+      while (end < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[end])) || s_[end] == '_'))
         ++end;
       const std::string name = s_.substr(pos_, end - pos_);
       pos_ = end;

@@ -85,9 +85,13 @@ AttrFields UpsampleAttrs::fields() const {
 }
 
 AttrFields ArangeAttrs::fields() const {
-  auto bound = [](const ir::Expr& sym, double v) { return sym.defined() ? ir::to_string(sym) : num(v); };
-  return {{"start", bound(sym_start, start)}, {"stop", bound(sym_stop, stop)},
-          {"step", num(step)}, {"dtype", dtype_name(dtype)}};
+  auto bound = [](const ir::Expr& sym, double v) {
+    return sym.defined() ? ir::to_string(sym) : num(v);
+  };
+  return {{"start", bound(sym_start, start)},
+          {"stop", bound(sym_stop, stop)},
+          {"step", num(step)},
+          {"dtype", dtype_name(dtype)}};
 }
 
 bool ArangeAttrs::operator==(const ArangeAttrs& o) const {
@@ -132,6 +136,17 @@ AttrFields FusedAttrs::fields() const {
     f.emplace_back("anchor", node_title(graph->nodes[anchor]));
   }
   return f;
+}
+
+bool attrs_use_symbols(const OpAttrs& a) {
+  auto symbolic = [](const Shape& s) { return !shape_is_concrete(s); };
+  if (const auto* x = std::get_if<ArangeAttrs>(&a)) {
+    return x->sym_start.defined() || x->sym_stop.defined();
+  }
+  if (const auto* x = std::get_if<SliceAttrs>(&a)) return symbolic(x->starts) || symbolic(x->stops);
+  if (const auto* x = std::get_if<ShapeAttrs>(&a)) return symbolic(x->shape);
+  if (const auto* x = std::get_if<FullAttrs>(&a)) return symbolic(x->shape);
+  return false;
 }
 
 AttrFields attr_fields(const OpAttrs& a) {

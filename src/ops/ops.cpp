@@ -89,8 +89,9 @@ std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inpu
   }
   opdefs::check_arity(op, types, def.num_inputs);
   const std::vector<TensorType> outs = def.infer(types, attrs);
-  // A factory (no inputs) of a symbolic shape is traced too: it runs inside a graph whose
-  // inputs bind its symbols.
+  // An operator whose shape or attributes name symbols (a factory of a symbolic shape, an
+  // arange from n) is traced too: it runs inside a graph whose inputs bind them.
+  symbolic = symbolic || attrs_use_symbols(attrs);
   for (const TensorType& t : outs) symbolic = symbolic || !shape_is_concrete(t.shape);
 
   std::vector<Tensor> results;

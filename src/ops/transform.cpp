@@ -83,7 +83,9 @@ constexpr int64_t kToTheEnd = int64_t{1} << 62;
 SliceBounds clamped_bounds(const Expr& n, const Expr& start, const Expr& stop, int64_t step) {
   auto cn = n.as_int(), cb = start.as_int(), ce = stop.as_int();
   if (cn && cb && ce) {
-    auto clamp = [&](int64_t v) { return v < 0 ? std::max<int64_t>(v + *cn, 0) : std::min(v, *cn); };
+    auto clamp = [&](int64_t v) {
+      return v < 0 ? std::max<int64_t>(v + *cn, 0) : std::min(v, *cn);
+    };
     const int64_t b = clamp(*cb), e = clamp(*ce);
     return {Expr(b), Expr(e > b ? (e - b + step - 1) / step : 0)};
   }

@@ -175,6 +175,9 @@ using OpAttrs = std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAt
                              NormAttrs, FusedAttrs>;
 
 AttrFields attr_fields(const OpAttrs& a);
+// Whether the attributes name symbols (a symbolic bound or size): such an operator can only
+// run inside a graph whose inputs bind them, so it is traced even without symbolic inputs.
+bool attrs_use_symbols(const OpAttrs& a);
 
 // The attributes as the given struct; ember::InternalError if they are not.
 template <class T>

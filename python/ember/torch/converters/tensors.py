@@ -291,7 +291,13 @@ def _check_length(axis: int, start: Any, stop: Any, step: int, sizes: tuple,
         e = _as_sympy(v)
         return n + e if e.is_number and e < 0 else e
 
-    length = sympy.ceiling((position(stop) - position(start)) / step)
+    span = position(stop) - position(start)
+    if step == 1:
+        length = span
+    else:  # torch's own spelling of a rounded-up division, so that sympy compares them
+        from torch.utils._sympy.functions import FloorDiv
+
+        length = FloorDiv(span + step - 1, step)
     if sympy.simplify(_as_sympy(meta_out[out_axis]) - length) != 0:
         raise unsupported(
             f"the slice [{start}:{stop}:{step}] of a dimension of size {n}: torch's length is "
