@@ -30,9 +30,13 @@ struct DTypeArg {
   DType get() const { return dtype ? *dtype : dtype_from_name(name); }
 };
 
-// A shape argument: a sequence whose items are ints (constant dimensions) or strs (symbols).
+// A shape argument: a sequence whose items are ints (constant dimensions) or strs: a
+// symbol name, or a size expression of symbols as ember prints them ("(n * 2)", "n - 1",
+// "(n // 4)", "min(n, 64)"). get() raises ember.EmberError for text that is not one.
 struct ShapeArg {
   Shape shape;
+  std::string error;  // why an item could not be read (the caster cannot raise)
+  const Shape& get() const;
 };
 
 // Dimensions: None (none given), an int, or a sequence of ints.
@@ -51,6 +55,10 @@ struct Operand {
 // other operand's dtype (ops::scalar). A float with a fraction next to an integer tensor is
 // an ember::Error (it would be truncated silently). At least one operand must be a tensor.
 Tensor operand_tensor(const Operand& x, const Operand& other, const char* op);
+
+// A size given as text: a symbol name, or an expression ir::parse_int_expr reads. On a
+// parse error, *error gets the message (when empty) and the result is a placeholder.
+ir::Expr size_from_text(const std::string& text, std::string* error);
 
 // Python view of a shape: a tuple of ints, with the name (or text) of symbolic dimensions.
 nb::tuple shape_to_python(const Shape& shape);

@@ -1,6 +1,7 @@
 // Argument conversions shared by the bindings (see bindings.h).
 #include <nanobind/stl/string.h>
 
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <string>
@@ -40,7 +41,29 @@ bool to_int64(nb::handle h, int64_t& out) {
 
 std::string py_type_name(nb::handle h) { return Py_TYPE(h.ptr())->tp_name; }
 
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
 }  // namespace
+
+ir::Expr size_from_text(const std::string& text, std::string* error) {
+  if (is_identifier(text)) return ir::var(text);
+  try {
+    return ir::parse_int_expr(text);
+  } catch (const Error& e) {
+    if (error->empty()) *error = e.what();
+    return ir::Expr(0);
+  }
+}
+
+const Shape& ShapeArg::get() const {
+  EMBER_CHECK(error.empty(), error);
+  return shape;
+}
 
 Tensor operand_tensor(const Operand& x, const Operand& other, const char* op) {
   if (x.tensor) return *x.tensor;
@@ -141,10 +164,11 @@ bool type_caster<ShapeArg>::from_python(handle src, uint32_t, cleanup_list*) noe
   if (!PyList_Check(src.ptr()) && !PyTuple_Check(src.ptr())) return false;
   try {
     value.shape.clear();
+    value.error.clear();
     for (handle item : src) {
       int64_t v;
       if (PyUnicode_Check(item.ptr())) {
-        value.shape.push_back(ember::ir::var(nb::cast<std::string>(item)));
+        value.shape.push_back(ember::py::size_from_text(nb::cast<std::string>(item), &value.error));
       } else if (ember::py::to_int64(item, v)) {
         value.shape.push_back(ember::ir::Expr(v));
       } else {

@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "ember/ops/nn.h"
+#include "ember/support/error.h"
 
 namespace ember::py {
 
@@ -81,15 +82,35 @@ void bind_resize_and_more(nb::module_& m) {
       "Rows of weight [V, D] at int32/int64 indices [...] -> [..., D].");
   m.def(
       "arange",
-      [](double start, double stop, double step, const DTypeArg& dtype) {
-        return ops::arange(start, stop, step, dtype.get());
+      [](const nb::object& start, const nb::object& stop, double step, const DTypeArg& dtype) {
+        if (!nb::isinstance<nb::str>(start) && !nb::isinstance<nb::str>(stop)) {
+          return ops::arange(nb::cast<double>(start), nb::cast<double>(stop), step, dtype.get());
+        }
+        // Integer bounds, one of them a size expression known at run time.
+        auto bound = [](const nb::object& b) -> ir::Expr {
+          if (!nb::isinstance<nb::str>(b)) {
+            const auto v = nb::cast<double>(b);
+            EMBER_CHECK(
+                v == static_cast<double>(static_cast<int64_t>(v)),
+                "arange: with a symbolic bound the other bound must be an integer, got " << v);
+            return ir::Expr(static_cast<int64_t>(v));
+          }
+          std::string error;
+          ir::Expr e = size_from_text(nb::cast<std::string>(b), &error);
+          EMBER_CHECK(error.empty(), "arange: " << error);
+          return e;
+        };
+        EMBER_CHECK(step == static_cast<double>(static_cast<int64_t>(step)),
+                    "arange: with a symbolic bound the step must be an integer, got " << step);
+        return ops::arange(bound(start), bound(stop), static_cast<int64_t>(step), dtype.get());
       },
       nb::arg("start"), nb::arg("stop"), nb::arg("step") = 1, nb::arg("dtype") = "int64",
-      "start, start + step, ... before stop, as a 1-d tensor.");
+      "start, start + step, ... before stop, as a 1-d tensor. A bound may be a size "
+      "expression of symbols ('n', 'n - 1'); the other bound and the step are then integers.");
   m.def(
       "full",
       [](const ShapeArg& shape, double value, const DTypeArg& dtype) {
-        return ops::full(shape.shape, value, dtype.get());
+        return ops::full(shape.get(), value, dtype.get());
       },
       nb::arg("shape"), nb::arg("value"), nb::arg("dtype") = "float32",
       "A tensor of shape filled with value (an operator: traced graphs keep it as a node).");

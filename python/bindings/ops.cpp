@@ -127,7 +127,7 @@ void bind_reductions(nb::module_& m) {
 void bind_transforms(nb::module_& m) {
   m.def(
       "reshape",
-      [](const Tensor& x, const ShapeArg& shape) { return ops::reshape(x, shape.shape); },
+      [](const Tensor& x, const ShapeArg& shape) { return ops::reshape(x, shape.get()); },
       nb::arg("x"), nb::arg("shape"), "x with a new shape; one dimension may be -1.");
   m.def(
       "transpose",
@@ -155,15 +155,23 @@ void bind_transforms(nb::module_& m) {
       nb::arg("xs"), nb::arg("axis") = 0, "Joins tensors along axis.");
   m.def(
       "slice",
-      [](const Tensor& x, const DimsArg& axes, const DimsArg& starts, const DimsArg& stops,
-         const DimsArg& steps) {
-        return ops::slice(x, axes.dims, starts.dims, stops.dims, steps.dims);
+      [](const Tensor& x, const DimsArg& axes, const nb::object& starts, const nb::object& stops,
+         const DimsArg& steps, bool clamp) {
+        if (clamp) {
+          return ops::slice(x, axes.dims, nb::cast<DimsArg>(starts).dims,
+                            nb::cast<DimsArg>(stops).dims, steps.dims);
+        }
+        return ops::slice_exact(x, axes.dims, nb::cast<ShapeArg>(starts).get(),
+                                nb::cast<ShapeArg>(stops).get(), steps.dims);
       },
       nb::arg("x"), nb::arg("axes"), nb::arg("starts"), nb::arg("stops"),
-      nb::arg("steps") = nb::none(),
-      "Python-style slicing per axis (stops are clamped, steps >= 1; None: steps of 1).");
+      nb::arg("steps") = nb::none(), nb::arg("clamp") = true,
+      "Python-style slicing per axis (stops are clamped, steps >= 1; None: steps of 1). "
+      "clamp=False: bounds may be size expressions ('n - 1') that the caller guarantees "
+      "in range (0 <= start <= stop <= size; negative constants count from the end), and "
+      "the length is exactly (stop - start) / step rounded up.");
   m.def(
-      "expand", [](const Tensor& x, const ShapeArg& shape) { return ops::expand(x, shape.shape); },
+      "expand", [](const Tensor& x, const ShapeArg& shape) { return ops::expand(x, shape.get()); },
       nb::arg("x"), nb::arg("shape"), "Broadcasts x to shape; -1 keeps a dimension.");
 }
 

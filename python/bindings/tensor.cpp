@@ -184,7 +184,7 @@ void bind_tensor(nb::module_& m) {
           "astype", [](const Tensor& t, const DTypeArg& d) { return ops::cast(t, d.get()); },
           nb::arg("dtype"), "ember.ops.cast(self, dtype).")
       .def(
-          "reshape", [](const Tensor& t, const ShapeArg& s) { return ops::reshape(t, s.shape); },
+          "reshape", [](const Tensor& t, const ShapeArg& s) { return ops::reshape(t, s.get()); },
           nb::arg("shape"))
       .def("__bool__", [](const Tensor& t) { return only_value(t, "bool()") != 0.0; })
       .def("__float__", [](const Tensor& t) { return only_value(t, "float()"); })
@@ -236,26 +236,26 @@ void bind_tensor(nb::module_& m) {
   m.def(
       "empty",
       [](const ShapeArg& s, const DTypeArg& d, const std::string& dev) {
-        return Tensor::empty(s.shape, d.get(), device_arg(dev));
+        return Tensor::empty(s.get(), d.get(), device_arg(dev));
       },
       nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device") = "cpu",
       "A new tensor with uninitialized memory.");
   m.def(
       "zeros",
       [](const ShapeArg& s, const DTypeArg& d, const std::string& dev) {
-        return zeros(s.shape, d.get(), device_arg(dev));
+        return zeros(s.get(), d.get(), device_arg(dev));
       },
       nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device") = "cpu");
   m.def(
       "ones",
       [](const ShapeArg& s, const DTypeArg& d, const std::string& dev) {
-        return ones(s.shape, d.get(), device_arg(dev));
+        return ones(s.get(), d.get(), device_arg(dev));
       },
       nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device") = "cpu");
   m.def(
       "full",
       [](const ShapeArg& s, double value, const DTypeArg& d, const std::string& dev) {
-        return full(s.shape, value, d.get(), device_arg(dev));
+        return full(s.get(), value, d.get(), device_arg(dev));
       },
       nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype") = "float32",
       nb::arg("device") = "cpu");
@@ -263,7 +263,7 @@ void bind_tensor(nb::module_& m) {
       "randn",
       [](const ShapeArg& s, const DTypeArg& d, const std::string& dev,
          std::optional<int64_t> seed) {
-        return randn(s.shape, d.get(), device_arg(dev), seed.value_or(-1));
+        return randn(s.get(), d.get(), device_arg(dev), seed.value_or(-1));
       },
       nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device") = "cpu",
       nb::arg("seed") = nb::none(),
@@ -274,7 +274,7 @@ void bind_tensor(nb::module_& m) {
       "symbol",
       [](const ShapeArg& s, const DTypeArg& d, const std::string& dev,
          std::optional<std::string> name) {
-        return Tensor::symbol(s.shape, d.get(), device_arg(dev), name.value_or(""));
+        return Tensor::symbol(s.get(), d.get(), device_arg(dev), name.value_or(""));
       },
       nb::arg("shape"), nb::arg("dtype") = "float32", nb::arg("device") = "cpu",
       nb::arg("name") = nb::none(),

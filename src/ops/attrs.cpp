@@ -47,10 +47,17 @@ bool ShapeAttrs::operator==(const ShapeAttrs& o) const { return shape_equal(shap
 AttrFields DimsAttrs::fields() const { return {{"dims", int_list(dims)}}; }
 
 AttrFields SliceAttrs::fields() const {
-  return {{"axes", int_list(axes)},
-          {"starts", int_list(starts)},
-          {"stops", int_list(stops)},
-          {"steps", int_list(steps)}};
+  AttrFields f = {{"axes", int_list(axes)},
+                  {"starts", shape_str(starts)},
+                  {"stops", shape_str(stops)},
+                  {"steps", int_list(steps)}};
+  if (!clamp) f.emplace_back("clamp", py_bool(clamp));
+  return f;
+}
+
+bool SliceAttrs::operator==(const SliceAttrs& o) const {
+  return axes == o.axes && shape_equal(starts, o.starts) && shape_equal(stops, o.stops) &&
+         steps == o.steps && clamp == o.clamp;
 }
 
 AttrFields CastAttrs::fields() const { return {{"dtype", dtype_name(dtype)}}; }
@@ -78,8 +85,21 @@ AttrFields UpsampleAttrs::fields() const {
 }
 
 AttrFields ArangeAttrs::fields() const {
-  return {{"start", num(start)}, {"stop", num(stop)}, {"step", num(step)},
+  auto bound = [](const ir::Expr& sym, double v) {
+    return sym.defined() ? ir::to_string(sym) : num(v);
+  };
+  return {{"start", bound(sym_start, start)},
+          {"stop", bound(sym_stop, stop)},
+          {"step", num(step)},
           {"dtype", dtype_name(dtype)}};
+}
+
+bool ArangeAttrs::operator==(const ArangeAttrs& o) const {
+  auto same = [](const ir::Expr& a, const ir::Expr& b) {
+    return a.defined() == b.defined() && (!a.defined() || ir::equal(a, b));
+  };
+  return start == o.start && stop == o.stop && step == o.step && dtype == o.dtype &&
+         same(sym_start, o.sym_start) && same(sym_stop, o.sym_stop);
 }
 
 AttrFields FullAttrs::fields() const {
@@ -116,6 +136,17 @@ AttrFields FusedAttrs::fields() const {
     f.emplace_back("anchor", node_title(graph->nodes[anchor]));
   }
   return f;
+}
+
+bool attrs_use_symbols(const OpAttrs& a) {
+  auto symbolic = [](const Shape& s) { return !shape_is_concrete(s); };
+  if (const auto* x = std::get_if<ArangeAttrs>(&a)) {
+    return x->sym_start.defined() || x->sym_stop.defined();
+  }
+  if (const auto* x = std::get_if<SliceAttrs>(&a)) return symbolic(x->starts) || symbolic(x->stops);
+  if (const auto* x = std::get_if<ShapeAttrs>(&a)) return symbolic(x->shape);
+  if (const auto* x = std::get_if<FullAttrs>(&a)) return symbolic(x->shape);
+  return false;
 }
 
 AttrFields attr_fields(const OpAttrs& a) {

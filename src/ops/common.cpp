@@ -73,7 +73,9 @@ bool is_const(const Expr& e, int64_t v) {
   return c.has_value() && *c == v;
 }
 
-bool same_dim(const Expr& a, const Expr& b) { return ir::equal(a, b); }
+bool same_dim(const Expr& a, const Expr& b) {
+  return ir::equal(a, b) || ir::equal(canonical_dim(a), canonical_dim(b));
+}
 
 // ---- row-major index arithmetic ----
 

@@ -38,8 +38,23 @@ std::vector<int64_t> normalize_dims(const std::string& op, const std::vector<int
 std::string vec_str(const std::vector<int64_t>& v);
 // true when e is the integer constant v.
 bool is_const(const Expr& e, int64_t v);
-// true when a and b are known to be the same dimension.
+// true when a and b are known to be the same dimension (equal canonical forms).
 bool same_dim(const Expr& a, const Expr& b);
+
+// ---- symbolic dimensions as polynomials (dim_algebra.cpp) ----
+
+// The canonical form of a dimension: sums and products of symbols expanded, like terms
+// merged, terms and factors in a fixed order; min, max, % and inexact // stay as atoms.
+// Two spellings of the same polynomial give equal Exprs.
+Expr canonical_dim(const Expr& d);
+Shape canonical_shape(const Shape& s);
+// Whether a and b have the same number of elements, taking every a // c (c a constant) as
+// exact: torch's view requires that, and the torch backend's shapes come from it.
+bool same_numel_exact(const Shape& a, const Shape& b);
+// The size that makes `known` plus it hold the elements of `in` (reshape's -1), when the
+// element count of `known` is a single term and the quotient a polynomial with integer
+// coefficients (floor divisions in the shapes taken as exact). false otherwise.
+bool solve_numel_exact(const Shape& in, const Shape& known, Expr* solved);
 
 // ---- row-major index arithmetic ----
 

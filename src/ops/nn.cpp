@@ -99,6 +99,32 @@ Linear linear_source(const Expr& o, int64_t in, int64_t out, bool align_corners,
 
 // ---- arange / full ----
 
+// The length of an arange with a symbolic bound: (stop - start) / step rounded up (away
+// from zero for a negative step), taking the bounds as consistent with the step's sign.
+Expr symbolic_arange_length(const ArangeAttrs& a) {
+  const std::string op = "arange";
+  EMBER_CHECK(a.step != 0 && a.step == std::floor(a.step) && std::isfinite(a.step),
+              op << ": with bounds known only at run time the step must be a non-zero integer, "
+                 << "got " << a.step);
+  EMBER_CHECK(a.dtype != DType::boolean, op << ": dtype bool is not supported");
+  for (const Expr* b : {&a.sym_start, &a.sym_stop}) {
+    EMBER_CHECK(!b->defined() || b->dtype() == DType::int64,
+                op << ": a symbolic bound must be an int64 size expression");
+  }
+  for (double v : {a.sym_start.defined() ? 0.0 : a.start, a.sym_stop.defined() ? 0.0 : a.stop}) {
+    EMBER_CHECK(v == std::floor(v), op << ": with a bound known only at run time, the other "
+                                          "bound must be an integer, got "
+                                       << v);
+  }
+  const Expr start = a.sym_start.defined() ? a.sym_start : Expr(static_cast<int64_t>(a.start));
+  const Expr stop = a.sym_stop.defined() ? a.sym_stop : Expr(static_cast<int64_t>(a.stop));
+  const auto step = static_cast<int64_t>(a.step);
+  const int64_t sign = step > 0 ? 1 : -1;
+  Expr span = stop - start;
+  if (step != 1) span = ir::floordiv(span + Expr(step - sign), Expr(step));
+  return canonical_dim(span);
+}
+
 int64_t arange_length(const ArangeAttrs& a) {
   const std::string op = "arange";
   EMBER_CHECK(std::isfinite(a.start) && std::isfinite(a.stop) && std::isfinite(a.step),
@@ -238,12 +264,18 @@ EMBER_REGISTER_OP {
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
     check_arity("arange", in, 0);
     const ArangeAttrs& a = attrs_as<ArangeAttrs>(attrs);
-    return std::vector<TensorType>{TensorType{a.dtype, {Expr(arange_length(a))}, Device::cpu()}};
+    const bool symbolic = a.sym_start.defined() || a.sym_stop.defined();
+    const Expr n = symbolic ? symbolic_arange_length(a) : Expr(arange_length(a));
+    return std::vector<TensorType>{TensorType{a.dtype, {n}, Device::cpu()}};
   };
   // torch: start + step * i in double for floating-point dtypes, in int64 for integers.
   d.compute = [](const ComputeArgs& args) {
     const ArangeAttrs& a = attrs_as<ArangeAttrs>(args.attrs);
     const Expr i = args.idx[0];
+    if (a.sym_start.defined() || a.sym_stop.defined()) {  // integer bounds and step
+      const Expr start = a.sym_start.defined() ? a.sym_start : Expr(static_cast<int64_t>(a.start));
+      return cast_to(start + Expr(static_cast<int64_t>(a.step)) * i, a.dtype);
+    }
     if (!is_float(a.dtype)) {
       const Expr v = Expr(static_cast<int64_t>(a.start)) + Expr(static_cast<int64_t>(a.step)) * i;
       return cast_to(v, a.dtype);
@@ -263,16 +295,17 @@ EMBER_REGISTER_OP {
     const FullAttrs& a = attrs_as<FullAttrs>(attrs);
     for (const Expr& dim : a.shape) {
       auto v = dim.as_int();
-      EMBER_CHECK(v && *v >= 0, "full: the shape " << shape_str(a.shape)
-                                                   << " must be known and non-negative (full "
-                                                      "has no input to bind symbols from)");
+      EMBER_CHECK(!v || *v >= 0, "full: the shape " << shape_str(a.shape)
+                                                    << " has a negative size; sizes must be >= 0");
+      EMBER_CHECK(v || dim.dtype() == DType::int64,
+                  "full: the sizes of " << shape_str(a.shape) << " must be int64");
     }
     if (!is_float(a.dtype) && a.dtype != DType::boolean) {
       EMBER_CHECK(a.value == std::floor(a.value),
                   "full: the value " << a.value << " is not an integer but the dtype is "
                                      << dtype_name(a.dtype) << "; pass a floating-point dtype");
     }
-    return std::vector<TensorType>{TensorType{a.dtype, a.shape, Device::cpu()}};
+    return std::vector<TensorType>{TensorType{a.dtype, canonical_shape(a.shape), Device::cpu()}};
   };
   d.compute = [](const ComputeArgs& args) {
     const FullAttrs& a = attrs_as<FullAttrs>(args.attrs);

@@ -108,6 +108,21 @@ Tensor arange(double start, double stop, double step, DType dtype) {
   return apply1("arange", {}, ArangeAttrs{start, stop, step, dtype});
 }
 
+Tensor arange(const ir::Expr& start, const ir::Expr& stop, int64_t step, DType dtype) {
+  ArangeAttrs a{0, 0, static_cast<double>(step), dtype};
+  // Constant bounds stay numbers, so a static arange is the same operator either way.
+  auto set = [](const ir::Expr& bound, double* number, ir::Expr* symbolic) {
+    if (auto c = bound.as_int()) {
+      *number = static_cast<double>(*c);
+    } else {
+      *symbolic = bound;
+    }
+  };
+  set(start, &a.start, &a.sym_start);
+  set(stop, &a.stop, &a.sym_stop);
+  return apply1("arange", {}, a);
+}
+
 Tensor full(const Shape& shape, double value, DType dtype) {
   return apply1("full", {}, FullAttrs{shape, value, dtype});
 }

@@ -95,6 +95,10 @@ std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inpu
   }
   opdefs::check_arity(op, types, def.num_inputs);
   const std::vector<TensorType> outs = def.infer(types, attrs);
+  // An operator whose shape or attributes name symbols (a factory of a symbolic shape, an
+  // arange from n) is traced too: it runs inside a graph whose inputs bind them.
+  symbolic = symbolic || attrs_use_symbols(attrs);
+  for (const TensorType& t : outs) symbolic = symbolic || !shape_is_concrete(t.shape);
 
   std::vector<Tensor> results;
   if (symbolic) {
@@ -260,7 +264,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
 Tensor slice(const Tensor& x, const std::vector<int64_t>& axes, const std::vector<int64_t>& starts,
              const std::vector<int64_t>& stops, const std::vector<int64_t>& steps) {
   EMBER_CHECK(x.defined(), "slice: input 0 is an undefined tensor");
-  SliceAttrs a{axes, starts, stops, steps};
+  SliceAttrs a{axes, {starts.begin(), starts.end()}, {stops.begin(), stops.end()}, steps};
   if (a.steps.empty()) a.steps.assign(axes.size(), 1);
   const bool consistent = starts.size() == axes.size() && stops.size() == axes.size() &&
                           a.steps.size() == axes.size() && x.rank() > 0;
@@ -271,9 +275,22 @@ Tensor slice(const Tensor& x, const std::vector<int64_t>& axes, const std::vecto
     auto n = x.shape()[a.axes[i]].as_int();
     if (!n) continue;
     auto clamp = [&](int64_t v) { return v < 0 ? std::max<int64_t>(v + *n, 0) : std::min(v, *n); };
-    a.starts[i] = clamp(starts[i]);
-    a.stops[i] = std::max(clamp(stops[i]), a.starts[i]);
+    const int64_t b = clamp(starts[i]);
+    a.starts[i] = b;
+    a.stops[i] = std::max(clamp(stops[i]), b);
   }
+  return apply1("slice", {x}, a);
+}
+
+Tensor slice_exact(const Tensor& x, const std::vector<int64_t>& axes, const Shape& starts,
+                   const Shape& stops, const std::vector<int64_t>& steps) {
+  EMBER_CHECK(x.defined(), "slice: input 0 is an undefined tensor");
+  SliceAttrs a{axes, starts, stops, steps, /*clamp=*/false};
+  if (a.steps.empty()) a.steps.assign(axes.size(), 1);
+  for (size_t i = 0; i < a.axes.size() && x.rank() > 0; ++i)
+    a.axes[i] = normalize_dim("slice", axes[i], x.rank());
+  for (Shape* bounds : {&a.starts, &a.stops})
+    for (ir::Expr& d : *bounds) d = opdefs::canonical_dim(d);
   return apply1("slice", {x}, a);
 }
 

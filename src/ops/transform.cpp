@@ -27,7 +27,8 @@ OpDef injective(const std::string& name, const std::string& title, int num_input
 std::string numel_str(const Shape& s) { return ir::to_string(shape_numel_expr(s)); }
 
 // The target shape with its -1 (if any) solved.
-Shape reshape_target(const TensorType& x, const Shape& target) {
+Shape reshape_target(const TensorType& x, const Shape& given) {
+  const Shape target = canonical_shape(given);
   int infer_at = -1;
   for (size_t i = 0; i < target.size(); ++i) {
     auto c = target[i].as_int();
@@ -40,7 +41,7 @@ Shape reshape_target(const TensorType& x, const Shape& target) {
   }
   const Monomial in = monomial_of(x.shape);
   if (infer_at < 0) {
-    EMBER_CHECK(monomial_equal(in, monomial_of(target)),
+    EMBER_CHECK(monomial_equal(in, monomial_of(target)) || same_numel_exact(x.shape, target),
                 "reshape: cannot reshape " << x.str() << " (" << numel_str(x.shape)
                                            << " elements) into " << shape_str(target) << " ("
                                            << numel_str(target)
@@ -56,13 +57,13 @@ Shape reshape_target(const TensorType& x, const Shape& target) {
                                                               << ": the other sizes multiply "
                                                                  "to 0, so any size would do");
   Expr solved;
-  EMBER_CHECK(monomial_divide(in, k, &solved),
+  EMBER_CHECK(monomial_divide(in, k, &solved) || solve_numel_exact(x.shape, known, &solved),
               "reshape: cannot reshape "
                   << x.str() << " (" << numel_str(x.shape) << " elements) into "
                   << shape_str(target) << ": " << numel_str(x.shape) << " is not a multiple of "
                   << numel_str(known) << "; the number of elements must stay the same");
   Shape out = target;
-  out[infer_at] = solved;
+  out[infer_at] = canonical_dim(solved);
   return out;
 }
 
@@ -76,35 +77,55 @@ struct SliceBounds {
 // Stops at or beyond this mean "to the end" on a symbolic dimension (Python's sys.maxsize).
 constexpr int64_t kToTheEnd = int64_t{1} << 62;
 
-// Python slicing of a dimension of size n. A constant n clamps like Python. A symbolic n
-// is assumed large enough for the constant bounds (negative bounds count from n).
-SliceBounds slice_bounds(const Expr& n, int64_t start, int64_t stop, int64_t step) {
-  if (auto c = n.as_int()) {
-    auto clamp = [&](int64_t v) { return v < 0 ? std::max<int64_t>(v + *c, 0) : std::min(v, *c); };
-    const int64_t b = clamp(start), e = clamp(stop);
+// Python slicing of a dimension of size n. Constant bounds of a constant n clamp like
+// Python. Otherwise a bound is clamped into [0, n] at run time; a negative constant counts
+// from the end and a symbolic bound is a position (>= 0).
+SliceBounds clamped_bounds(const Expr& n, const Expr& start, const Expr& stop, int64_t step) {
+  auto cn = n.as_int(), cb = start.as_int(), ce = stop.as_int();
+  if (cn && cb && ce) {
+    auto clamp = [&](int64_t v) {
+      return v < 0 ? std::max<int64_t>(v + *cn, 0) : std::min(v, *cn);
+    };
+    const int64_t b = clamp(*cb), e = clamp(*ce);
     return {Expr(b), Expr(e > b ? (e - b + step - 1) / step : 0)};
   }
-  // v as (relative to the end?, offset).
-  auto bound = [&](int64_t v) -> std::pair<bool, int64_t> {
-    if (v >= kToTheEnd) return {true, 0};
-    return {v < 0, v};
+  auto clamped = [&](const Expr& v) -> Expr {
+    auto c = v.as_int();
+    if (!c) return same_dim(v, n) ? n : ir::min(v, n);
+    if (*c >= kToTheEnd) return n;
+    if (*c < 0) return ir::max(n + Expr(*c), Expr(0));
+    return *c == 0 ? Expr(0) : ir::min(Expr(*c), n);
   };
-  const auto [b_rel, b] = bound(start);
-  const auto [e_rel, e] = bound(stop);
-  // Python semantics at run time: bounds relative to the end, clamped into [0, n].
-  auto clamped = [&](bool rel, int64_t v) -> Expr {
-    if (rel) return v == 0 ? n : ir::max(n + Expr(v), Expr(0));
-    return v == 0 ? Expr(0) : ir::min(Expr(v), n);
-  };
-  const Expr first = clamped(b_rel, b);
-  const Expr last = clamped(e_rel, e);
+  const Expr first = clamped(start);
+  const Expr last = clamped(stop);
   Expr len = ir::max(last - first, Expr(0));
   if (step != 1) len = ir::floordiv(len + Expr(step - 1), Expr(step));
   return {first, len};
 }
 
+// Slicing with bounds the caller guarantees in range: the length is exact.
+SliceBounds exact_bounds(const Expr& n, const Expr& start, const Expr& stop, int64_t step) {
+  auto position = [&](const Expr& v) -> Expr {
+    auto c = v.as_int();
+    if (!c) return v;
+    if (*c >= kToTheEnd) return n;
+    return *c < 0 ? canonical_dim(n + Expr(*c)) : v;
+  };
+  const Expr first = canonical_dim(position(start));
+  Expr len = position(stop) - first;
+  if (step != 1) len = ir::floordiv(len + Expr(step - 1), Expr(step));
+  return {first, canonical_dim(len)};
+}
+
+SliceBounds slice_bounds(const Expr& n, const Expr& start, const Expr& stop, int64_t step,
+                         bool clamp) {
+  return clamp ? clamped_bounds(n, start, stop, step) : exact_bounds(n, start, stop, step);
+}
+
 struct SliceSpec {
-  std::vector<int64_t> axes, starts, stops, steps;
+  std::vector<int64_t> axes;
+  std::vector<Expr> starts, stops;
+  std::vector<int64_t> steps;
 };
 
 SliceSpec check_slice(const SliceAttrs& a, int64_t rank) {
@@ -125,6 +146,10 @@ SliceSpec check_slice(const SliceAttrs& a, int64_t rank) {
     EMBER_CHECK(s.steps[i] >= 1, "slice: step must be >= 1, got "
                                      << s.steps[i] << " for axis " << s.axes[i]
                                      << "; reversed (negative-step) slices are not supported");
+    for (const Expr* b : {&s.starts[i], &s.stops[i]}) {
+      EMBER_CHECK(b->defined() && b->dtype() == DType::int64,
+                  "slice: the bounds of axis " << s.axes[i] << " must be int64 sizes");
+    }
   }
   return s;
 }
@@ -153,7 +178,8 @@ bool has(const std::vector<int64_t>& v, int64_t x) {
 
 // ---- expand ----
 
-Shape expand_shape(const TensorType& x, const Shape& target) {
+Shape expand_shape(const TensorType& x, const Shape& given) {
+  const Shape target = canonical_shape(given);
   EMBER_CHECK(target.size() >= x.shape.size(),
               "expand: the target shape " << shape_str(target) << " has fewer dimensions than "
                                           << x.str() << "; expand cannot remove dimensions");
@@ -300,7 +326,7 @@ EMBER_REGISTER_OP {
                                         "concat axis "
                                      << axis);
       }
-      out.shape[axis] = out.shape[axis] + in[i].shape[axis];
+      out.shape[axis] = canonical_dim(out.shape[axis] + in[i].shape[axis]);
     }
     return std::vector<TensorType>{out};
   };
@@ -330,21 +356,24 @@ EMBER_REGISTER_OP {
   OpDef d = injective("slice", "Slice", 1);
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     check_arity("slice", in, 1);
-    const SliceSpec s = check_slice(attrs_as<SliceAttrs>(a), in[0].rank());
+    const SliceAttrs& sa = attrs_as<SliceAttrs>(a);
+    const SliceSpec s = check_slice(sa, in[0].rank());
     TensorType out = in[0];
     for (size_t i = 0; i < s.axes.size(); ++i) {
       Expr& dim = out.shape[s.axes[i]];
-      dim = slice_bounds(dim, s.starts[i], s.stops[i], s.steps[i]).len;
+      dim = slice_bounds(dim, s.starts[i], s.stops[i], s.steps[i], sa.clamp).len;
     }
     return std::vector<TensorType>{out};
   };
   d.compute = [](const ComputeArgs& a) {
     const TensorType& x = a.inputs[0];
-    const SliceSpec s = check_slice(attrs_as<SliceAttrs>(a.attrs), x.rank());
+    const SliceAttrs& sa = attrs_as<SliceAttrs>(a.attrs);
+    const SliceSpec s = check_slice(sa, x.rank());
     Index idx = a.idx;
     for (size_t i = 0; i < s.axes.size(); ++i) {
       const int64_t ax = s.axes[i];
-      const SliceBounds b = slice_bounds(x.shape[ax], s.starts[i], s.stops[i], s.steps[i]);
+      const SliceBounds b =
+          slice_bounds(x.shape[ax], s.starts[i], s.stops[i], s.steps[i], sa.clamp);
       idx[ax] = idx[ax] * Expr(s.steps[i]) + b.start;
     }
     return a.load(0, idx);

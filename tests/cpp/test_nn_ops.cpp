@@ -283,9 +283,8 @@ TEST(NnOps, OtherErrors) {
   EXPECT_EQ(infer_error("arange", {}, ArangeAttrs{0, 1, 0.5, DType::int64}),
             "arange: start, stop and step must be integers for dtype int64, got 0, 1, 0.5; pass "
             "a floating-point dtype");
-  EXPECT_EQ(infer_error("full", {}, FullAttrs{{n, 2}, 0, DType::float32}),
-            "full: the shape [n, 2] must be known and non-negative (full has no input to bind "
-            "symbols from)");
+  EXPECT_EQ(infer_error("full", {}, FullAttrs{{n, -2}, 0, DType::float32}),
+            "full: the shape [n, -2] has a negative size; sizes must be >= 0");
   EXPECT_EQ(infer_error("tril", {f32({4})}, TriAttrs{0}),
             "tril: expected a tensor with at least 2 dimensions, got float32[4]");
   EXPECT_EQ(infer_error("clamp", {f32({4})}, ClampAttrs{}),

@@ -430,7 +430,7 @@ TEST(OpsTransform, SqueezeUnsqueeze) {
 
 TEST(OpsTransform, Concat) {
   EXPECT_EQ(str(infer1("concat", {f32({2, 3}), f32({4, 3})}, AxisAttrs{0})), "float32[6, 3]");
-  EXPECT_EQ(str(infer1("concat", {f32({n, 3}), f32({m, 3})}, AxisAttrs{0})), "float32[(n + m), 3]");
+  EXPECT_EQ(str(infer1("concat", {f32({n, 3}), f32({m, 3})}, AxisAttrs{0})), "float32[(m + n), 3]");
   EXPECT_EQ(str(infer1("concat", {f32({2, 3})}, AxisAttrs{-1})), "float32[2, 3]");
   EXPECT_EQ(infer_error("concat", {f32({2, 3}), f32({2, 4})}, AxisAttrs{0}),
             "concat: input 1 has shape [2, 4] but input 0 has shape [2, 3]; sizes must match in "
@@ -540,8 +540,8 @@ TEST(OpsApi, AttributesAreNormalized) {
   EXPECT_EQ(ops::flatten(x).type().str(), "float32[24]");
   const SliceAttrs s = attrs_as<SliceAttrs>(ops::slice(x, {-1}, {-3}, {100}).trace()->attrs);
   EXPECT_EQ(s.axes, (std::vector<int64_t>{2}));
-  EXPECT_EQ(s.starts, (std::vector<int64_t>{1}));
-  EXPECT_EQ(s.stops, (std::vector<int64_t>{4}));
+  EXPECT_EQ(shape_str(s.starts), "[1]");
+  EXPECT_EQ(shape_str(s.stops), "[4]");
   EXPECT_EQ(s.steps, (std::vector<int64_t>{1}));
   EXPECT_EQ(ops::gelu(x, true).trace()->op->name, "gelu_tanh");
   EXPECT_EQ(ops::cast(x, DType::float32).impl(), x.impl());

@@ -112,6 +112,10 @@ Expr min(const Expr& a, const Expr& b);
 
 // Text form, e.g. "(b0[i0, i1] + 1.0f)" or "n * 4".
 std::string to_string(const Expr& e);
+// Parses an int64 size expression as to_string prints it: integers, symbol names, + - *
+// // %, unary -, parentheses, min(a, b) and max(a, b). An ember::Error names what could not
+// be read. (Python passes symbolic sizes such as "(s0 * 2)" to shapes this way.)
+Expr parse_int_expr(const std::string& text);
 
 // Rewrites bottom-up: f is called on every node after its children were rewritten; return
 // an undefined Expr to keep the node.

@@ -55,11 +55,20 @@ struct DimsAttrs {
   bool operator==(const DimsAttrs&) const = default;
 };
 
-// slice: per axis, start / stop / step after normalization (0 <= start, step >= 1).
+// slice: per axis, start / stop / step (step >= 1). Bounds are integers or size
+// expressions of symbols ("n - 1").
+// clamp: Python's slicing: negative constants count from the end, bounds are clamped into
+// the dimension. Without clamp, the caller guarantees 0 <= start <= stop <= size (negative
+// constants still count from the end), so a slice's length is exactly (stop - start) / step
+// rounded up: the torch backend slices so, since torch's own shapes (guarded by Dynamo) say
+// the bounds are in range, and x[:, :n] of an [b, n] tensor then has size n, not min(n, n).
 struct SliceAttrs {
-  std::vector<int64_t> axes, starts, stops, steps;
+  std::vector<int64_t> axes;
+  std::vector<ir::Expr> starts, stops;
+  std::vector<int64_t> steps;
+  bool clamp = true;
   AttrFields fields() const;
-  bool operator==(const SliceAttrs&) const = default;
+  bool operator==(const SliceAttrs& o) const;
 };
 
 struct CastAttrs {
@@ -104,14 +113,19 @@ struct UpsampleAttrs {
 };
 
 // arange: the values start, start + step, ... below stop (above it for a negative step).
+// sym_start / sym_stop, when defined, are integer bounds known only at run time (size
+// expressions such as "n" or "n - 1") that replace start / stop; the step is then an
+// integer and the bounds are taken as consistent with its sign (torch checks that).
 struct ArangeAttrs {
   double start = 0, stop = 0, step = 1;
   DType dtype = DType::int64;
+  ir::Expr sym_start = {}, sym_stop = {};
   AttrFields fields() const;
-  bool operator==(const ArangeAttrs&) const = default;
+  bool operator==(const ArangeAttrs& o) const;
 };
 
-// full: a tensor of `shape` (concrete) holding `value`.
+// full: a tensor of `shape` holding `value`. Symbols in the shape must be bound by the
+// graph's inputs (full has none of its own).
 struct FullAttrs {
   Shape shape;
   double value = 0;
@@ -161,6 +175,9 @@ using OpAttrs = std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAt
                              NormAttrs, FusedAttrs>;
 
 AttrFields attr_fields(const OpAttrs& a);
+// Whether the attributes name symbols (a symbolic bound or size): such an operator can only
+// run inside a graph whose inputs bind them, so it is traced even without symbolic inputs.
+bool attrs_use_symbols(const OpAttrs& a);
 
 // The attributes as the given struct; ember::InternalError if they are not.
 template <class T>

@@ -47,6 +47,9 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 
 // Factories (no inputs, CPU): start, start + step, ... before stop; a constant tensor.
 Tensor arange(double start, double stop, double step = 1, DType dtype = DType::int64);
+// arange with integer bounds that may be size expressions ("n", "n - 1"), known at run time.
+Tensor arange(const ir::Expr& start, const ir::Expr& stop, int64_t step = 1,
+              DType dtype = DType::int64);
 Tensor full(const Shape& shape, double value, DType dtype = DType::float32);
 
 // The lower (tril) or upper (triu) triangle of the last two dimensions from diagonal k on;

@@ -83,6 +83,11 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis = 0);
 // Python-style slicing per axis; stops are clamped; steps >= 1.
 Tensor slice(const Tensor& x, const std::vector<int64_t>& axes, const std::vector<int64_t>& starts,
              const std::vector<int64_t>& stops, const std::vector<int64_t>& steps = {});
+// Slicing with bounds that may be size expressions ("n - 1"), which the caller guarantees
+// in range: 0 <= start <= stop <= size (negative constants count from the end). The length
+// is then exactly (stop - start) / step rounded up, with no clamping (SliceAttrs::clamp).
+Tensor slice_exact(const Tensor& x, const std::vector<int64_t>& axes, const Shape& starts,
+                   const Shape& stops, const std::vector<int64_t>& steps = {});
 Tensor expand(const Tensor& x, const Shape& shape);  // -1 keeps a dimension
 
 }  // namespace ember::ops

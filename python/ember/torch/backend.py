@@ -274,7 +274,7 @@ class CompiledSegment:
 
     def _weights_changed(self, args: tuple) -> bool:
         for i, t in self.weight_args:
-            if args[i] is not t:
+            if args[i] is not t and not _same_scalar(args[i], t):
                 return True
         return any(tensor_version(t) != v for t, v in self.captured)
 
@@ -287,6 +287,13 @@ class CompiledSegment:
             inputs.append(ember.from_torch(t if t.is_contiguous() else t.contiguous()))
         inputs += _extra_inputs(self, args)
         return [o.torch() for o in self.compiled.run(inputs)]
+
+
+def _same_scalar(new: Any, old: torch.Tensor) -> bool:
+    """A module's Python number (an eps) that Dynamo passes as a 0-d tensor: a new tensor on
+    every call when sizes are dynamic, but the same value."""
+    return (old.dim() == 0 and isinstance(new, torch.Tensor) and new.dim() == 0
+            and new.dtype == old.dtype and bool(new == old))
 
 
 def _extra_inputs(segment: CompiledSegment, args: Any) -> list[Any]:

@@ -29,6 +29,7 @@ __all__ = [
     "low_precision",
     "runtime_scalar",
     "sym_dim",
+    "sym_size",
     "sym_dim_free",
     "torch_dtype",
     "weight_to_ember",
@@ -145,6 +146,57 @@ def sym_dim(value: Any) -> int | str:
     if hasattr(value, "__index__"):
         return int(value)
     raise ConversionFailure("value", f"{value!r} is not a size")
+
+
+def sym_size(value: Any) -> int | str:
+    """A size as ember shapes and bounds take it: an int, a symbol name, or a size
+    expression of symbols as text ("(s0 * 2)", "(s1 // 4)") that ember parses; sizes torch
+    knows at compile time stay ints. A size ember cannot spell is a ConversionFailure."""
+    if isinstance(value, torch.SymInt):
+        node = value.node
+        as_int = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
+        if as_int is not None:
+            return int(as_int)
+        return size_text(node.expr)
+    if isinstance(value, str):
+        return value
+    return sym_dim(value)
+
+
+def size_text(expr: Any) -> int | str:
+    """A sympy integer expression (a SymInt's) in ember's size syntax."""
+    if expr.is_Integer:
+        return int(expr)
+    if expr.is_Symbol:
+        return str(expr)
+    return _size_text(expr)
+
+
+def _size_text(expr: Any) -> str:
+    name = type(expr).__name__
+    args = [str(size_text(a)) for a in expr.args]
+    if expr.is_Integer or expr.is_Symbol:
+        return str(size_text(expr))
+    if name == "Add":
+        return "(" + " + ".join(args) + ")"
+    if name == "Mul" and all(a.is_Integer or not a.is_number for a in expr.args):
+        return "(" + " * ".join(args) + ")"
+    if name == "Pow" and expr.args[1].is_Integer and int(expr.args[1]) > 0:
+        return "(" + " * ".join([args[0]] * int(expr.args[1])) + ")"
+    if name == "FloorDiv":
+        return f"({args[0]} // {args[1]})"
+    if name == "CeilDiv":
+        return f"(({args[0]} + {args[1]} - 1) // {args[1]})"
+    if name in ("Mod", "PythonMod"):
+        return f"({args[0]} % {args[1]})"
+    if name in ("Min", "Max"):
+        out = args[0]
+        for a in args[1:]:
+            out = f"{name.lower()}({out}, {a})"
+        return out
+    raise ConversionFailure(
+        "value", f"the size {expr} uses {name}, which ember's size expressions do not have "
+        "(they have + - * // % min max)")
 
 
 def input_dim(value: Any) -> int | str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import re
 from typing import Any
 
 import torch
@@ -482,16 +483,19 @@ class FxConverter:
         return ("value", value)
 
     def _carriers(self, outputs: list[Any]) -> list[tuple[str, Any]]:
-        """Symbols used in the outputs' shapes that no runtime tensor input carries: each
-        gets an input of shape [symbol, 0] (an empty tensor at run time)."""
+        """Symbols used in the graph's shapes (outputs, and values inside such as an arange
+        of a symbolic length) that no runtime tensor input carries: each gets an input of
+        shape [symbol, 0] (an empty tensor at run time)."""
         bound = set()
         for _, sym in self.inputs:
             bound.update(d for d in sym.shape if isinstance(d, str))
         needed = set()
-        for t in outputs:
+        values = list(outputs) + [v for v in _leaves(list(self.env.values()))
+                                  if isinstance(v, ember.Tensor) and v.is_symbolic]
+        for t in values:
             for d in t.shape:
-                if isinstance(d, str) and d.isidentifier():
-                    needed.add(d)
+                if isinstance(d, str):
+                    needed.update(_symbol_names(d))
         carriers = []
         for name in sorted(needed - bound):
             if name in self.symbol_sources:
@@ -511,6 +515,11 @@ def _contains_opaque(v: Any) -> bool:
     if isinstance(v, (tuple, list)):
         return any(x is _OPAQUE or _contains_opaque(x) for x in v)
     return False
+
+
+def _symbol_names(size: str) -> set[str]:
+    """The symbols a size (a name or an expression ember printed) uses."""
+    return set(re.findall(r"[A-Za-z_]\w*", size)) - {"min", "max"}
 
 
 def _has_symbolic_tensor(v: Any) -> bool:

@@ -14,8 +14,8 @@ from ember.torch.context import (
     derived_constant,
     ember_dtype,
     runtime_scalar,
-    sym_dim,
     sym_dim_free,
+    sym_size,
     torch_dtype,
     weight_to_ember,
 )
@@ -159,30 +159,13 @@ def sizes_arg(sizes: Sequence[Any]) -> list[Any]:
 
 
 def reshape_dims(sizes: Sequence[Any]) -> list[int | str]:
-    """Sizes for ember.ops.reshape: ints and symbol names; one size that is an expression of
-    symbols becomes -1 (inferred)."""
-    out: list[int | str] = []
-    inferred = False
-    for s in sizes:
-        try:
-            d = sym_dim(s)
-        except ConversionFailure:
-            d = -1
-        if d == -1:
-            if inferred:
-                raise unsupported(f"cannot express the shape {list(sizes)} in ember sizes")
-            inferred = True
-        out.append(d)
-    return out
+    """Sizes for ember.ops.reshape: ints, symbol names and size expressions (text)."""
+    return [sym_size(s) for s in sizes]
 
 
 def shape_of(t: Any) -> list[int | str]:
-    """t's shape with every dimension usable as an ember size."""
-    dims = list(t.shape)
-    for d in dims:
-        if isinstance(d, str) and not d.isidentifier():
-            raise unsupported(f"the size {d} is an expression of symbols")
-    return dims
+    """t's shape as ember sizes (ember reads back the expressions it prints)."""
+    return list(t.shape)
 
 
 def static_int(v: Any, what: str) -> int:
@@ -217,13 +200,10 @@ def full(shape: Sequence[Any], value: Any, dtype: str) -> Any:
     """A tensor of `shape` filled with `value`: a constant when the shape is static, else the
     constant broadcast to the symbolic shape."""
     value = py_value(value)
-    dims = [sym_dim(s) for s in shape]
+    dims = [sym_size(s) for s in shape]
     if all(isinstance(d, int) for d in dims):
         return constant(torch.full(dims, value, dtype=torch_dtype(dtype)))
-    if has_op("full"):
-        return ops.full(dims, value, dtype)
-    one = constant(torch.full([1] * len(dims), value, dtype=torch_dtype(dtype)))
-    return ops.expand(one, dims)
+    return ops.full(dims, value, dtype)
 
 
 def transposed_constant(w: Any) -> Any:

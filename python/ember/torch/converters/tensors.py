@@ -16,7 +16,14 @@ import torch
 import torch.nn.functional as F
 
 import ember
-from ember.torch.context import ember_dtype, expected_value, sym_dim, sym_dim_free, torch_dtype
+from ember.torch.context import (
+    current_node,
+    ember_dtype,
+    expected_value,
+    sym_dim_free,
+    sym_size,
+    torch_dtype,
+)
 from ember.torch.converters.common import (
     END,
     cast,
@@ -78,19 +85,12 @@ def identity(input: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def expand(input: Any, *sizes: Any) -> Any:
-    target = sizes_arg(sizes)
-    dims: list[int | str] = []
+    target = [sym_size(d) for d in sizes_arg(sizes)]
     offset = len(target) - rank(input)
-    for i, s in enumerate(target):
-        try:
-            d = sym_dim(s)
-        except Exception:
-            d = -1 if i >= offset else None
-        if d is None:
-            raise unsupported(f"expand to the symbolic size {s}")
-        if i >= offset and d != -1 and input.shape[i - offset] == d:
-            d = -1
-        dims.append(d)
+    dims = [
+        -1 if i >= offset and target[i] == input.shape[i - offset] else d
+        for i, d in enumerate(target)
+    ]
     return ops.expand(input, dims)
 
 
@@ -150,18 +150,15 @@ def unbind(input: Any, dim: int = 0) -> Any:
 
 def narrow(input: Any, dim: int, start: Any, length: Any) -> Any:
     d = norm_dim(dim, rank(input))
-    s = static_int(start, "narrow's start")
-    if s < 0:
-        s += static_int(input.shape[d], "the narrowed dimension")
-    return slice_axis(input, d, s, s + static_int(length, "narrow's length"))
+    stop = start + length
+    if isinstance(start, int) and start < 0 and isinstance(stop, int) and stop == 0:
+        stop = None  # narrow(x, d, -2, 2): the last two
+    return _index_tensor(input, tuple([slice(None)] * d + [slice(start, stop)]))
 
 
 def select(input: Any, dim: int, index: Any) -> Any:
     d = norm_dim(dim, rank(input))
-    i = static_int(index, "the selected index")
-    if i < 0:
-        i += static_int(input.shape[d], "the selected dimension")
-    return ops.squeeze(slice_axis(input, d, i, i + 1), [d])
+    return _index_tensor(input, tuple([slice(None)] * d + [index]))
 
 
 def getitem(obj: Any, index: Any) -> Any:
@@ -173,6 +170,9 @@ def getitem(obj: Any, index: Any) -> Any:
 
 
 def _index_tensor(x: Any, index: Any) -> Any:
+    """x[index] for ints, slices, None and Ellipsis: one ember slice, then squeeze and
+    unsqueeze. Bounds on constant dimensions clamp like Python; a symbolic dimension or
+    bound gives exact bounds, checked against the shape torch computed."""
     items = list(index) if isinstance(index, tuple) else [index]
     if any(is_tensor(i) or isinstance(i, (list, torch.Tensor)) for i in items):
         raise unsupported("indexing with tensors (advanced indexing)")
@@ -184,9 +184,10 @@ def _index_tensor(x: Any, index: Any) -> Any:
         items[at:at + 1] = [slice(None)] * (rank(x) - used)
     else:
         items += [slice(None)] * (rank(x) - used)
+    sizes = _torch_sizes()
     axes, starts, stops, steps, drop, insert = [], [], [], [], [], []
-    axis = 0
-    out_axis = 0
+    exact = False
+    axis = out_axis = 0
     for item in items:
         if item is None:
             insert.append(out_axis)
@@ -194,18 +195,23 @@ def _index_tensor(x: Any, index: Any) -> Any:
             continue
         if isinstance(item, slice):
             if item != slice(None):
-                start, stop, step = _slice_bounds(x, axis, item)
-                axes.append(axis), starts.append(start), stops.append(stop), steps.append(step)
+                b = _slice_bounds(x, axis, item, sizes, out_axis)
+                axes.append(axis), starts.append(b[0]), stops.append(b[1]), steps.append(b[2])
+                exact = exact or b[3]
             axis += 1
             out_axis += 1
             continue
-        i = static_int(item, "an index")
-        if i < 0:
-            i += static_int(x.shape[axis], "the indexed dimension")
-        axes.append(axis), starts.append(i), stops.append(i + 1), steps.append(1)
+        start, stop, is_exact = _index_bounds(x, axis, item)
+        axes.append(axis), starts.append(start), stops.append(stop), steps.append(1)
+        exact = exact or is_exact
         drop.append(axis)
         axis += 1
-    y = ops.slice(x, axes, starts, stops, steps) if axes else x
+    if not axes:
+        y = x
+    elif exact:
+        y = ops.slice(x, axes, starts, stops, steps, clamp=False)
+    else:
+        y = ops.slice(x, axes, starts, stops, steps)
     if drop:
         y = ops.squeeze(y, drop)
     if insert:
@@ -213,17 +219,89 @@ def _index_tensor(x: Any, index: Any) -> Any:
     return y
 
 
-def _slice_bounds(x: Any, axis: int, s: slice) -> tuple[int, int, int]:
+def _torch_sizes() -> tuple[list[Any] | None, list[Any] | None]:
+    """The sizes torch recorded for the indexed tensor (the node's first argument) and for
+    the result, for checking symbolic slices."""
+    node = current_node()
+    src = node.args[0] if node is not None and node.args else None
+    meta_in = expected_value(src) if isinstance(src, torch.fx.Node) else None
+    meta_out = expected_value(node) if node is not None else None
+    return (list(meta_in.shape) if isinstance(meta_in, torch.Tensor) else None,
+            list(meta_out.shape) if isinstance(meta_out, torch.Tensor) else None)
+
+
+def _is_static(v: Any) -> bool:
+    return v is None or isinstance(v, int) or (
+        isinstance(v, torch.SymInt) and not sym_dim_free(v))
+
+
+def _slice_bounds(x: Any, axis: int, s: slice, sizes: tuple, out_axis: int) -> tuple:
+    """(start, stop, step, exact) for ember.ops.slice."""
     step = 1 if s.step is None else static_int(s.step, "a slice step")
     if step <= 0:
         raise unsupported("slices with a negative step")
-    start = 0 if s.start is None else static_int(s.start, "a slice start")
-    stop = END if s.stop is None else static_int(s.stop, "a slice stop")
-    if start < 0 or stop < 0:
-        size = static_int(x.shape[axis], "a dimension sliced from its end")
-        start = builtins.max(start + size, 0) if start < 0 else start
-        stop = builtins.max(stop + size, 0) if stop < 0 else stop
-    return start, stop, step
+    if isinstance(x.shape[axis], int) and _is_static(s.start) and _is_static(s.stop):
+        start = 0 if s.start is None else static_int(s.start, "a slice start")
+        stop = END if s.stop is None else static_int(s.stop, "a slice stop")
+        n = x.shape[axis]
+        start = builtins.max(start + n, 0) if start < 0 else builtins.min(start, n)
+        stop = builtins.max(stop + n, 0) if stop < 0 else builtins.min(stop, n)
+        return start, builtins.max(stop, start), step, False
+    # A symbolic dimension or bound: exact bounds (ember does not clamp them), valid when
+    # they give the length torch computed (Dynamo's guards keep it so for later calls).
+    start = 0 if s.start is None else s.start
+    stop = END if s.stop is None or (isinstance(s.stop, int) and s.stop >= END) else s.stop
+    _check_length(axis, start, stop, step, sizes, out_axis)
+    return sym_size(start), sym_size(stop), step, True
+
+
+def _index_bounds(x: Any, axis: int, index: Any) -> tuple[Any, Any, bool]:
+    """(start, stop, exact) of the one element an integer index selects."""
+    i = static_int(index, "an index")
+    if isinstance(x.shape[axis], int):
+        n = x.shape[axis]
+        if not -n <= i < n:
+            raise unsupported(f"index {i} is out of range for a dimension of size {n}")
+        i = i + n if i < 0 else i
+        return i, i + 1, False
+    # A symbolic dimension: torch raises for an index out of range, so the bounds are exact.
+    return i, (END if i == -1 else i + 1), True
+
+
+def _as_sympy(v: Any) -> Any:
+    import sympy
+
+    if isinstance(v, torch.SymInt):
+        return v.node.expr
+    return sympy.Integer(int(v))
+
+
+def _check_length(axis: int, start: Any, stop: Any, step: int, sizes: tuple,
+                  out_axis: int) -> None:
+    import sympy
+
+    meta_in, meta_out = sizes
+    if meta_in is None or meta_out is None or out_axis >= len(meta_out):
+        raise unsupported("a slice of a symbolic size without torch's shapes to check it")
+    n = _as_sympy(meta_in[axis])
+
+    def position(v: Any) -> Any:
+        if isinstance(v, int) and v >= END:
+            return n
+        e = _as_sympy(v)
+        return n + e if e.is_number and e < 0 else e
+
+    span = position(stop) - position(start)
+    if step == 1:
+        length = span
+    else:  # torch's own spelling of a rounded-up division, so that sympy compares them
+        from torch.utils._sympy.functions import FloorDiv
+
+        length = FloorDiv(span + step - 1, step)
+    if sympy.simplify(_as_sympy(meta_out[out_axis]) - length) != 0:
+        raise unsupported(
+            f"the slice [{start}:{stop}:{step}] of a dimension of size {n}: torch's length is "
+            f"{meta_out[out_axis]}, and ember slices symbolic sizes only with bounds in range")
 
 
 # ---- dtypes and creation --------------------------------------------------------------------
@@ -290,8 +368,14 @@ def scalar_tensor(s: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, **kwargs: Any):
     # A static arange has no symbolic argument and is folded at compile time (interpreter);
-    # one whose bounds are symbolic sizes needs an ember operator that takes symbols.
-    raise unsupported("arange whose bounds are known only at run time")
+    # this one has a bound that is a size known at run time.
+    if end is None:
+        start, end = 0, start
+    for v in (start, end, step):
+        if not isinstance(v, (int, torch.SymInt)):
+            raise unsupported(f"arange with the non-integer argument {v!r} known at run time")
+    stride = static_int(step, "arange's step")
+    return ops.arange(sym_size(start), sym_size(end), stride, _creation_dtype(dtype, "int64"))
 
 
 def _tri(lower: bool) -> Any:

@@ -1,0 +1,207 @@
+"""Symbolic sizes (dynamic=True) in the torch.compile backend: the size patterns of
+transformer code (position ids from arange, causal masks sliced to the length, views to
+[B, T, heads, head_dim], expand/full to symbolic shapes, arithmetic on sizes) convert to
+ember with symbolic dimensions, match eager PyTorch at several lengths, compile in strict
+mode (no eager fallback), and a new length reuses the compiled graph."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+import ember
+import ember.torch
+from ember.torch import backend
+
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+models = pytest.importorskip("benchmarks.models")
+
+STRICT = {"strict": True}
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    torch._dynamo.reset()
+    ember.torch.dynamo_config.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The labels of the ember graphs built (FlowGraph.build calls) while a test runs."""
+    built: list[str] = []
+    real = backend._build
+
+    def counting(conversion: Any, settings: Any, label: str) -> Any:
+        built.append(label)
+        return real(conversion, settings, label)
+
+    monkeypatch.setattr(backend, "_build", counting)
+    return built
+
+
+def max_err(actual: Any, expected: Any) -> float:
+    if isinstance(expected, (tuple, list)):
+        return max(max_err(a, e) for a, e in zip(actual, expected, strict=True))
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    if expected.dtype == torch.bool or not expected.is_floating_point():
+        return 0.0 if torch.equal(actual, expected) else float("inf")
+    return float((actual.float() - expected.float()).abs().max())
+
+
+def check_lengths(fn: Callable[..., Any], make: Callable[[int], tuple], lengths: tuple,
+                  built: list[str]) -> None:
+    """fn compiled with dynamic=True and strict matches eager at every length, and only the
+    first length builds an ember graph."""
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    with torch.no_grad():
+        for k, n in enumerate(lengths):
+            args = make(n)
+            assert max_err(compiled(*args), fn(*args)) < 1e-4, f"length {n}"
+            if k == 0:
+                first = len(built)
+                assert first >= 1
+    assert len(built) == first, f"a new length rebuilt: {built}"
+
+
+def x3(n: int) -> tuple[torch.Tensor]:
+    return (torch.randn(2, n, 6),)
+
+
+# ---- the patterns, one per test --------------------------------------------------------
+def test_arange_of_a_symbolic_length(builds):
+    def fn(x):
+        t = x.shape[1]
+        pos = torch.arange(t)  # int64 position ids
+        return x + pos[None, :, None].float() + torch.arange(1, t + 1, dtype=torch.float32)[
+            None, :, None]
+
+    check_lengths(fn, x3, (8, 12, 5), builds)
+
+
+def test_arange_with_step_and_symbolic_start(builds):
+    def fn(x):
+        t = x.shape[1]
+        return x.sum(1) + torch.arange(0, t * 2, 2).float().sum() + torch.arange(t - 1, t + 3)[
+            None, :].float()[:, :1]
+
+    check_lengths(fn, x3, (8, 12, 5), builds)
+
+
+def test_slices_with_symbolic_bounds(builds):
+    def fn(x):
+        t = x.shape[1]
+        return x[:, : t - 1] * 2 + x[:, 1:], x[:, -2:] + x[:, :2], x[:, 1 : t - 1 : 2]
+
+    check_lengths(fn, x3, (8, 12, 5), builds)
+
+
+def test_causal_mask_buffer_sliced_to_the_length(builds):
+    class Masked(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(6, 6)
+            causal = torch.tril(torch.ones(32, 32, dtype=torch.bool)).view(1, 1, 32, 32)
+            self.register_buffer("bias", causal, persistent=False)
+
+        def forward(self, x):
+            t = x.shape[1]
+            h = self.proj(x)[:, None]
+            att = h @ h.transpose(-2, -1)
+            att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+            return att.softmax(-1)
+
+    model = Masked().eval()
+    check_lengths(model, x3, (8, 12, 5), builds)
+
+
+def test_narrow_select_and_integer_indices(builds):
+    def fn(x):
+        t = x.shape[1]
+        return torch.narrow(x, 1, 1, t - 2) + 1, x[:, 0] + x[:, -1], x.select(1, 2), \
+            torch.narrow(x, 1, -2, 2)
+
+    check_lengths(fn, x3, (8, 12, 5), builds)
+
+
+def test_views_to_symbolic_shapes(builds):
+    class Heads(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(6, 8)
+            self.heads = 2
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            y = self.proj(x)
+            c = y.shape[-1]
+            q = y.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+            back = q.transpose(1, 2).contiguous().view(b, t, c)
+            flat = y.view(-1, c)
+            return back + y, flat * 2, y.reshape(b * t, c), q.reshape(b, self.heads, t * 4)
+
+    check_lengths(Heads().eval(), x3, (8, 12, 5), builds)
+
+
+def test_views_with_symbolic_arithmetic(builds):
+    def fn(x):
+        b, t, c = x.shape  # every size symbolic, c included
+        y = x.view(b, t, 2, c // 2).transpose(1, 2).contiguous()
+        return y.view(b, 2, t * (c // 2)), x.reshape(b, t // 2, 2 * c)
+
+    check_lengths(fn, lambda n: (torch.randn(2, n, 6),), (8, 12, 6), builds)
+
+
+def test_expand_and_filled_tensors_of_symbolic_shapes(builds):
+    def fn(x):
+        b, t, c = x.shape
+        e = x[:, :1, :].expand(b, t, c) + x[:, :1].expand(-1, t, -1)
+        f = torch.full((b, t, 1), 2.0) + torch.ones(t, c) + torch.zeros(b, t, c)
+        g = x.new_ones(b, t, c) + x.new_zeros((t, c)) + x.new_full((1, t, 1), 3.0)
+        return e + f + g, torch.ones(t, t, dtype=torch.bool).tril()
+
+    check_lengths(fn, x3, (8, 12, 5), builds)
+
+
+def test_size_arithmetic(builds):
+    def fn(x):
+        b, t, c = x.shape
+        scale = (t * 2 - 1) / (c // 2)
+        return x * scale + (t - 1), x.sum() * t
+
+    check_lengths(fn, x3, (8, 12, 5), builds)
+
+
+def test_ember_prints_and_reads_size_expressions():
+    x = ember.symbol([2, "n", 6])
+    y = ember.ops.slice(x, [1], [1], ["n - 1"], clamp=False)
+    assert y.shape == (2, "(n - 2)", 6)
+    z = ember.ops.reshape(y, [-1, 6])
+    assert z.shape == ("((2 * n) - 4)", 6)
+    assert ember.ops.reshape(z, list(y.shape)).shape == y.shape  # printed sizes read back
+    assert ember.ops.arange(0, "n").shape == ("n",)
+    assert ember.ops.full(["n * 2", 3], 1.0).shape == ("(2 * n)", 3)
+    with pytest.raises(ember.EmberError, match="cannot read the size expression"):
+        ember.ops.reshape(x, [2, "n +* 1", 6])
+
+
+# ---- whole models --------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["gpt2", "gpt2_sdpa", "bert"])
+def test_models_at_two_lengths(name, builds):
+    spec = models.get_model(name)
+    model = spec.build(small=True)
+    config = spec.config(small=True)
+
+    def make(n: int) -> tuple:
+        cfg = dataclasses.replace(config, seq_len=n)
+        return spec.make_inputs(cfg, 2, torch.Generator().manual_seed(n))
+
+    check_lengths(model, make, (16, 11), builds)
