@@ -40,9 +40,9 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     built: list[str] = []
     real = backend._build
 
-    def counting(conversion: Any, settings: Any, label: str) -> Any:
+    def counting(conversion: Any, settings: Any, label: str, *rest: Any) -> Any:
         built.append(label)
-        return real(conversion, settings, label)
+        return real(conversion, settings, label, *rest)
 
     monkeypatch.setattr(backend, "_build", counting)
     return built
