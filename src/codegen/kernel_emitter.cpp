@@ -380,7 +380,7 @@ bool KernelWriter::reduce_outer_ok(const Stage& s, int64_t* stride) const {
 }
 
 // Rows of the output (all axes but the last) in parallel, blocks of a long last axis too;
-// within a row, 4 vectors at a time (independent accumulators), then one, then a partial one.
+// within a row, 4 vectors at a time (independent accumulators), then 2, 1 and a partial one.
 void KernelWriter::reduce_outer_vector(const Stage& s, const std::vector<std::string>& ext) {
   std::string outer = "1";
   for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
@@ -412,8 +412,13 @@ void KernelWriter::reduce_outer_vector(const Stage& s, const std::vector<std::st
   w_.open("for (; " + v + " + 4 * ember_rt::vf::width <= hi; " + v + " += 4 * ember_rt::vf::width) {");
   reduce_outer_block(s, names, v, 4, "");
   w_.close("}");
-  w_.open("for (; " + v + " + ember_rt::vf::width <= hi; " + v + " += ember_rt::vf::width) {");
+  w_.open("if (" + v + " + 2 * ember_rt::vf::width <= hi) {");
+  reduce_outer_block(s, names, v, 2, "");
+  w_.line(v + " += 2 * ember_rt::vf::width;");
+  w_.close("}");
+  w_.open("if (" + v + " + ember_rt::vf::width <= hi) {");
   reduce_outer_block(s, names, v, 1, "");
+  w_.line(v + " += ember_rt::vf::width;");
   w_.close("}");
   w_.open("if (" + v + " < hi) {");
   w_.line("const int rem = static_cast<int>(hi - " + v + ");");
