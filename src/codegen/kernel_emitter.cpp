@@ -4,6 +4,7 @@
 #include "ember/codegen/codegen.h"
 #include "ember/support/error.h"
 #include "expr_emitter.h"
+#include "row_split.h"
 #include "writer.h"
 
 namespace ember::codegen {
@@ -68,6 +69,7 @@ class KernelWriter {
   void vector_loop(const Task& task, const NameScope& names, const Stage& s, const Expr& value,
                    const std::string& lo, const std::string& hi, bool vectorize);
   bool flat_elementwise(const Stage& s) const;
+  bool stage_vectorizable(const Task& task, const Stage& s, bool strided) const;
 
   const Task& task_;
   const std::vector<std::string>& symbols_;
@@ -193,6 +195,17 @@ bool KernelWriter::flat_elementwise(const Stage& s) const {
   return ok;
 }
 
+// Whether a Compute stage's value can be computed in vectors along its last axis.
+bool KernelWriter::stage_vectorizable(const Task& task, const Stage& s, bool strided) const {
+  if (task.buffers[s.out].shape.empty()) return false;
+  ExprEmitter probe(task, base_);
+  DType out_t = task.buffers[s.out].dtype;
+  Expr stripped = strip_output_cast(s.value, out_t);
+  return (out_t == DType::float32 || is_low_precision(out_t)) &&
+         stripped.dtype() == DType::float32 &&
+         probe.vectorizable(stripped, s.axes.back()->name, strided);
+}
+
 void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
   Task flat_task;
   Stage flat_stage;
@@ -219,6 +232,15 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
       s = &flat_stage;
     }
   }
+  Task split_task;
+  Stage split_stage;
+  const bool split = !stage_vectorizable(*task, *s, false) &&
+                     split_row(*task, *s, &split_task, &split_stage) &&
+                     stage_vectorizable(split_task, split_stage, true);
+  if (split) {
+    task = &split_task;
+    s = &split_stage;
+  }
   const Shape& shape = task->buffers[s->out].shape;
   w_.open("{");
   if (shape.empty()) {
@@ -227,12 +249,7 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
     w_.close("}");
     return;
   }
-  ExprEmitter probe(*task, base_);
-  Expr stripped = strip_output_cast(s->value, task->buffers[s->out].dtype);
-  DType out_t = task->buffers[s->out].dtype;
-  bool vec = (out_t == DType::float32 || is_low_precision(out_t)) &&
-             stripped.dtype() == DType::float32 &&
-             probe.vectorizable(stripped, s->axes.back()->name);
+  bool vec = stage_vectorizable(*task, *s, split);
   std::vector<std::string> ext = extents(shape, "e");
   std::string outer = "1";
   for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
