@@ -1,9 +1,9 @@
 // IR expression -> C++ expression text.
 #include "expr_emitter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <functional>
 
 #include "ember/ir/simplify.h"
@@ -151,7 +151,8 @@ std::string ExprEmitter::emit_load(const Expr& e) const {
   if (*coef == 0) {
     // One element for every lane; under a guard, read only when some lane is in range.
     ExprEmitter scalar(task_, names_);
-    if (!guard_.empty()) return "ember_rt::vf(" + guard_ + ".any() ? " + scalar.emit(e) + " : 0.0f)";
+    if (!guard_.empty())
+      return "ember_rt::vf(" + guard_ + ".any() ? " + scalar.emit(e) + " : 0.0f)";
     return "ember_rt::vf(" + scalar.emit(e) + ")";
   }
   std::string addr = ptr + " + " + emit_index(off);
@@ -159,7 +160,8 @@ std::string ExprEmitter::emit_load(const Expr& e) const {
     EMBER_ASSERT(t == DType::float32, "guarded or strided vector loads read float32");
     if (*coef == 1) return "ember_rt::load_range(" + addr + ", " + guard_ + ")";
     std::string s = std::to_string(*coef);
-    if (guard_.empty() && partial_.empty()) return "ember_rt::load_strided(" + addr + ", " + s + ")";
+    if (guard_.empty() && partial_.empty())
+      return "ember_rt::load_strided(" + addr + ", " + s + ")";
     std::string range = guard_.empty() ? "ember_rt::LaneRange(" + partial_ + ")" : guard_;
     return "ember_rt::load_strided_range(" + addr + ", " + s + ", " + range + ")";
   }
@@ -387,9 +389,12 @@ bool ExprEmitter::vectorizable(const Expr& e, const std::string& lane_var, bool 
       case ExprKind::Binary: {
         auto op = static_cast<BinaryOp>(x->op);
         DType in = x->args[0].dtype();
-        if (op == BinaryOp::Mod) ok = false;
-        else if (op == BinaryOp::And || op == BinaryOp::Or) ok = in == DType::boolean;
-        else ok = in == DType::float32;
+        if (op == BinaryOp::Mod)
+          ok = false;
+        else if (op == BinaryOp::And || op == BinaryOp::Or)
+          ok = in == DType::boolean;
+        else
+          ok = in == DType::float32;
         break;
       }
       case ExprKind::Select: {

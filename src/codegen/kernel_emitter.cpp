@@ -384,8 +384,7 @@ static int open_rloops(Writer& w, const Stage& s, size_t count, NameScope& names
 bool KernelWriter::reduce_outer_ok(const Stage& s, int64_t* stride) const {
   const DType out_t = task_.buffers[s.out].dtype;
   if (s.axes.empty() || s.raxes.empty() || s.acc_dtype != DType::float32 ||
-      s.value.dtype() != DType::float32 ||
-      !(out_t == DType::float32 || is_low_precision(out_t)) ||
+      s.value.dtype() != DType::float32 || !(out_t == DType::float32 || is_low_precision(out_t)) ||
       !(s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max ||
         s.reduce_op == ReduceOp::Min))
     return false;
@@ -426,7 +425,8 @@ void KernelWriter::reduce_outer_vector(const Stage& s, const std::vector<std::st
   unravel(s.axes, task_.buffers[s.out].shape, s.axes.size() - 1, "o", names);
   std::string v = "v" + std::to_string(counter_++);
   w_.line("int64_t " + v + " = lo;");
-  w_.open("for (; " + v + " + 4 * ember_rt::vf::width <= hi; " + v + " += 4 * ember_rt::vf::width) {");
+  w_.open("for (; " + v + " + 4 * ember_rt::vf::width <= hi; " + v +
+          " += 4 * ember_rt::vf::width) {");
   reduce_outer_block(s, names, v, 4, "");
   w_.close("}");
   w_.open("if (" + v + " + 2 * ember_rt::vf::width <= hi) {");

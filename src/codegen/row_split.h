@@ -12,7 +12,6 @@ namespace ember::codegen {
 // extent / w, w] (the output buffer declared with that shape in a copy of task:
 // same memory, same values), in which the new last axis is the column; false
 // otherwise. The caller checks that the result vectorizes.
-bool split_row(const ir::Task &task, const ir::Stage &s, ir::Task *t,
-               ir::Stage *out);
+bool split_row(const ir::Task& task, const ir::Stage& s, ir::Task* t, ir::Stage* out);
 
-} // namespace ember::codegen
+}  // namespace ember::codegen
