@@ -11,5 +11,6 @@
 #include "half.h"
 #include "vec.h"
 #include "math.h"
+#include "lanes.h"
 #include "gemm.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt

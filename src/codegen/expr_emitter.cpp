@@ -1,6 +1,7 @@
 // IR expression -> C++ expression text.
 #include "expr_emitter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -146,15 +147,59 @@ std::string ExprEmitter::emit_load(const Expr& e) const {
     return is_low_precision(t) ? "static_cast<float>(" + v + ")" : v;
   }
   auto coef = ir::linear_coefficient(off, lane_var_);
-  EMBER_ASSERT(coef && (*coef == 0 || *coef == 1), "vector load that is not contiguous");
+  EMBER_ASSERT(coef && *coef >= 0, "vector load that is not affine in the lane");
   if (*coef == 0) {
+    // One element for every lane; under a guard, read only when some lane is in range.
     ExprEmitter scalar(task_, names_);
+    if (!guard_.empty())
+      return "ember_rt::vf(" + guard_ + ".any() ? " + scalar.emit(e) + " : 0.0f)";
     return "ember_rt::vf(" + scalar.emit(e) + ")";
   }
-  std::string suffix = t == DType::bfloat16 ? "_bf16" : t == DType::float16 ? "_f16" : "";
   std::string addr = ptr + " + " + emit_index(off);
+  if (*coef > 1 || !guard_.empty()) {
+    EMBER_ASSERT(t == DType::float32, "guarded or strided vector loads read float32");
+    if (*coef == 1) return "ember_rt::load_range(" + addr + ", " + guard_ + ")";
+    std::string s = std::to_string(*coef);
+    if (guard_.empty() && partial_.empty())
+      return "ember_rt::load_strided(" + addr + ", " + s + ")";
+    std::string range = guard_.empty() ? "ember_rt::LaneRange(" + partial_ + ")" : guard_;
+    return "ember_rt::load_strided_range(" + addr + ", " + s + ", " + range + ")";
+  }
+  std::string suffix = t == DType::bfloat16 ? "_bf16" : t == DType::float16 ? "_f16" : "";
   if (!partial_.empty()) return "ember_rt::vf::load_partial" + suffix + "(" + addr + ", " + partial_ + ")";
   return "ember_rt::vf::load" + suffix + "(" + addr + ")";
+}
+
+// A condition over indices, `cond`, as a chain of LaneRange::ge calls: a conjunction of
+// comparisons between integer expressions affine in the lane. False when it is not one.
+bool ExprEmitter::range_chain(const Expr& cond, std::string* chain) const {
+  if (cond.kind() != ExprKind::Binary || cond.dtype() != DType::boolean) return false;
+  auto op = static_cast<BinaryOp>(cond->op);
+  if (op == BinaryOp::And) {
+    return range_chain(cond->args[0], chain) && range_chain(cond->args[1], chain);
+  }
+  if (op != BinaryOp::Lt && op != BinaryOp::Le && op != BinaryOp::Gt && op != BinaryOp::Ge)
+    return false;
+  for (const Expr& side : cond->args) {
+    if (is_float(side.dtype()) || side.dtype() == DType::boolean) return false;
+    bool loads = false;
+    ir::visit(side, [&](const Expr& z) { loads |= z.kind() == ExprKind::Load; });
+    if (loads) return false;
+  }
+  const Expr diff = ir::simplify_index(cond->args[0] - cond->args[1]);
+  auto a = ir::linear_coefficient(diff, lane_var_);
+  if (!a) return false;
+  if (chain) {
+    // lane i holds diff(base) + a * i; every comparison becomes A * i + B >= 0.
+    std::string d = "(" + emit_index(diff) + ")";
+    int64_t A = op == BinaryOp::Ge || op == BinaryOp::Gt ? *a : -*a;
+    std::string B = op == BinaryOp::Ge   ? d
+                    : op == BinaryOp::Gt ? d + " - 1"
+                    : op == BinaryOp::Le ? "-" + d
+                                         : "-" + d + " - 1";
+    *chain += ".ge<" + std::to_string(A) + ">(" + B + ")";
+  }
+  return true;
 }
 
 std::string ExprEmitter::emit_unary(const Expr& e) const {
@@ -261,6 +306,15 @@ std::string ExprEmitter::emit(const Expr& e) const {
     case ExprKind::Unary: return emit_unary(e);
     case ExprKind::Binary: return emit_binary(e);
     case ExprKind::Select: {
+      std::string chain;
+      if (vector_mode() && range_chain(e->args[0], &chain)) {
+        // The lanes where the condition holds; loads under it read only those.
+        ExprEmitter inner = *this;
+        inner.guard_ =
+            (guard_.empty() ? "ember_rt::LaneRange(" + lane_limit() + ")" : guard_) + chain;
+        return "ember_rt::guard(" + inner.guard_ + ", " + inner.emit(e->args[1]) + ", " +
+               emit(e->args[2]) + ")";
+      }
       std::string c = emit(e->args[0]), a = emit(e->args[1]), b = emit(e->args[2]);
       if (vector_mode()) return "ember_rt::select(" + c + ", " + a + ", " + b + ")";
       return "(" + c + " ? " + a + " : " + b + ")";
@@ -285,9 +339,20 @@ std::string ExprEmitter::store(int b, const std::vector<Expr>& indices,
   return "(" + value + ").store" + suffix + "(" + ptr + " + " + off + ");";
 }
 
-bool ExprEmitter::vectorizable(const Expr& e, const std::string& lane_var) const {
+bool ExprEmitter::vectorizable(const Expr& e, const std::string& lane_var, bool strided,
+                               int64_t* max_stride) const {
   bool ok = true;
-  std::function<void(const Expr&, bool)> check = [&](const Expr& x, bool under_widen) {
+  int64_t widest = 0;
+  ExprEmitter lanes(task_, names_);
+  lanes.lane_var_ = lane_var;
+  auto has_load = [](const Expr& y) {
+    bool found = false;
+    ir::visit(y, [&](const Expr& z) { found |= z.kind() == ExprKind::Load; });
+    return found;
+  };
+  // under_widen: the operand of a widening cast; guarded: under a lane-range condition.
+  std::function<void(const Expr&, bool, bool)> check = [&](const Expr& x, bool under_widen,
+                                                           bool guarded) {
     if (!ok) return;
     DType t = x.dtype();
     switch (x.kind()) {
@@ -301,14 +366,18 @@ bool ExprEmitter::vectorizable(const Expr& e, const std::string& lane_var) const
           return;
         }
         auto c = ir::linear_coefficient(offset(x->buffer, x->args), lane_var);
-        ok = c && (*c == 0 || *c == 1);
+        // Guarded (masked) and strided loads of other lanes exist for float32 only.
+        bool plain = c && (*c == 0 || (*c == 1 && !guarded));
+        bool special = c && bt == DType::float32 && ((*c == 1 && guarded) || (*c > 1 && strided));
+        ok = plain || special;
+        if (ok) widest = std::max(widest, *c);
         return;
       }
       case ExprKind::Cast:
         // float16/bfloat16 loads widened to float32.
         ok = t == DType::float32 && x->args[0].kind() == ExprKind::Load &&
              is_low_precision(x->args[0].dtype());
-        if (ok) check(x->args[0], true);
+        if (ok) check(x->args[0], true, guarded);
         return;
       case ExprKind::Unary:
         if (static_cast<UnaryOp>(x->op) == UnaryOp::Not) {
@@ -320,27 +389,34 @@ bool ExprEmitter::vectorizable(const Expr& e, const std::string& lane_var) const
       case ExprKind::Binary: {
         auto op = static_cast<BinaryOp>(x->op);
         DType in = x->args[0].dtype();
-        if (op == BinaryOp::Mod) ok = false;
-        else if (op == BinaryOp::And || op == BinaryOp::Or) ok = in == DType::boolean;
-        else ok = in == DType::float32;
+        if (op == BinaryOp::Mod)
+          ok = false;
+        else if (op == BinaryOp::And || op == BinaryOp::Or)
+          ok = in == DType::boolean;
+        else
+          ok = in == DType::float32;
         break;
       }
       case ExprKind::Select: {
-        // A condition on indices guards its branches' loads (concat, padding): they may be
+        if (lanes.range_chain(x->args[0], nullptr)) {
+          // A condition on indices: its branch is computed on the lanes where it holds (the
+          // other branch must not load: it would read those lanes too).
+          ok = t == DType::float32 && !has_load(x->args[2]);
+          check(x->args[1], false, true);
+          check(x->args[2], false, guarded);
+          return;
+        }
+        // Any other condition on indices guards its branches' loads (concat): they may be
         // out of bounds when not taken, so they must not be loaded as whole vectors.
-        auto has_load = [](const Expr& y) {
-          bool found = false;
-          ir::visit(y, [&](const Expr& z) { found |= z.kind() == ExprKind::Load; });
-          return found;
-        };
-        bool guarded = !has_load(x->args[0]) && (has_load(x->args[1]) || has_load(x->args[2]));
-        ok = t == DType::float32 && !guarded;
+        bool guard = !has_load(x->args[0]) && (has_load(x->args[1]) || has_load(x->args[2]));
+        ok = t == DType::float32 && !guard;
         break;
       }
     }
-    for (const Expr& a : x->args) check(a, false);
+    for (const Expr& a : x->args) check(a, false, guarded);
   };
-  check(e, false);
+  check(e, false, false);
+  if (ok && max_stride) *max_stride = widest;
   return ok;
 }
 

@@ -5,6 +5,7 @@
 #include "ember/support/error.h"
 #include "expr_emitter.h"
 #include "gemm_config.h"
+#include "row_split.h"
 #include "writer.h"
 
 namespace ember::codegen {
@@ -59,12 +60,18 @@ class KernelWriter {
   std::vector<std::string> extents(const Shape& shape, const std::string& prefix);
   void compute_stage(const Task& task, const Stage& s);
   void reduce_stage(const Stage& s);
+  bool reduce_outer_ok(const Stage& s, int64_t* stride) const;
+  bool use_outer_vector(const Stage& s) const;
+  void reduce_outer_vector(const Stage& s, const std::vector<std::string>& ext);
+  void reduce_outer_block(const Stage& s, const NameScope& names, const std::string& v, int unroll,
+                          const std::string& partial);
   void reduce_inner_vector(const Stage& s, const NameScope& names, const std::string& acc_t);
   void reduce_scalar_body(const Stage& s, NameScope names, const std::string& acc_t);
   void matmul_stage(const Stage& s);
   void vector_loop(const Task& task, const NameScope& names, const Stage& s, const Expr& value,
                    const std::string& lo, const std::string& hi, bool vectorize);
   bool flat_elementwise(const Stage& s) const;
+  bool stage_vectorizable(const Task& task, const Stage& s, bool strided) const;
 
   const Task& task_;
   const std::vector<std::string>& symbols_;
@@ -191,6 +198,17 @@ bool KernelWriter::flat_elementwise(const Stage& s) const {
   return ok;
 }
 
+// Whether a Compute stage's value can be computed in vectors along its last axis.
+bool KernelWriter::stage_vectorizable(const Task& task, const Stage& s, bool strided) const {
+  if (task.buffers[s.out].shape.empty()) return false;
+  ExprEmitter probe(task, base_);
+  DType out_t = task.buffers[s.out].dtype;
+  Expr stripped = strip_output_cast(s.value, out_t);
+  return (out_t == DType::float32 || is_low_precision(out_t)) &&
+         stripped.dtype() == DType::float32 &&
+         probe.vectorizable(stripped, s.axes.back()->name, strided);
+}
+
 void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
   Task flat_task;
   Stage flat_stage;
@@ -217,6 +235,15 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
       s = &flat_stage;
     }
   }
+  Task split_task;
+  Stage split_stage;
+  const bool split = !stage_vectorizable(*task, *s, false) &&
+                     split_row(*task, *s, &split_task, &split_stage) &&
+                     stage_vectorizable(split_task, split_stage, true);
+  if (split) {
+    task = &split_task;
+    s = &split_stage;
+  }
   const Shape& shape = task->buffers[s->out].shape;
   w_.open("{");
   if (shape.empty()) {
@@ -225,12 +252,7 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
     w_.close("}");
     return;
   }
-  ExprEmitter probe(*task, base_);
-  Expr stripped = strip_output_cast(s->value, task->buffers[s->out].dtype);
-  DType out_t = task->buffers[s->out].dtype;
-  bool vec = (out_t == DType::float32 || is_low_precision(out_t)) &&
-             stripped.dtype() == DType::float32 &&
-             probe.vectorizable(stripped, s->axes.back()->name);
+  bool vec = stage_vectorizable(*task, *s, split);
   std::vector<std::string> ext = extents(shape, "e");
   std::string outer = "1";
   for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
@@ -288,11 +310,31 @@ std::string combine(ReduceOp op, DType t, const std::string& a, const std::strin
   throw InternalError("combine of an arg-reduction");
 }
 
+bool KernelWriter::use_outer_vector(const Stage& s) const {
+  int64_t stride = 0;
+  if (!reduce_outer_ok(s, &stride)) return false;
+  ExprEmitter probe(task_, base_);
+  bool inner_ok = s.acc_dtype == DType::float32 && s.value.dtype() == DType::float32 &&
+                  probe.vectorizable(s.value, s.raxes.back()->name);
+  if (!inner_ok) return true;
+  // Both work: vectors along the reduction pay off only when it is long; a window of a few
+  // elements (a convolution's or pooling's kernel row) is better spread over outputs, unless
+  // those are few or far apart.
+  auto rlast = s.rextents.back().as_int();
+  auto olast = task_.buffers[s.out].shape.back().as_int();
+  return rlast && *rlast < 16 && stride <= 2 && (!olast || *olast >= 4);
+}
+
 void KernelWriter::reduce_stage(const Stage& s) {
   const Shape& shape = task_.buffers[s.out].shape;
   std::string acc_t = compute_type(s.acc_dtype);
   w_.open("{");
   std::vector<std::string> ext = extents(shape, "e");
+  if (use_outer_vector(s)) {
+    reduce_outer_vector(s, ext);
+    w_.close("}");
+    return;
+  }
   std::string outer = "1";
   for (const auto& e : ext) outer += " * " + e;
   w_.line("const int64_t outer = " + outer + ";");
@@ -337,6 +379,107 @@ static int open_rloops(Writer& w, const Stage& s, size_t count, NameScope& names
     w.open("for (int64_t " + v + " = 0; " + v + " < r" + std::to_string(r) + "; ++" + v + ") {");
   }
   return static_cast<int>(count);
+}
+
+// Whether a reduction can run in vectors along the output's last axis (each lane its own
+// output, the reduction loops scalar around them): float sum / max / min whose value and
+// epilogue are vectorizable along that axis, loads strided along it allowed.
+bool KernelWriter::reduce_outer_ok(const Stage& s, int64_t* stride) const {
+  const DType out_t = task_.buffers[s.out].dtype;
+  if (s.axes.empty() || s.raxes.empty() || s.acc_dtype != DType::float32 ||
+      s.value.dtype() != DType::float32 || !(out_t == DType::float32 || is_low_precision(out_t)) ||
+      !(s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max ||
+        s.reduce_op == ReduceOp::Min))
+    return false;
+  const std::string& lane = s.axes.back()->name;
+  ExprEmitter probe(task_, base_);
+  if (!probe.vectorizable(s.value, lane, true, stride)) return false;
+  Expr out = s.epilogue.defined() ? strip_output_cast(s.epilogue, out_t) : ir::acc(s.acc_dtype);
+  return out.dtype() == DType::float32 && probe.vectorizable(out, lane);
+}
+
+// Rows of the output (all axes but the last) in parallel, blocks of a long last axis too;
+// within a row, 4 vectors at a time (independent accumulators), then 2, 1 and a partial one.
+void KernelWriter::reduce_outer_vector(const Stage& s, const std::vector<std::string>& ext) {
+  std::string outer = "1";
+  for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
+  w_.line("const int64_t outer = " + outer + ";");
+  w_.line("const int64_t inner = " + ext.back() + ";");
+  w_.line("const int64_t blk = inner <= 1024 ? (inner > 0 ? inner : 1) : 256;");
+  w_.line("const int64_t nblk = (inner + blk - 1) / blk;");
+  std::string rtotal = "1";
+  {
+    ExprEmitter em(task_, base_);
+    for (size_t r = 0; r < s.rextents.size(); ++r) {
+      w_.line("const int64_t r" + std::to_string(r) + " = " + em.emit_index(s.rextents[r]) + ";");
+      rtotal += " * r" + std::to_string(r);
+    }
+  }
+  std::ostringstream work;
+  work << "static_cast<double>(outer) * static_cast<double>(inner) * static_cast<double>(" << rtotal
+       << ") * " << expr_cost(s.value);
+  w_.open("ember_rt::parallel_for(ctx, outer * nblk, " + work.str() +
+          ", [&](int64_t begin, int64_t end) {");
+  w_.open("for (int64_t t = begin; t < end; ++t) {");
+  w_.line("const int64_t o = t / nblk;");
+  w_.line("const int64_t lo = (t % nblk) * blk;");
+  w_.line("const int64_t hi = lo + blk < inner ? lo + blk : inner;");
+  NameScope names = base_;
+  unravel(s.axes, task_.buffers[s.out].shape, s.axes.size() - 1, "o", names);
+  std::string v = "v" + std::to_string(counter_++);
+  w_.line("int64_t " + v + " = lo;");
+  w_.open("for (; " + v + " + 4 * ember_rt::vf::width <= hi; " + v +
+          " += 4 * ember_rt::vf::width) {");
+  reduce_outer_block(s, names, v, 4, "");
+  w_.close("}");
+  w_.open("if (" + v + " + 2 * ember_rt::vf::width <= hi) {");
+  reduce_outer_block(s, names, v, 2, "");
+  w_.line(v + " += 2 * ember_rt::vf::width;");
+  w_.close("}");
+  w_.open("if (" + v + " + ember_rt::vf::width <= hi) {");
+  reduce_outer_block(s, names, v, 1, "");
+  w_.line(v + " += ember_rt::vf::width;");
+  w_.close("}");
+  w_.open("if (" + v + " < hi) {");
+  w_.line("const int rem = static_cast<int>(hi - " + v + ");");
+  reduce_outer_block(s, names, v, 1, "rem");
+  w_.close("}");
+  w_.close("}");
+  w_.close("});");
+}
+
+// `unroll` vectors of outputs from lane v on: accumulate over the reduction, then store.
+void KernelWriter::reduce_outer_block(const Stage& s, const NameScope& names_in,
+                                      const std::string& v, int unroll,
+                                      const std::string& partial) {
+  const std::string& lane = s.axes.back()->name;
+  const std::string init = init_value(s.reduce_op, s.acc_dtype);
+  std::vector<NameScope> lanes(unroll, names_in);
+  for (int u = 0; u < unroll; ++u) {
+    std::string uv = v + "_" + std::to_string(u);
+    w_.line("const int64_t " + uv + " = " + v + " + " + std::to_string(u) +
+            " * ember_rt::vf::width;");
+    lanes[u].vars[lane] = uv;
+    w_.line("ember_rt::vf a" + std::to_string(u) + "(" + init + ");");
+  }
+  NameScope loops = names_in;
+  int opened = open_rloops(w_, s, s.raxes.size(), loops, counter_);
+  for (int u = 0; u < unroll; ++u) {
+    for (const Expr& r : s.raxes) lanes[u].vars[r->name] = loops.name(r->name);
+    ExprEmitter em(task_, lanes[u]);
+    em.set_vector(lane, partial);
+    std::string a = "a" + std::to_string(u);
+    w_.line(a + " = " + combine(s.reduce_op, s.acc_dtype, a, em.emit(s.value)) + ";");
+  }
+  for (int i = 0; i < opened; ++i) w_.close("}");
+  const DType out_t = task_.buffers[s.out].dtype;
+  Expr out = s.epilogue.defined() ? strip_output_cast(s.epilogue, out_t) : ir::acc(s.acc_dtype);
+  for (int u = 0; u < unroll; ++u) {
+    ExprEmitter em(task_, lanes[u]);
+    em.set_vector(lane, partial);
+    em.set_acc("a" + std::to_string(u));
+    w_.line(em.store(s.out, s.axes, em.emit(out)));
+  }
 }
 
 void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in,

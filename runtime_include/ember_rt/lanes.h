@@ -1,0 +1,154 @@
+// Guarded and strided vector loads for generated kernels (windows of
+// convolutions and pooling, padding, triangles).
+//
+// A LaneRange is the set of lanes [lo, hi) of a vector for which an index
+// condition holds. The code generator turns a condition that is a conjunction
+// of comparisons, each affine in the vector's lane (a * lane + b >= 0, `a`
+// known when generating), into a chain
+//   ember_rt::LaneRange(limit).ge<a1>(b1).ge<a2>(b2)...
+// evaluated with scalar arithmetic once per vector, and loads under the
+// condition read only those lanes (the others are 0 and their memory is never
+// touched). In the interior of a padded window the range is full and the loads
+// are plain vector loads.
+//
+//   load_range(p, r)              lanes i in r: p[i], else 0
+//   load_strided(p, s)            p[i * s] for every lane (s >= 1)
+//   load_strided_range(p, s, r)   lanes i in r: p[i * s], else 0
+//   guard(r, x, y)                x in the lanes of r, y elsewhere
+#pragma once
+
+#include <cstdint>
+
+#include "vec.h"
+
+namespace ember_rt {
+inline namespace EMBER_RT_ISA_NS {
+
+struct LaneRange {
+  int64_t lo = 0, hi = 0;
+
+  // All lanes below `limit` (vf::width, or the count of a partial vector).
+  explicit LaneRange(int64_t limit) : hi(limit) {}
+  LaneRange(int64_t l, int64_t h) : lo(l), hi(h) {}
+
+  // Keeps the lanes i with A * i + b >= 0.
+  template <int64_t A>
+  LaneRange ge(int64_t b) const {
+    LaneRange r = *this;
+    if constexpr (A == 0) {
+      if (b < 0) r.hi = r.lo;
+    } else if constexpr (A > 0) {
+      // i >= ceil(-b / A)
+      const int64_t n = -b;
+      const int64_t first = n >= 0 ? (n + A - 1) / A : -((-n) / A);
+      if (first > r.lo) r.lo = first;
+    } else {
+      // i <= floor(b / -A)
+      constexpr int64_t d = -A;
+      const int64_t last = b >= 0 ? b / d : -((-b + d - 1) / d);
+      if (last + 1 < r.hi) r.hi = last + 1;
+    }
+    return r;
+  }
+  bool full() const { return lo <= 0 && hi >= vf::width; }
+  bool empty() const { return lo >= hi; }
+  bool any() const { return lo < hi; }
+};
+
+namespace detail {
+// Lanes in [lo, hi) ∩ [0, width), for the generic (non-AVX2) helpers.
+inline int lane_lo(const LaneRange& r) { return r.lo < 0 ? 0 : static_cast<int>(r.lo); }
+inline int lane_hi(const LaneRange& r) {
+  return r.hi > vf::width ? vf::width : static_cast<int>(r.hi);
+}
+}  // namespace detail
+
+#if defined(EMBER_RT_AVX2)
+
+namespace detail {
+inline __m256i range_mask8(const LaneRange& r) {
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const int lo = lane_lo(r), hi = lane_hi(r);
+  return _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(hi), iota),
+                          _mm256_cmpgt_epi32(iota, _mm256_set1_epi32(lo - 1)));
+}
+// Every other float of p[0..15] under an element mask for the two halves.
+inline vf evens(__m256 a, __m256 b) {
+  const __m256 s = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 | a4 a6 b4 b6
+  return vf(_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xd8)));
+}
+}  // namespace detail
+
+inline vf load_range(const float* p, const LaneRange& r) {
+  if (r.full()) return vf::load(p);
+  if (r.empty()) return vf(0.0f);
+  return vf(_mm256_maskload_ps(p, detail::range_mask8(r)));
+}
+
+inline vf load_strided(const float* p, int64_t s) {
+  if (s == 1) return vf::load(p);
+  if (s == 2) {
+    // Elements 0..14 are read; element 15 is masked off (it may lie past the
+    // buffer).
+    const __m256i first7 = detail::tail_mask8(7);
+    return detail::evens(_mm256_loadu_ps(p), _mm256_maskload_ps(p + 8, first7));
+  }
+  const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                         _mm256_set1_epi32(static_cast<int>(s)));
+  return vf(_mm256_i32gather_ps(p, idx, 4));
+}
+
+inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
+  if (r.full()) return load_strided(p, s);
+  if (r.empty()) return vf(0.0f);
+  if (s == 2) {
+    // Lanes [lo, hi) read elements [2 lo, 2 hi - 1): the odd ones between are
+    // in bounds.
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int lo = 2 * detail::lane_lo(r), hi = 2 * detail::lane_hi(r) - 1;
+    const __m256i lo_v = _mm256_set1_epi32(lo - 1), hi_v = _mm256_set1_epi32(hi);
+    const __m256i e0 = iota, e1 = _mm256_add_epi32(iota, _mm256_set1_epi32(8));
+    const __m256i m0 = _mm256_and_si256(_mm256_cmpgt_epi32(hi_v, e0), _mm256_cmpgt_epi32(e0, lo_v));
+    const __m256i m1 = _mm256_and_si256(_mm256_cmpgt_epi32(hi_v, e1), _mm256_cmpgt_epi32(e1, lo_v));
+    return detail::evens(_mm256_maskload_ps(p, m0), _mm256_maskload_ps(p + 8, m1));
+  }
+  const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                         _mm256_set1_epi32(static_cast<int>(s)));
+  const __m256 mask = _mm256_castsi256_ps(detail::range_mask8(r));
+  return vf(_mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, idx, mask, 4));
+}
+
+inline vf guard(const LaneRange& r, vf x, vf y) {
+  if (r.full()) return x;
+  return vf(_mm256_blendv_ps(y.v, x.v, _mm256_castsi256_ps(detail::range_mask8(r))));
+}
+
+#else  // portable: through a lane array
+
+inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
+  float tmp[vf::width] = {};
+  for (int i = detail::lane_lo(r); i < detail::lane_hi(r); ++i) tmp[i] = p[i * s];
+  return vf::load(tmp);
+}
+inline vf load_range(const float* p, const LaneRange& r) {
+  if (r.full()) return vf::load(p);
+  return load_strided_range(p, 1, r);
+}
+inline vf load_strided(const float* p, int64_t s) {
+  return load_strided_range(p, s, LaneRange(vf::width));
+}
+inline vf guard(const LaneRange& r, vf x, vf y) {
+  if (r.full()) return x;
+  float xs[vf::width], ys[vf::width];
+  x.store(xs);
+  y.store(ys);
+  for (int i = 0; i < vf::width; ++i) {
+    if (i < detail::lane_lo(r) || i >= detail::lane_hi(r)) xs[i] = ys[i];
+  }
+  return vf::load(xs);
+}
+
+#endif
+
+}  // namespace EMBER_RT_ISA_NS
+}  // namespace ember_rt
