@@ -1,0 +1,301 @@
+// Reduction stages: the accumulator's identity and combination, and the three loop shapes
+// (vectors along the output's last axis, vectors along the reduced axis, scalar).
+#include "ember/support/error.h"
+#include "kernel_writer.h"
+
+namespace ember::codegen {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::ReduceOp;
+using ir::Stage;
+using ir::Task;
+
+static std::string init_value(ReduceOp op, DType t) {
+  std::string T = compute_type(t);
+  bool flt = is_float(t);
+  switch (op) {
+    case ReduceOp::Sum: return T + "(0)";
+    case ReduceOp::Prod: return T + "(1)";
+    case ReduceOp::Max:
+    case ReduceOp::ArgMax:
+      return flt ? "-std::numeric_limits<" + T + ">::infinity()"
+                 : "std::numeric_limits<" + T + ">::lowest()";
+    case ReduceOp::Min:
+    case ReduceOp::ArgMin:
+      return flt ? "std::numeric_limits<" + T + ">::infinity()"
+                 : "std::numeric_limits<" + T + ">::max()";
+  }
+  return "";
+}
+
+static std::string combine(ReduceOp op, DType t, const std::string& a, const std::string& v) {
+  bool flt = is_float(t) || t == DType::float32;
+  switch (op) {
+    case ReduceOp::Sum: return a + " + " + v;
+    case ReduceOp::Prod: return a + " * " + v;
+    case ReduceOp::Max:
+      return flt ? "ember_rt::max(" + a + ", " + v + ")"
+                 : "ember_rt::imax<" + compute_type(t) + ">(" + a + ", " + v + ")";
+    case ReduceOp::Min:
+      return flt ? "ember_rt::min(" + a + ", " + v + ")"
+                 : "ember_rt::imin<" + compute_type(t) + ">(" + a + ", " + v + ")";
+    default: break;
+  }
+  throw InternalError("combine of an arg-reduction");
+}
+
+bool KernelWriter::use_outer_vector(const Stage& s) const {
+  int64_t stride = 0;
+  if (!reduce_outer_ok(s, &stride)) return false;
+  ExprEmitter probe(task_, base_);
+  bool inner_ok = s.acc_dtype == DType::float32 && s.value.dtype() == DType::float32 &&
+                  probe.vectorizable(s.value, s.raxes.back()->name);
+  if (!inner_ok) return true;
+  // Both work: vectors along the reduction pay off only when it is long; a window of a few
+  // elements (a convolution's or pooling's kernel row) is better spread over outputs, unless
+  // those are few or far apart.
+  auto rlast = s.rextents.back().as_int();
+  auto olast = task_.buffers[s.out].shape.back().as_int();
+  return rlast && *rlast < 16 && stride <= 2 && (!olast || *olast >= 4);
+}
+
+void KernelWriter::reduce_stage(const Stage& s) {
+  const Shape& shape = task_.buffers[s.out].shape;
+  std::string acc_t = compute_type(s.acc_dtype);
+  w_.open("{");
+  std::vector<std::string> ext = extents(shape, "e");
+  if (use_outer_vector(s)) {
+    reduce_outer_vector(s, ext);
+    w_.close("}");
+    return;
+  }
+  std::string outer = "1";
+  for (const auto& e : ext) outer += " * " + e;
+  w_.line("const int64_t outer = " + outer + ";");
+  std::vector<std::string> rext;
+  {
+    ExprEmitter em(task_, base_);
+    for (size_t r = 0; r < s.rextents.size(); ++r) {
+      rext.push_back("r" + std::to_string(r));
+      w_.line("const int64_t " + rext.back() + " = " + em.emit_index(s.rextents[r]) + ";");
+    }
+  }
+  std::string rtotal = "1";
+  for (const auto& r : rext) rtotal += " * " + r;
+  std::ostringstream work;
+  work << "static_cast<double>(outer) * static_cast<double>(" << rtotal << ") * "
+       << expr_cost(s.value);
+  w_.open("ember_rt::parallel_for(ctx, outer, " + work.str() +
+          ", [&](int64_t begin, int64_t end) {");
+  w_.open("for (int64_t o = begin; o < end; ++o) {");
+  NameScope names = base_;
+  unravel(s.axes, shape, shape.size(), "o", names);
+  ExprEmitter probe(task_, base_);
+  bool inner_vec = !s.raxes.empty() && s.acc_dtype == DType::float32 &&
+                   (s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max ||
+                    s.reduce_op == ReduceOp::Min) &&
+                   s.value.dtype() == DType::float32 &&
+                   probe.vectorizable(s.value, s.raxes.back()->name);
+  if (inner_vec) {
+    reduce_inner_vector(s, names, acc_t);
+  } else {
+    reduce_scalar_body(s, names, acc_t);
+  }
+  w_.close("}");
+  w_.close("});");
+  w_.close("}");
+}
+
+// Opens loops over raxes[0..count) and binds their variables; returns the loop count.
+static int open_rloops(Writer& w, const Stage& s, size_t count, NameScope& names, int& counter) {
+  for (size_t r = 0; r < count; ++r) {
+    std::string v = "v" + std::to_string(counter++);
+    names.vars[s.raxes[r]->name] = v;
+    w.open("for (int64_t " + v + " = 0; " + v + " < r" + std::to_string(r) + "; ++" + v + ") {");
+  }
+  return static_cast<int>(count);
+}
+
+// Whether a reduction can run in vectors along the output's last axis (each lane its own
+// output, the reduction loops scalar around them): float sum / max / min whose value and
+// epilogue are vectorizable along that axis, loads strided along it allowed.
+bool KernelWriter::reduce_outer_ok(const Stage& s, int64_t* stride) const {
+  const DType out_t = task_.buffers[s.out].dtype;
+  if (s.axes.empty() || s.raxes.empty() || s.acc_dtype != DType::float32 ||
+      s.value.dtype() != DType::float32 || !(out_t == DType::float32 || is_low_precision(out_t)) ||
+      !(s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max ||
+        s.reduce_op == ReduceOp::Min))
+    return false;
+  const std::string& lane = s.axes.back()->name;
+  ExprEmitter probe(task_, base_);
+  if (!probe.vectorizable(s.value, lane, true, stride)) return false;
+  Expr out = s.epilogue.defined() ? strip_output_cast(s.epilogue, out_t) : ir::acc(s.acc_dtype);
+  return out.dtype() == DType::float32 && probe.vectorizable(out, lane);
+}
+
+// Rows of the output (all axes but the last) in parallel, blocks of a long last axis too;
+// within a row, 4 vectors at a time (independent accumulators), then 2, 1 and a partial one.
+void KernelWriter::reduce_outer_vector(const Stage& s, const std::vector<std::string>& ext) {
+  std::string outer = "1";
+  for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
+  w_.line("const int64_t outer = " + outer + ";");
+  w_.line("const int64_t inner = " + ext.back() + ";");
+  w_.line("const int64_t blk = inner <= 1024 ? (inner > 0 ? inner : 1) : 256;");
+  w_.line("const int64_t nblk = (inner + blk - 1) / blk;");
+  std::string rtotal = "1";
+  {
+    ExprEmitter em(task_, base_);
+    for (size_t r = 0; r < s.rextents.size(); ++r) {
+      w_.line("const int64_t r" + std::to_string(r) + " = " + em.emit_index(s.rextents[r]) + ";");
+      rtotal += " * r" + std::to_string(r);
+    }
+  }
+  std::ostringstream work;
+  work << "static_cast<double>(outer) * static_cast<double>(inner) * static_cast<double>(" << rtotal
+       << ") * " << expr_cost(s.value);
+  w_.open("ember_rt::parallel_for(ctx, outer * nblk, " + work.str() +
+          ", [&](int64_t begin, int64_t end) {");
+  w_.open("for (int64_t t = begin; t < end; ++t) {");
+  w_.line("const int64_t o = t / nblk;");
+  w_.line("const int64_t lo = (t % nblk) * blk;");
+  w_.line("const int64_t hi = lo + blk < inner ? lo + blk : inner;");
+  NameScope names = base_;
+  unravel(s.axes, task_.buffers[s.out].shape, s.axes.size() - 1, "o", names);
+  std::string v = "v" + std::to_string(counter_++);
+  w_.line("int64_t " + v + " = lo;");
+  w_.open("for (; " + v + " + 4 * ember_rt::vf::width <= hi; " + v +
+          " += 4 * ember_rt::vf::width) {");
+  reduce_outer_block(s, names, v, 4, "");
+  w_.close("}");
+  w_.open("if (" + v + " + 2 * ember_rt::vf::width <= hi) {");
+  reduce_outer_block(s, names, v, 2, "");
+  w_.line(v + " += 2 * ember_rt::vf::width;");
+  w_.close("}");
+  w_.open("if (" + v + " + ember_rt::vf::width <= hi) {");
+  reduce_outer_block(s, names, v, 1, "");
+  w_.line(v + " += ember_rt::vf::width;");
+  w_.close("}");
+  w_.open("if (" + v + " < hi) {");
+  w_.line("const int rem = static_cast<int>(hi - " + v + ");");
+  reduce_outer_block(s, names, v, 1, "rem");
+  w_.close("}");
+  w_.close("}");
+  w_.close("});");
+}
+
+// `unroll` vectors of outputs from lane v on: accumulate over the reduction, then store.
+void KernelWriter::reduce_outer_block(const Stage& s, const NameScope& names_in,
+                                      const std::string& v, int unroll,
+                                      const std::string& partial) {
+  const std::string& lane = s.axes.back()->name;
+  const std::string init = init_value(s.reduce_op, s.acc_dtype);
+  std::vector<NameScope> lanes(unroll, names_in);
+  for (int u = 0; u < unroll; ++u) {
+    std::string uv = v + "_" + std::to_string(u);
+    w_.line("const int64_t " + uv + " = " + v + " + " + std::to_string(u) +
+            " * ember_rt::vf::width;");
+    lanes[u].vars[lane] = uv;
+    w_.line("ember_rt::vf a" + std::to_string(u) + "(" + init + ");");
+  }
+  NameScope loops = names_in;
+  int opened = open_rloops(w_, s, s.raxes.size(), loops, counter_);
+  for (int u = 0; u < unroll; ++u) {
+    for (const Expr& r : s.raxes) lanes[u].vars[r->name] = loops.name(r->name);
+    ExprEmitter em(task_, lanes[u]);
+    em.set_vector(lane, partial);
+    std::string a = "a" + std::to_string(u);
+    w_.line(a + " = " + combine(s.reduce_op, s.acc_dtype, a, em.emit(s.value)) + ";");
+  }
+  for (int i = 0; i < opened; ++i) w_.close("}");
+  const DType out_t = task_.buffers[s.out].dtype;
+  Expr out = s.epilogue.defined() ? strip_output_cast(s.epilogue, out_t) : ir::acc(s.acc_dtype);
+  for (int u = 0; u < unroll; ++u) {
+    ExprEmitter em(task_, lanes[u]);
+    em.set_vector(lane, partial);
+    em.set_acc("a" + std::to_string(u));
+    w_.line(em.store(s.out, s.axes, em.emit(out)));
+  }
+}
+
+void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in,
+                                       const std::string& acc_t) {
+  NameScope names = names_in;
+  std::string init = init_value(s.reduce_op, s.acc_dtype);
+  w_.line("ember_rt::vf a0(" + init + "), a1(" + init + "), a2(" + init + "), a3(" + init + ");");
+  w_.line(acc_t + " tail = " + init + ";");
+  int opened = open_rloops(w_, s, s.raxes.size() - 1, names, counter_);
+  const std::string& lane = s.raxes.back()->name;
+  std::string last = "r" + std::to_string(s.raxes.size() - 1);
+  std::string v = "v" + std::to_string(counter_++);
+  w_.line("int64_t " + v + " = 0;");
+  w_.open("for (; " + v + " + 4 * ember_rt::vf::width <= " + last + "; " + v +
+          " += 4 * ember_rt::vf::width) {");
+  for (int u = 0; u < 4; ++u) {
+    NameScope un = names;
+    std::string uv = v + "_" + std::to_string(u);
+    un.vars[lane] = uv;
+    w_.line("const int64_t " + uv + " = " + v + " + " + std::to_string(u) +
+            " * ember_rt::vf::width;");
+    ExprEmitter em(task_, un);
+    em.set_vector(lane);
+    std::string a = "a" + std::to_string(u);
+    w_.line(a + " = " + combine(s.reduce_op, s.acc_dtype, a, em.emit(s.value)) + ";");
+  }
+  w_.close("}");
+  {
+    NameScope un = names;
+    un.vars[lane] = v;
+    ExprEmitter em(task_, un);
+    em.set_vector(lane);
+    w_.open("for (; " + v + " + ember_rt::vf::width <= " + last + "; " + v +
+            " += ember_rt::vf::width) {");
+    w_.line("a0 = " + combine(s.reduce_op, s.acc_dtype, "a0", em.emit(s.value)) + ";");
+    w_.close("}");
+    em.set_scalar();
+    w_.open("for (; " + v + " < " + last + "; ++" + v + ") {");
+    w_.line("tail = " + combine(s.reduce_op, s.acc_dtype, "tail", em.emit(s.value)) + ";");
+    w_.close("}");
+  }
+  for (int i = 0; i < opened; ++i) w_.close("}");
+  const char* h = s.reduce_op == ReduceOp::Sum   ? "reduce_add"
+                  : s.reduce_op == ReduceOp::Max ? "reduce_max"
+                                                 : "reduce_min";
+  std::string a01 = combine(s.reduce_op, s.acc_dtype, "a0", "a1");
+  std::string a23 = combine(s.reduce_op, s.acc_dtype, "a2", "a3");
+  std::string all = combine(s.reduce_op, s.acc_dtype, a01, a23);
+  w_.line(
+      "const " + acc_t + " acc = " +
+      combine(s.reduce_op, s.acc_dtype, std::string("ember_rt::") + h + "(" + all + ")", "tail") +
+      ";");
+  ExprEmitter em(task_, names_in);
+  em.set_acc("acc");
+  Expr out = s.epilogue.defined() ? s.epilogue : ir::acc(s.acc_dtype);
+  w_.line(em.store(s.out, s.axes, em.emit(out)));
+}
+
+void KernelWriter::reduce_scalar_body(const Stage& s, NameScope names, const std::string& acc_t) {
+  bool arg = s.reduce_op == ReduceOp::ArgMax || s.reduce_op == ReduceOp::ArgMin;
+  std::string init = init_value(s.reduce_op, s.acc_dtype);
+  w_.line(acc_t + " best = " + init + ";");
+  if (arg) w_.line("int64_t acc = 0;");
+  int opened = open_rloops(w_, s, s.raxes.size(), names, counter_);
+  ExprEmitter em(task_, names);
+  w_.line("const " + acc_t + " x = " + em.emit(s.value) + ";");
+  if (arg) {
+    EMBER_ASSERT(s.raxes.size() == 1, "arg-reductions run over one axis");
+    std::string better = s.reduce_op == ReduceOp::ArgMax ? "x > best" : "x < best";
+    if (is_float(s.acc_dtype)) better += " || (x != x && best == best)";
+    w_.line("if (" + better + ") { best = x; acc = " + names.name(s.raxes[0]->name) + "; }");
+  } else {
+    w_.line("best = " + combine(s.reduce_op, s.acc_dtype, "best", "x") + ";");
+  }
+  for (int i = 0; i < opened; ++i) w_.close("}");
+  if (!arg) w_.line("const " + acc_t + " acc = best;");
+  ExprEmitter out_em(task_, names);
+  out_em.set_acc("acc");
+  Expr out = s.epilogue.defined() ? s.epilogue : ir::acc(arg ? DType::int64 : s.acc_dtype);
+  w_.line(out_em.store(s.out, s.axes, out_em.emit(out)));
+}
+
+}  // namespace ember::codegen

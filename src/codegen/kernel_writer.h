@@ -1,0 +1,58 @@
+// The kernel writer shared by the files of src/codegen that emit stages: kernel_emitter.cpp
+// (the kernel, compute and matmul stages) and kernel_reduce.cpp (reductions).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ember/codegen/codegen.h"
+#include "expr_emitter.h"
+#include "writer.h"
+
+namespace ember::codegen {
+
+// A rough cost of computing e once, in simple operations (decides threading).
+double expr_cost(const ir::Expr& e);
+bool is_low_precision(DType t);
+// The value to store, without the final narrowing to a low-precision output (the vector
+// store narrows by itself).
+ir::Expr strip_output_cast(const ir::Expr& v, DType out);
+
+class KernelWriter {
+ public:
+  KernelWriter(const ir::Task& task, const std::vector<std::string>& symbols,
+               const KernelConfig& config)
+      : task_(task), symbols_(symbols), config_(config) {}
+
+  std::string run(const std::string& fn_name);
+
+ private:
+  void declare_buffers();
+  void unravel(const std::vector<ir::Expr>& axes, const Shape& shape, size_t count,
+               const std::string& flat, NameScope& names);
+  std::vector<std::string> extents(const Shape& shape, const std::string& prefix);
+  void compute_stage(const ir::Task& task, const ir::Stage& s);
+  void reduce_stage(const ir::Stage& s);
+  bool reduce_outer_ok(const ir::Stage& s, int64_t* stride) const;
+  bool use_outer_vector(const ir::Stage& s) const;
+  void reduce_outer_vector(const ir::Stage& s, const std::vector<std::string>& ext);
+  void reduce_outer_block(const ir::Stage& s, const NameScope& names, const std::string& v,
+                          int unroll, const std::string& partial);
+  void reduce_inner_vector(const ir::Stage& s, const NameScope& names, const std::string& acc_t);
+  void reduce_scalar_body(const ir::Stage& s, NameScope names, const std::string& acc_t);
+  void matmul_stage(const ir::Stage& s);
+  void vector_loop(const ir::Task& task, const NameScope& names, const ir::Stage& s,
+                   const ir::Expr& value, const std::string& lo, const std::string& hi,
+                   bool vectorize);
+  bool flat_elementwise(const ir::Stage& s) const;
+  bool stage_vectorizable(const ir::Task& task, const ir::Stage& s, bool strided) const;
+
+  const ir::Task& task_;
+  const std::vector<std::string>& symbols_;
+  const KernelConfig& config_;
+  Writer w_;
+  NameScope base_;
+  int counter_ = 0;
+};
+
+}  // namespace ember::codegen
