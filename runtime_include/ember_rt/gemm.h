@@ -30,9 +30,11 @@
 // buffer ((parts - 1) x batch x M x N floats, cached per calling thread). A second parallel
 // pass adds the partials into C and calls the epilogue once per row segment, as above, on
 // the complete sums. GemmTuning::split_k forces a number of parts (clamped to [1, min(K, 256)]
-// and to a 16M-float buffer; a multiple of the thread count balances best); the
-// automatic choice splits only with several threads, K >= 256 per part and a predicted
-// load balance (busiest thread vs an even share) below 80% without it.
+// and to a 16M-float buffer; a multiple of the thread count balances best). The automatic
+// choice needs several threads and K >= 256 per part; it splits the packed path where a cost
+// model (micro-tiles + packing, busiest thread) predicts a 10% gain, matrix-vector products
+// whose output blocks share out below 80% evenly, and never the dot-product path (2 threads
+// measured no faster on split dot tiles).
 //
 // The machinery is compiled once per translation unit whatever the epilogue: the epilogue
 // reaches it through a function pointer, called once per row segment (16-64 floats), which
@@ -439,51 +441,73 @@ inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, vo
 #undef EMBER_RT_RUN_CASE
 }
 
-// How evenly `tasks` tasks of work size(t), split into contiguous chunks over the threads as
-// parallel_run does, load them: the average thread's work over the busiest thread's (1: even).
-template <class Size>
-inline double chunk_balance(int64_t tasks, int threads, Size&& size) {
-  if (tasks >= 8 * threads) return 1.0;  // fine-grained enough (and not worth the loop)
-  double total = 0, busiest = 0;
-  for (int i = 0; i < threads; ++i) {
+// The busiest thread's cost when `tasks` tasks of cost cost(t, first task of its chunk) are
+// split into contiguous chunks over the threads, as parallel_run does.
+template <class Cost>
+inline double busiest_chunk(int64_t tasks, int threads, Cost&& cost) {
+  const int64_t chunks = tasks < threads ? tasks : threads;
+  double busiest = 0;
+  for (int64_t i = 0; i < chunks; ++i) {
     double w = 0;
-    for (int64_t t = tasks * i / threads; t < tasks * (i + 1) / threads; ++t) w += size(t);
-    total += w;
+    const int64_t t0 = tasks * i / chunks;
+    for (int64_t t = t0; t < tasks * (i + 1) / chunks; ++t) w += cost(t, t == t0);
     busiest = w > busiest ? w : busiest;
   }
-  return busiest > 0 ? total / (threads * busiest) : 1.0;
+  return busiest;
 }
 
-// The load balance of the product on `path` without split-K, from its task decomposition.
-inline double path_balance(const GemmShape& s, const GemmTuning& tune, int path, int threads) {
-  if (path == kPathGemv) {  // one parallel_for per batch over blocks of outputs
-    const bool row = s.M == 1;
-    const int64_t J = row ? s.N : s.M;
-    const int64_t jb = gemv_block(J, s.K, (row ? s.b_n : s.a_m) == 1, threads);
-    return chunk_balance(ceil_div(J, jb), threads, [&](int64_t t) {
-      return static_cast<double>(J - t * jb < jb ? J - t * jb : jb);
-    });
-  }
-  if (path == kPathDot) {  // blocks of 48 columns (run_dot's JB), per batch
-    const int64_t blocks = ceil_div(s.N, 48);
-    return chunk_balance(s.batch * blocks, threads, [&](int64_t t) {
-      const int64_t n0 = (t % blocks) * 48;
-      return static_cast<double>(s.N - n0 < 48 ? s.N - n0 : 48);
-    });
-  }
-  const KernelShape ks = kernel_shape(path);
-  const Plan p = make_plan(s, tune, ks.mr, ks.nr, threads);
-  return chunk_balance(s.batch * p.mb * p.nb, threads, [&](int64_t t) {  // padded tiles
-    const int64_t m0 = (t % p.mb) * p.mc, n0 = ((t / p.mb) % p.nb) * p.nc;
-    return static_cast<double>(round_up(s.M - m0 < p.mc ? s.M - m0 : p.mc, ks.mr)) *
-           round_up(s.N - n0 < p.nc ? s.N - n0 : p.nc, ks.nr);
-  });
+// Relative cost of a packed-path block: its micro-tiles' FMAs (two vectors a cycle) plus
+// kPackCost per element packed. Fitted to 2-thread measurements on Zen 3 (gemm_bench with
+// EMBER_BENCH_SPLIT_K): with few output columns per thread, packing the same rows of A on
+// every thread costs as much as a fifth of the run.
+constexpr double kPackCost = 3.0;
+inline double packed_cost(int64_t mpad, int64_t npad, int64_t a_rows, int64_t b_cols, int64_t K) {
+  return static_cast<double>(mpad) * npad * K / (2.0 * vf::width) +
+         kPackCost * static_cast<double>(K) * (a_rows + b_cols);
 }
 
 constexpr int64_t kSplitMinPartK = 256;     // automatic split: depth of each part at least
-constexpr double kSplitBelowBalance = 0.8;  // ... and only below this load balance
+constexpr double kSplitBelowBalance = 0.8;  // matrix-vector: split below this load balance
+constexpr double kSplitMinGain = 0.9;       // packed: split when predicted at most 0.9x as slow
 constexpr int64_t kSplitMaxParts = 256;     // any requested part count is clamped to this
 constexpr int64_t kSplitMaxPartialFloats = int64_t{1} << 24;  // and to a 64 MiB buffer
+
+// Whether splitting K into `parts` should pay on `path` (the automatic choice).
+inline bool split_pays(const GemmShape& s, const GemmTuning& tune, int path, int threads,
+                       int64_t parts) {
+  if (path == kPathDot) return false;  // measured: 2 threads gain nothing from split dot tiles
+  if (path == kPathGemv) {  // memory bound: split when the output blocks share out unevenly
+    const bool row = s.M == 1;
+    const int64_t J = row ? s.N : s.M;
+    const int64_t jb = gemv_block(J, s.K, (row ? s.b_n : s.a_m) == 1, threads);
+    const int64_t tasks = ceil_div(J, jb);
+    if (tasks >= 8 * threads) return false;
+    const double busiest = busiest_chunk(tasks, threads, [&](int64_t t, bool) {
+      return static_cast<double>(J - t * jb < jb ? J - t * jb : jb);
+    });
+    return static_cast<double>(J) / threads < kSplitBelowBalance * busiest;
+  }
+  // Packed: the busiest thread's predicted cost with and without the split.
+  const KernelShape ks = kernel_shape(path);
+  const Plan p = make_plan(s, tune, ks.mr, ks.nr, threads);
+  const int64_t tasks = s.batch * p.mb * p.nb;
+  if (tasks >= 8 * threads) return false;
+  const double whole = busiest_chunk(tasks, threads, [&](int64_t t, bool first) {
+    const int64_t m0 = (t % p.mb) * p.mc, n0 = ((t / p.mb) % p.nb) * p.nc;
+    const int64_t mlen = s.M - m0 < p.mc ? s.M - m0 : p.mc;
+    const int64_t nlen = s.N - n0 < p.nc ? s.N - n0 : p.nc;
+    // A run of tasks with the same N block packs its B block once (run_packed).
+    const bool pack_b = !p.direct_b && (first || m0 == 0);
+    return packed_cost(round_up(mlen, ks.mr), round_up(nlen, ks.nr), mlen, pack_b ? nlen : 0, s.K);
+  });
+  const Plan serial = make_plan(s, tune, ks.mr, ks.nr, 1);  // each part is a serial call
+  const int64_t part_k = ceil_div(s.K, parts);
+  const double part = packed_cost(round_up(s.M, ks.mr), serial.nb * round_up(serial.nc, ks.nr),
+                                  s.M * serial.nb, serial.direct_b ? 0 : s.N, part_k);
+  const double reduce = static_cast<double>(s.batch) * s.M * s.N * parts / threads + 5000.0;
+  return busiest_chunk(s.batch * parts, threads, [&](int64_t, bool) { return part; }) + reduce <
+         kSplitMinGain * whole;
+}
 
 // The number of K parts for this call: 1 means no split.
 inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path, int threads) {
@@ -492,7 +516,6 @@ inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path,
   if (parts <= 0) {  // automatic (negative values too)
     const double work = 2.0 * static_cast<double>(s.batch) * s.M * s.N * s.K;
     if (threads <= 1 || s.K < 2 * kSplitMinPartK || work < 4 * 32768.0) return 1;
-    if (path_balance(s, tune, path, threads) >= kSplitBelowBalance) return 1;
     // Fewest parts whose batch x parts tasks share out evenly, as deep as allowed.
     parts = threads;
     for (int64_t p = 2; p <= threads; ++p)
@@ -501,6 +524,7 @@ inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path,
         break;
       }
     if (parts > s.K / kSplitMinPartK) parts = s.K / kSplitMinPartK;
+    if (!split_pays(s, tune, path, threads, parts)) return 1;
   }
   const int64_t outputs = s.batch * s.M * s.N;
   parts = clamp64(parts, 1, kSplitMaxParts < s.K ? kSplitMaxParts : s.K);

@@ -288,19 +288,27 @@ TEST(RtGemm, SplitKAutomaticChoice) {
     const GemmTuning t;
     return gemm_detail::split_parts(s, t, gemm_detail::choose_path(s, t), threads);
   };
-  EXPECT_GT(parts(1, 16, 64, 8192, true, 2), 1);   // dot products: 48 + 16 columns
-  EXPECT_GT(parts(1, 1, 1, 100000, false, 2), 1);  // a dot product of two vectors
-  EXPECT_GT(parts(1, 4, 4, 4096, false, 2), 1);    // one micro-tile
+  EXPECT_GT(parts(1, 16, 64, 8192, false, 2), 1);  // packed: each thread would pack all of A
+  EXPECT_GT(parts(1, 64, 64, 4096, false, 2), 1);
+  EXPECT_GT(parts(1, 196, 64, 4096, false, 2), 1);  // a batch-1 1x1 convolution's shape
+  EXPECT_GT(parts(1, 1, 16, 8192, false, 2), 1);    // matrix-vector: one block of outputs
+  EXPECT_EQ(parts(1, 16, 64, 8192, true, 2), 1);    // dot products: never split (no gain)
+  EXPECT_EQ(parts(1, 128, 768, 768, false, 2), 1);  // wide enough: no gain to expect
+  EXPECT_GT(parts(1, 1, 1, 100000, false, 2), 1);   // a dot product of two vectors
+  EXPECT_GT(parts(1, 4, 4, 4096, false, 2), 1);     // one micro-tile
   EXPECT_EQ(parts(1, 1024, 1024, 1024, false, 2), 1);
   EXPECT_EQ(parts(1, 16, 64, 8192, true, 1), 1);  // one thread
   EXPECT_EQ(parts(1, 4, 4, 300, false, 2), 1);    // K too short to split
   EXPECT_EQ(parts(8, 4, 4, 8192, false, 2), 1);   // the batch gives enough tasks
   // Correct results where it splits (with 2 threads and the automatic choice).
   const LaunchContext ctx = make_ctx(2);
-  for (const Case& c : {Case{1, 16, 64, 2000, kRowMajor, kTransposed}, Case{1, 4, 4, 3000},
-                        Case{1, 1, 1, 5000}, Case{3, 5, 7, 1500, kTransposed, kRowMajor}}) {
+  for (const Case& c : {Case{1, 16, 64, 2000}, Case{1, 4, 4, 9000}, Case{1, 1, 1, 70000},
+                        Case{1, 1, 20, 4000}, Case{3, 5, 7, 1500, kTransposed, kRowMajor}}) {
     Problem p(c, 4);
-    check_epilogue_once(p, &ctx, GemmTuning{}, describe(c) + " auto split");
+    const GemmTuning t;
+    EXPECT_GT(gemm_detail::split_parts(p.s, t, gemm_detail::choose_path(p.s, t), 2), 1)
+        << describe(c);
+    check_epilogue_once(p, &ctx, t, describe(c) + " auto split");
   }
 }
 
