@@ -1,9 +1,19 @@
 """float32 matmul throughput: ember's generated GEMM next to torch.matmul, same process.
 
     python benchmarks/matmul.py [--sizes 1024,512,128x768x768] [--threads N] [--rounds R]
+                                [--warmup W] [--gap-ms G]
 
 Contenders are interleaved round by round and the median per contender is reported, so a
 burst of load on this shared machine hits both alike. GFLOP/s = 2*M*N*K / seconds.
+
+Each contender is timed in steady state and from an idle machine:
+  * --warmup untimed calls first: the first ~10 calls of a graph fault in the pages of a
+    freshly allocated output (glibc returns the memory to the OS until its thresholds
+    adapt), ~1000 page faults per call for a 4 MiB output;
+  * --gap-ms of idle time before every timed batch: after each call PyTorch's OpenMP worker
+    threads keep spinning (~5 ms of CPU with libgomp's default wait policy), and a contender
+    timed right after the other then shares a core with them (measured: ember's 1024^3 with
+    2 threads ~25% slower right after torch.matmul than 30 ms later).
 """
 
 from __future__ import annotations
@@ -35,6 +45,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="1024,512,128x768x768,1x3072x768")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=10, help="untimed calls per contender")
+    ap.add_argument("--gap-ms", type=float, default=30.0, help="idle time before each batch")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     ember.set_num_threads(args.threads)
@@ -54,9 +66,13 @@ def main() -> None:
             "ember": lambda c=compiled, a=a: c.run([a]),
             "torch": lambda ta=ta, tb=tb: torch.matmul(ta, tb),
         }
+        for fn in contenders.values():
+            for _ in range(args.warmup):
+                fn()
         runs: dict[str, list[float]] = {name: [] for name in contenders}
         for _ in range(args.rounds):
             for name, fn in contenders.items():
+                time.sleep(args.gap_ms / 1e3)
                 runs[name].append(time_once(fn, iters))
         ge = flops / statistics.median(runs["ember"]) / 1e9
         gt = flops / statistics.median(runs["torch"]) / 1e9
