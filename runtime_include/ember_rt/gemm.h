@@ -34,8 +34,8 @@
 // automatic choice depends on the shape only, never on the thread count (results stay
 // bit-identical for any number of threads; one thread runs the parts in turn): 2 parts, of
 // K >= 256 each, where for 2 threads a cost model of the packed path (micro-tiles + packing,
-// busiest thread) predicts a 10% gain, or the blocks of a matrix-vector product share out
-// below 80% evenly; never on the dot-product path (2 threads measured no faster split).
+// busiest thread) predicts a 10% gain, or the output blocks of the dot-product and
+// matrix-vector paths share out below 80% evenly.
 //
 // The machinery is compiled once per translation unit whatever the epilogue: the epilogue
 // reaches it through a function pointer, called once per row segment (16-64 floats), which
@@ -428,9 +428,11 @@ inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
   return kernel;
 }
 
-// Runs the product (K >= 1) on the given path, without split-K.
-inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
-                     const GemmTuning& tune, int path) {
+// Runs the product (K >= 1) on the given path, without split-K. Not inlined: inlined into
+// run_split_k's task loop, GCC spilled the dot-product tile's accumulators to the stack in
+// its inner loop (measured 2x slower).
+[[gnu::noinline]] inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
+                                       void* epi_ctx, const GemmTuning& tune, int path) {
   if (path == kPathGemv && try_gemv(s, ctx, epi, epi_ctx)) return;
   if (path == kPathDot) return run_dot(s, ctx, epi, epi_ctx);
   const int kernel = path >= 0 ? path : 0;
@@ -443,7 +445,7 @@ inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, vo
 }
 
 constexpr int64_t kSplitMinPartK = 256;     // automatic split: depth of each part at least
-constexpr double kSplitBelowBalance = 0.8;  // matrix-vector: split below this load balance
+constexpr double kSplitBelowBalance = 0.8;  // dot, gemv: split below this load balance
 constexpr double kSplitMinGain = 0.9;       // packed: split when predicted at most 0.9x as slow
 constexpr int64_t kSplitMaxParts = 256;     // any requested part count is clamped to this
 constexpr int64_t kSplitMaxPartialFloats = int64_t{1} << 24;  // and to a 64 MiB buffer
@@ -455,17 +457,22 @@ constexpr int kSplitNominalThreads = 2;
 // Whether splitting K into `parts` should pay on `path` (the automatic choice).
 inline bool split_pays(const GemmShape& s, const GemmTuning& tune, int path, int threads,
                        int64_t parts) {
-  if (path == kPathDot) return false;  // measured: 2 threads gain nothing from split dot tiles
-  if (path == kPathGemv) {  // memory bound: split when the output blocks share out unevenly
+  if (path == kPathGemv || path == kPathDot) {
+    // No packing to share: split when the blocks of outputs (gemv_block's, or run_dot's 48
+    // columns per batch) share out unevenly over the threads.
     const bool row = s.M == 1;
-    const int64_t J = row ? s.N : s.M;
-    const int64_t jb = gemv_block(J, s.K, (row ? s.b_n : s.a_m) == 1, threads);
-    const int64_t tasks = ceil_div(J, jb);
+    const int64_t J = path == kPathDot ? s.N : row ? s.N : s.M;
+    const int64_t jb =
+        path == kPathDot ? 48 : gemv_block(J, s.K, (row ? s.b_n : s.a_m) == 1, threads);
+    const int64_t per_batch = ceil_div(J, jb);
+    const int64_t tasks = path == kPathDot ? s.batch * per_batch : per_batch;
     if (tasks >= 8 * threads) return false;
     const double busiest = busiest_chunk(tasks, threads, [&](int64_t t, bool) {
-      return static_cast<double>(J - t * jb < jb ? J - t * jb : jb);
+      const int64_t j0 = t % per_batch * jb;
+      return static_cast<double>(J - j0 < jb ? J - j0 : jb);
     });
-    return static_cast<double>(J) / threads < kSplitBelowBalance * busiest;
+    const double total = static_cast<double>(J) * (path == kPathDot ? s.batch : 1);
+    return total / threads < kSplitBelowBalance * busiest;
   }
   // Packed: the busiest thread's predicted cost with and without the split.
   const KernelShape ks = kernel_shape(path);

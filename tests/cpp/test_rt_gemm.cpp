@@ -294,7 +294,8 @@ TEST(RtGemm, SplitKAutomaticChoice) {
   EXPECT_GT(parts(1, 1, 16, 8192, false), 1);    // matrix-vector: one block of outputs
   EXPECT_GT(parts(1, 1, 1, 100000, false), 1);   // a dot product of two vectors
   EXPECT_GT(parts(1, 4, 4, 4096, false), 1);     // one micro-tile
-  EXPECT_EQ(parts(1, 16, 64, 8192, true), 1);    // dot products: never split (no gain)
+  EXPECT_GT(parts(1, 16, 64, 8192, true), 1);    // dot products: blocks of 48 + 16 columns
+  EXPECT_EQ(parts(1, 16, 96, 8192, true), 1);    // dot products: two even blocks
   EXPECT_EQ(parts(1, 128, 768, 768, false), 1);  // wide enough: no gain to expect
   EXPECT_EQ(parts(1, 1024, 1024, 1024, false), 1);
   EXPECT_EQ(parts(1, 4, 4, 300, false), 1);   // K too short to split
@@ -304,9 +305,10 @@ TEST(RtGemm, SplitKAutomaticChoice) {
 // Where the automatic choice splits, results are right, the epilogue sees each element once,
 // and the result is bit-identical for every thread count (the split does not depend on it).
 TEST(RtGemm, SplitKAutomaticSameResultForAnyThreadCount) {
-  for (const Case& c : {Case{1, 16, 64, 2000}, Case{1, 4, 4, 9000}, Case{1, 1, 1, 70000},
-                        Case{1, 1, 20, 4000}, Case{3, 5, 7, 1500, kTransposed, kRowMajor},
-                        Case{1, 40, 1, 3000, kTransposed, kRowMajor}}) {
+  for (const Case& c :
+       {Case{1, 16, 64, 2000}, Case{1, 4, 4, 9000}, Case{1, 1, 1, 70000}, Case{1, 1, 20, 4000},
+        Case{3, 5, 7, 1500, kTransposed, kRowMajor}, Case{1, 40, 1, 3000, kTransposed, kRowMajor},
+        Case{1, 16, 64, 1000, kRowMajor, kTransposed}}) {
     const GemmTuning t;
     Problem first(c, 4);
     EXPECT_GT(gemm_detail::split_parts(first.s, t, gemm_detail::choose_path(first.s, t)), 1)
