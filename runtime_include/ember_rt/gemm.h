@@ -24,15 +24,18 @@
 // own blocks into thread-local scratch that persists between calls.
 //
 // Split-K: when those tasks are too few or too uneven for the threads (64 x 64 outputs with
-// K = 4096, a batch-1 1x1 convolution, x * W^T with N = 64, a dot product) and K is long,
-// threads instead compute the whole output over disjoint K ranges, every path (packed, dot,
-// matrix-vector) serially on its range: part 0 straight into C, the others into one shared
-// buffer ((parts - 1) x batch x M x N floats, cached per calling thread). A second parallel
-// pass adds the partials into C and calls the epilogue once per row segment, as above, on
-// the complete sums. GemmTuning::split_k forces a number of parts (clamped to [1, min(K, 256)]
-// and to a 16M-float buffer; a multiple of the thread count balances best); the
-// automatic choice splits only with several threads, K >= 256 per part and a predicted
-// load balance (busiest thread vs an even share) below 80% without it.
+// K = 4096, a batch-1 1x1 convolution, a dot product) and K is long, threads instead compute
+// the output over disjoint K ranges, every path (packed, dot, matrix-vector) serially on its
+// range (cut into row or column blocks too when threads outnumber parts): part 0 straight
+// into C, the others into one shared buffer ((parts - 1) x batch x M x N floats, cached per
+// calling thread). A second parallel pass adds the partials into C, in part order, and calls
+// the epilogue once per row segment, as above, on the complete sums. GemmTuning::split_k
+// forces a number of parts (clamped to [1, min(K, 256)] and to a 16M-float buffer). The
+// automatic choice depends on the shape only, never on the thread count (results stay
+// bit-identical for any number of threads; one thread runs the parts in turn): 2 parts, of
+// K >= 256 each, where for 2 threads a cost model of the packed path (micro-tiles + packing,
+// busiest thread) predicts a 10% gain, or the output blocks of the dot-product and
+// matrix-vector paths share out below 80% evenly.
 //
 // The machinery is compiled once per translation unit whatever the epilogue: the epilogue
 // reaches it through a function pointer, called once per row segment (16-64 floats), which
@@ -425,9 +428,11 @@ inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
   return kernel;
 }
 
-// Runs the product (K >= 1) on the given path, without split-K.
-inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
-                     const GemmTuning& tune, int path) {
+// Runs the product (K >= 1) on the given path, without split-K. Not inlined: inlined into
+// run_split_k's task loop, GCC spilled the dot-product tile's accumulators to the stack in
+// its inner loop (measured 2x slower).
+[[gnu::noinline]] inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
+                                       void* epi_ctx, const GemmTuning& tune, int path) {
   if (path == kPathGemv && try_gemv(s, ctx, epi, epi_ctx)) return;
   if (path == kPathDot) return run_dot(s, ctx, epi, epi_ctx);
   const int kernel = path >= 0 ? path : 0;
@@ -439,68 +444,67 @@ inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, vo
 #undef EMBER_RT_RUN_CASE
 }
 
-// How evenly `tasks` tasks of work size(t), split into contiguous chunks over the threads as
-// parallel_run does, load them: the average thread's work over the busiest thread's (1: even).
-template <class Size>
-inline double chunk_balance(int64_t tasks, int threads, Size&& size) {
-  if (tasks >= 8 * threads) return 1.0;  // fine-grained enough (and not worth the loop)
-  double total = 0, busiest = 0;
-  for (int i = 0; i < threads; ++i) {
-    double w = 0;
-    for (int64_t t = tasks * i / threads; t < tasks * (i + 1) / threads; ++t) w += size(t);
-    total += w;
-    busiest = w > busiest ? w : busiest;
-  }
-  return busiest > 0 ? total / (threads * busiest) : 1.0;
-}
-
-// The load balance of the product on `path` without split-K, from its task decomposition.
-inline double path_balance(const GemmShape& s, const GemmTuning& tune, int path, int threads) {
-  if (path == kPathGemv) {  // one parallel_for per batch over blocks of outputs
-    const bool row = s.M == 1;
-    const int64_t J = row ? s.N : s.M;
-    const int64_t jb = gemv_block(J, s.K, (row ? s.b_n : s.a_m) == 1, threads);
-    return chunk_balance(ceil_div(J, jb), threads, [&](int64_t t) {
-      return static_cast<double>(J - t * jb < jb ? J - t * jb : jb);
-    });
-  }
-  if (path == kPathDot) {  // blocks of 48 columns (run_dot's JB), per batch
-    const int64_t blocks = ceil_div(s.N, 48);
-    return chunk_balance(s.batch * blocks, threads, [&](int64_t t) {
-      const int64_t n0 = (t % blocks) * 48;
-      return static_cast<double>(s.N - n0 < 48 ? s.N - n0 : 48);
-    });
-  }
-  const KernelShape ks = kernel_shape(path);
-  const Plan p = make_plan(s, tune, ks.mr, ks.nr, threads);
-  return chunk_balance(s.batch * p.mb * p.nb, threads, [&](int64_t t) {  // padded tiles
-    const int64_t m0 = (t % p.mb) * p.mc, n0 = ((t / p.mb) % p.nb) * p.nc;
-    return static_cast<double>(round_up(s.M - m0 < p.mc ? s.M - m0 : p.mc, ks.mr)) *
-           round_up(s.N - n0 < p.nc ? s.N - n0 : p.nc, ks.nr);
-  });
-}
-
 constexpr int64_t kSplitMinPartK = 256;     // automatic split: depth of each part at least
-constexpr double kSplitBelowBalance = 0.8;  // ... and only below this load balance
+constexpr double kSplitBelowBalance = 0.8;  // dot, gemv: split below this load balance
+constexpr double kSplitMinGain = 0.9;       // packed: split when predicted at most 0.9x as slow
 constexpr int64_t kSplitMaxParts = 256;     // any requested part count is clamped to this
 constexpr int64_t kSplitMaxPartialFloats = int64_t{1} << 24;  // and to a 64 MiB buffer
+// The automatic choice is made from the shape alone, for this many threads: the summation
+// order must not depend on the pool's size, so that results are bit-identical whatever the
+// number of threads (tests/python/test_core_threads.py). One thread runs the parts in turn.
+constexpr int kSplitNominalThreads = 2;
 
-// The number of K parts for this call: 1 means no split.
-inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path, int threads) {
+// Whether splitting K into `parts` should pay on `path` (the automatic choice).
+inline bool split_pays(const GemmShape& s, const GemmTuning& tune, int path, int threads,
+                       int64_t parts) {
+  if (path == kPathGemv || path == kPathDot) {
+    // No packing to share: split when the blocks of outputs (gemv_block's, or run_dot's 48
+    // columns per batch) share out unevenly over the threads.
+    const bool row = s.M == 1;
+    const int64_t J = path == kPathDot ? s.N : row ? s.N : s.M;
+    const int64_t jb =
+        path == kPathDot ? 48 : gemv_block(J, s.K, (row ? s.b_n : s.a_m) == 1, threads);
+    const int64_t per_batch = ceil_div(J, jb);
+    const int64_t tasks = path == kPathDot ? s.batch * per_batch : per_batch;
+    if (tasks >= 8 * threads) return false;
+    const double busiest = busiest_chunk(tasks, threads, [&](int64_t t, bool) {
+      const int64_t j0 = t % per_batch * jb;
+      return static_cast<double>(J - j0 < jb ? J - j0 : jb);
+    });
+    const double total = static_cast<double>(J) * (path == kPathDot ? s.batch : 1);
+    return total / threads < kSplitBelowBalance * busiest;
+  }
+  // Packed: the busiest thread's predicted cost with and without the split.
+  const KernelShape ks = kernel_shape(path);
+  const Plan p = make_plan(s, tune, ks.mr, ks.nr, threads);
+  const int64_t tasks = s.batch * p.mb * p.nb;
+  if (tasks >= 8 * threads) return false;
+  const double whole = busiest_chunk(tasks, threads, [&](int64_t t, bool first) {
+    const int64_t m0 = (t % p.mb) * p.mc, n0 = ((t / p.mb) % p.nb) * p.nc;
+    const int64_t mlen = s.M - m0 < p.mc ? s.M - m0 : p.mc;
+    const int64_t nlen = s.N - n0 < p.nc ? s.N - n0 : p.nc;
+    // A run of tasks with the same N block packs its B block once (run_packed).
+    const bool pack_b = !p.direct_b && (first || m0 == 0);
+    return packed_cost(round_up(mlen, ks.mr), round_up(nlen, ks.nr), mlen, pack_b ? nlen : 0, s.K);
+  });
+  const Plan serial = make_plan(s, tune, ks.mr, ks.nr, 1);  // each part is a serial call
+  const int64_t part_k = ceil_div(s.K, parts);
+  const double part = packed_cost(round_up(s.M, ks.mr), serial.nb * round_up(serial.nc, ks.nr),
+                                  s.M * serial.nb, serial.direct_b ? 0 : s.N, part_k);
+  const double reduce = static_cast<double>(s.batch) * s.M * s.N * parts / threads + 5000.0;
+  return busiest_chunk(s.batch * parts, threads, [&](int64_t, bool) { return part; }) + reduce <
+         kSplitMinGain * whole;
+}
+
+// The number of K parts for this call (1: no split); it does not depend on the thread count.
+inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path) {
   int64_t parts = tune.split_k;
   if (parts == 1) return 1;
   if (parts <= 0) {  // automatic (negative values too)
     const double work = 2.0 * static_cast<double>(s.batch) * s.M * s.N * s.K;
-    if (threads <= 1 || s.K < 2 * kSplitMinPartK || work < 4 * 32768.0) return 1;
-    if (path_balance(s, tune, path, threads) >= kSplitBelowBalance) return 1;
-    // Fewest parts whose batch x parts tasks share out evenly, as deep as allowed.
-    parts = threads;
-    for (int64_t p = 2; p <= threads; ++p)
-      if ((s.batch * p) % threads == 0 || s.batch * p >= 8 * threads) {
-        parts = p;
-        break;
-      }
-    if (parts > s.K / kSplitMinPartK) parts = s.K / kSplitMinPartK;
+    if (s.K < 2 * kSplitMinPartK || work < 4 * 32768.0) return 1;
+    parts = kSplitNominalThreads;
+    if (!split_pays(s, tune, path, kSplitNominalThreads, parts)) return 1;
   }
   const int64_t outputs = s.batch * s.M * s.N;
   parts = clamp64(parts, 1, kSplitMaxParts < s.K ? kSplitMaxParts : s.K);
@@ -509,9 +513,11 @@ inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path,
   return parts;
 }
 
-// Split-K: tasks (batch, part) compute the product over the part's K range serially on
-// `path`, part 0 into C and the others into a shared buffer; then the partials are added
-// into C, row segment by row segment, and the epilogue runs on each finished segment.
+// Split-K: tasks (batch, part, block) compute the product over the part's K range serially
+// on `path`, part 0 into C and the others into a shared buffer; then the partials are added
+// into C, row segment by row segment, and the epilogue runs on each finished segment. With
+// more threads than (batch, part) pairs, the output is cut into blocks of rows or columns
+// too: an element's summation order does not depend on the cut.
 inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                         const GemmTuning& tune, int path, int64_t parts) {
   const int64_t MN = s.M * s.N, stride = s.batch * MN;  // partial p - 1 at part + (p - 1) * stride
@@ -519,10 +525,17 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
   float* part = buffer.data();
   GemmTuning serial = tune;
   serial.split_k = 1;
+  const int threads = num_threads(ctx);
+  const bool by_rows = s.M >= s.N;
+  const int64_t extent = by_rows ? s.M : s.N, unit = by_rows ? 8 : 16;
+  int64_t blocks = 1;
+  if (threads > s.batch * parts) blocks = ceil_div(threads, s.batch * parts);
+  int64_t blk;
+  even_blocks(extent, round_up(ceil_div(extent, blocks), unit), unit, blk, blocks);
   const double work = 2.0 * static_cast<double>(s.batch) * MN * s.K;
-  parallel_for(ctx, s.batch * parts, work, [&](int64_t t0, int64_t t1) {
+  parallel_for(ctx, s.batch * parts * blocks, work, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t b = t / parts, p = t % parts;
+      const int64_t b = t / (parts * blocks), p = t / blocks % parts, x0 = t % blocks * blk;
       const int64_t k0 = s.K * p / parts, k1 = s.K * (p + 1) / parts;
       GemmShape sub = s;
       sub.batch = 1;
@@ -531,11 +544,16 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
       sub.B = s.B + b * s.b_batch + k0 * s.b_k;
       sub.C = p == 0 ? s.C + b * s.c_batch : part + (p - 1) * stride + b * MN;
       sub.c_m = p == 0 ? s.c_m : s.N;
+      const int64_t len = extent - x0 < blk ? extent - x0 : blk;
+      if (by_rows) {
+        sub.M = len, sub.A += x0 * s.a_m, sub.C += x0 * sub.c_m;
+      } else {
+        sub.N = len, sub.B += x0 * s.b_n, sub.C += x0;
+      }
       run_path(sub, nullptr, nullptr, nullptr, serial, path);
     }
   });
   // Reduction: whole rows when there are enough of them, else rows cut into segments.
-  const int threads = num_threads(ctx);
   const int64_t rows = s.batch * s.M;
   int64_t seg = s.N;
   if (rows < 4 * threads) seg = round_up(ceil_div(s.N, ceil_div(4 * threads, rows)), 16);
@@ -582,7 +600,7 @@ EMBER_RT_GEMM_LINKAGE void gemm_erased(const GemmShape& s, const LaunchContext* 
     return;
   }
   const int path = choose_path(s, tune);
-  const int64_t parts = split_parts(s, tune, path, num_threads(ctx));
+  const int64_t parts = split_parts(s, tune, path);
   if (parts > 1) return run_split_k(s, ctx, epi, epi_ctx, tune, path, parts);
   run_path(s, ctx, epi, epi_ctx, tune, path);
 }

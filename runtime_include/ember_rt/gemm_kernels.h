@@ -1,5 +1,6 @@
 // Building blocks of ember_rt::gemm (gemm.h): the register-blocked micro-kernel, the packing
-// routines, the per-ISA kernel table, thread-local scratch memory and the split-K reduction.
+// routines, the per-ISA kernel table, thread-local scratch memory and the split-K helpers
+// (partial-sum buffer, reduction, cost model).
 //
 // Packed layouts (BLIS-style):
 //   A block (mc x kc) -> micro-panels of MR rows; in a panel, element (i, k) at [k * MR + i].
@@ -84,6 +85,31 @@ class PartialBuffer {
   float* p_ = nullptr;
   size_t n_ = 0;
 };
+
+// The busiest thread's cost when `tasks` tasks of cost cost(t, first task of its chunk) are
+// split into contiguous chunks over the threads, as parallel_run does.
+template <class Cost>
+inline double busiest_chunk(int64_t tasks, int threads, Cost&& cost) {
+  const int64_t chunks = tasks < threads ? tasks : threads;
+  double busiest = 0;
+  for (int64_t i = 0; i < chunks; ++i) {
+    double w = 0;
+    const int64_t t0 = tasks * i / chunks;
+    for (int64_t t = t0; t < tasks * (i + 1) / chunks; ++t) w += cost(t, t == t0);
+    busiest = w > busiest ? w : busiest;
+  }
+  return busiest;
+}
+
+// Relative cost of a packed-path block: its micro-tiles' FMAs (two vectors a cycle) plus
+// kPackCost per element packed. Fitted to 2-thread measurements on Zen 3 (gemm_bench with
+// EMBER_BENCH_SPLIT_K): with few output columns per thread, packing the same rows of A on
+// every thread costs as much as a fifth of the run.
+constexpr double kPackCost = 3.0;
+inline double packed_cost(int64_t mpad, int64_t npad, int64_t a_rows, int64_t b_cols, int64_t K) {
+  return static_cast<double>(mpad) * npad * K / (2.0 * vf::width) +
+         kPackCost * static_cast<double>(K) * (a_rows + b_cols);
+}
 
 // row[0 : len) += part[p * stride + 0 : len) for p < parts (the split-K reduction).
 inline void add_partials(float* row, const float* part, int64_t stride, int parts, int64_t len) {

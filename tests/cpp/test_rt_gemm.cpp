@@ -278,30 +278,62 @@ TEST(RtGemm, SplitKAnyValueIsSafe) {
   check_epilogue_once(q, nullptr, t, "ctx=nullptr split_k=3");
 }
 
-// The automatic choice splits K where the output offers too few tasks for the threads and K
-// is long, and leaves large or shallow products alone.
+// The automatic choice splits K where the output offers too few tasks for two threads and K
+// is long, and leaves large or shallow products alone. It depends on the shape only.
 TEST(RtGemm, SplitKAutomaticChoice) {
-  auto parts = [](int64_t batch, int64_t M, int64_t N, int64_t K, bool b_trans, int threads) {
+  auto parts = [](int64_t batch, int64_t M, int64_t N, int64_t K, bool b_trans) {
     const GemmShape s{batch,   M,     N,       K,     nullptr,         M * K,
                       K,       1,     nullptr, K * N, b_trans ? 1 : N, b_trans ? K : 1,
                       nullptr, M * N, N};
     const GemmTuning t;
-    return gemm_detail::split_parts(s, t, gemm_detail::choose_path(s, t), threads);
+    return gemm_detail::split_parts(s, t, gemm_detail::choose_path(s, t));
   };
-  EXPECT_GT(parts(1, 16, 64, 8192, true, 2), 1);   // dot products: 48 + 16 columns
-  EXPECT_GT(parts(1, 1, 1, 100000, false, 2), 1);  // a dot product of two vectors
-  EXPECT_GT(parts(1, 4, 4, 4096, false, 2), 1);    // one micro-tile
-  EXPECT_EQ(parts(1, 1024, 1024, 1024, false, 2), 1);
-  EXPECT_EQ(parts(1, 16, 64, 8192, true, 1), 1);  // one thread
-  EXPECT_EQ(parts(1, 4, 4, 300, false, 2), 1);    // K too short to split
-  EXPECT_EQ(parts(8, 4, 4, 8192, false, 2), 1);   // the batch gives enough tasks
-  // Correct results where it splits (with 2 threads and the automatic choice).
-  const LaunchContext ctx = make_ctx(2);
-  for (const Case& c : {Case{1, 16, 64, 2000, kRowMajor, kTransposed}, Case{1, 4, 4, 3000},
-                        Case{1, 1, 1, 5000}, Case{3, 5, 7, 1500, kTransposed, kRowMajor}}) {
-    Problem p(c, 4);
-    check_epilogue_once(p, &ctx, GemmTuning{}, describe(c) + " auto split");
+  EXPECT_GT(parts(1, 16, 64, 8192, false), 1);  // packed: each thread would pack all of A
+  EXPECT_GT(parts(1, 64, 64, 4096, false), 1);
+  EXPECT_GT(parts(1, 196, 64, 4096, false), 1);  // a batch-1 1x1 convolution's shape
+  EXPECT_GT(parts(1, 1, 16, 8192, false), 1);    // matrix-vector: one block of outputs
+  EXPECT_GT(parts(1, 1, 1, 100000, false), 1);   // a dot product of two vectors
+  EXPECT_GT(parts(1, 4, 4, 4096, false), 1);     // one micro-tile
+  EXPECT_GT(parts(1, 16, 64, 8192, true), 1);    // dot products: blocks of 48 + 16 columns
+  EXPECT_EQ(parts(1, 16, 96, 8192, true), 1);    // dot products: two even blocks
+  EXPECT_EQ(parts(1, 128, 768, 768, false), 1);  // wide enough: no gain to expect
+  EXPECT_EQ(parts(1, 1024, 1024, 1024, false), 1);
+  EXPECT_EQ(parts(1, 4, 4, 300, false), 1);   // K too short to split
+  EXPECT_EQ(parts(8, 4, 4, 8192, false), 1);  // the batch gives enough tasks
+}
+
+// Where the automatic choice splits, results are right, the epilogue sees each element once,
+// and the result is bit-identical for every thread count (the split does not depend on it).
+TEST(RtGemm, SplitKAutomaticSameResultForAnyThreadCount) {
+  for (const Case& c :
+       {Case{1, 16, 64, 2000}, Case{1, 4, 4, 9000}, Case{1, 1, 1, 70000}, Case{1, 1, 20, 4000},
+        Case{3, 5, 7, 1500, kTransposed, kRowMajor}, Case{1, 40, 1, 3000, kTransposed, kRowMajor},
+        Case{1, 16, 64, 1000, kRowMajor, kTransposed}}) {
+    const GemmTuning t;
+    Problem first(c, 4);
+    EXPECT_GT(gemm_detail::split_parts(first.s, t, gemm_detail::choose_path(first.s, t)), 1)
+        << describe(c);
+    gemm(first.s, nullptr, NoEpilogue{}, t);
+    first.verify(false, describe(c) + " auto split, serial");
+    for (int threads : {1, 2, 3}) {
+      const LaunchContext ctx = make_ctx(threads);
+      Problem p(c, 4);
+      gemm(p.s, &ctx, NoEpilogue{}, t);
+      EXPECT_EQ(p.C, first.C) << describe(c) << ": threads=" << threads << " differs from serial";
+      Problem q(c, 4);
+      check_epilogue_once(q, &ctx, t,
+                          describe(c) + " auto split threads=" + std::to_string(threads));
+    }
   }
+  // Forced parts with more threads than (batch, part) pairs: the output is cut into blocks.
+  GemmTuning t;
+  t.split_k = 2;
+  Problem serial(Case{1, 37, 29, 600}), cut(Case{1, 37, 29, 600});
+  gemm(serial.s, nullptr, NoEpilogue{}, t);
+  const LaunchContext ctx = make_ctx(3);
+  gemm(cut.s, &ctx, NoEpilogue{}, t);
+  EXPECT_EQ(cut.C, serial.C) << "split_k=2 on 3 threads differs from serial";
+  cut.verify(false, "split_k=2 on 3 threads");
 }
 
 TEST(RtGemm, EveryKernelAndArbitraryTuning) {
