@@ -5,7 +5,7 @@
 //       ember-tuning 1
 //       config <mc> <nc> <kc> <kernel> <split_k>
 //       seconds <default> <best> <candidates>
-//       kernel <the task's name, for people>
+//       kernel <the task's name and its M x N x K, for people>
 //
 // The key is a SHA-256 over the kernel's source, the search level and split-K mode, the symbol
 // values it was measured at, the thread count, the ISA, the CPU's model name, the runtime headers

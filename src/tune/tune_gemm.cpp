@@ -194,7 +194,9 @@ std::vector<TuneResult> tune_gemm_tasks(const std::vector<ir::Task>& tasks,
     const Job& job = jobs[j];
     TuneResult r =
         measure(job, tasks[job.task], symbols, module->symbol(job.name), global, shapes, options);
-    write_record(job.key, r, tasks[job.task].name);
+    write_record(job.key, r,
+                 tasks[job.task].name + " " + std::to_string(job.M) + "x" + std::to_string(job.N) +
+                     "x" + std::to_string(job.K));
     results[job.task] = r;
     for (size_t other : job.same) results[other] = r;
     if (options.progress) options.progress(static_cast<int>(j + 1), static_cast<int>(jobs.size()));
