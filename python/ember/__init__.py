@@ -54,7 +54,8 @@ from . import graph, ops
 __version__: str = _C.__version__
 
 # Public types print as ember.<Name> (tracebacks say ember.EmberError, not ember._C.EmberError).
-for _type in (CompiledGraph, DataError, DType, EmberError, FlowGraph, InternalError, Tensor, TensorType):
+for _type in (CompiledGraph, DataError, DType, EmberError, FlowGraph, InternalError, Tensor,
+              TensorType):
     _type.__module__ = __name__
 del _type
 
