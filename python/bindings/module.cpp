@@ -13,6 +13,11 @@ NB_MODULE(_C, m) {
   // in ember) become exceptions of their own, both RuntimeErrors, carrying the C++ message.
   nb::exception<ember::Error> user_error(m, "EmberError", PyExc_RuntimeError);
   nb::exception<ember::InternalError> internal_error(m, "InternalError", PyExc_RuntimeError);
+  // Registered after EmberError so that its translator is tried first.
+  nb::exception<ember::DataError> data_error(m, "DataError", user_error.ptr());
+  data_error.doc() =
+      "Bad data met at run time (an index out of range, an integer division "
+      "by zero); a subclass of EmberError.";
   user_error.doc() = "A user error: the message says what happened, why, and what to do.";
   internal_error.doc() = "A bug in ember: please report it with the message.";
 

@@ -84,6 +84,12 @@ void bind_elementwise(nb::module_& m) {
   def_binary<ops::mul>(m, "mul", "a * b");
   def_binary<ops::div>(m, "div", "a / b (true division: integers give float32)");
   def_binary<ops::pow>(m, "pow", "a ** b");
+  def_binary<ops::floor_divide>(m, "floor_divide",
+                                "a // b for integers (rounds down); a zero divisor raises "
+                                "ember.DataError.");
+  def_binary<ops::remainder>(m, "remainder",
+                             "a % b for integers (the divisor's sign); a zero divisor raises "
+                             "ember.DataError.");
   def_binary<ops::maximum>(m, "maximum", "Elementwise maximum.");
   def_binary<ops::minimum>(m, "minimum", "Elementwise minimum.");
   def_binary<ops::equal>(m, "equal", "a == b, as bool.");

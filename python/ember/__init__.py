@@ -20,6 +20,7 @@ from __future__ import annotations
 from ember import _C
 from ember._C import (
     CompiledGraph,
+    DataError,
     DType,
     EmberError,
     FlowGraph,
@@ -53,13 +54,15 @@ from . import graph, ops
 __version__: str = _C.__version__
 
 # Public types print as ember.<Name> (tracebacks say ember.EmberError, not ember._C.EmberError).
-for _type in (CompiledGraph, DType, EmberError, FlowGraph, InternalError, Tensor, TensorType):
+for _type in (CompiledGraph, DataError, DType, EmberError, FlowGraph, InternalError, Tensor,
+              TensorType):
     _type.__module__ = __name__
 del _type
 
 __all__ = [
     "CompiledGraph",
     "DType",
+    "DataError",
     "EmberError",
     "FlowGraph",
     "InternalError",

@@ -35,6 +35,8 @@ sub = _ops.sub
 mul = _ops.mul
 div = _ops.div
 pow = _ops.pow
+floor_divide = _ops.floor_divide
+remainder = _ops.remainder
 maximum = _ops.maximum
 minimum = _ops.minimum
 equal = _ops.equal
@@ -107,6 +109,7 @@ __all__ = [
     "exp",
     "expand",
     "flatten",
+    "floor_divide",
     "full",
     "gelu",
     "greater",
@@ -136,6 +139,7 @@ __all__ = [
     "prod",
     "relu",
     "relu6",
+    "remainder",
     "reshape",
     "rsqrt",
     "scalar",

@@ -4,11 +4,13 @@
 //   args  : one pointer per buffer of the task, in the task's buffer order
 //           (inputs, then outputs, then scratch buffers),
 //   syms  : the values of the graph's symbolic dimensions, in the graph's symbol order,
-//   ctx   : how to run work in parallel (the runtime's thread pool).
+//   ctx   : how to run work in parallel (the runtime's thread pool), and where to report
+//           bad data (KernelError).
 // Kernels split their work statically through ember_rt::parallel_for; work too small to be
 // worth waking other threads runs on the calling thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -16,6 +18,19 @@ namespace ember_rt {
 
 // Called once per chunk: [begin, end) of the iteration space.
 using ChunkFn = void (*)(void* closure, int64_t begin, int64_t end);
+
+// Bad data a kernel met: an index read from a tensor that is out of range, an integer
+// division by zero. The kernel does not stop (its threads cannot unwind through the pool):
+// it records the first error here, goes on with a harmless value (index 0, quotient 0), and
+// the runtime throws once the launch returns. Only the error path touches the atomic.
+struct KernelError {
+  enum Kind : int { kNone = 0, kIndexOutOfRange = 1, kDivisionByZero = 2 };
+  std::atomic<int> state{0};  // 0: no error; 1: the first report is being written; 2: written
+  int kind = kNone;
+  const char* site = nullptr;  // static text in the kernel: what was checked
+  int64_t value = 0;           // the bad index (or the dividend)
+  int64_t bound = 0;           // the size the index must stay below
+};
 
 struct LaunchContext {
   // Opaque pointer to the runtime's thread pool.
@@ -25,7 +40,36 @@ struct LaunchContext {
   // Splits [0, n) into at most num_threads contiguous chunks and calls fn on each, the
   // calling thread taking one; returns when every chunk is done.
   void (*parallel_run)(void* pool, int64_t n, ChunkFn fn, void* closure);
+  // Where kernels report bad data; null when nobody listens (the reports are dropped).
+  KernelError* error;
 };
+
+// The error path: records the first report, drops later ones. Out of line and cold so that
+// the checks in inner loops stay a compare and a predicted branch.
+[[gnu::cold, gnu::noinline]] inline void report_error(const LaunchContext* ctx, int kind,
+                                                      const char* site, int64_t value,
+                                                      int64_t bound) {
+  if (ctx == nullptr || ctx->error == nullptr) return;
+  KernelError& e = *ctx->error;
+  int expected = 0;
+  if (!e.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
+  e.kind = kind;
+  e.site = site;
+  e.value = value;
+  e.bound = bound;
+  e.state.store(2, std::memory_order_release);
+}
+
+// An index read from data, checked against the size n of the dimension it selects along:
+// i itself when 0 <= i < n, else 0 after reporting the error (torch rejects negative
+// indices of embedding / gather / index_select too).
+inline int64_t checked_index(int64_t i, int64_t n, const LaunchContext* ctx, const char* site) {
+  if (__builtin_expect(static_cast<uint64_t>(i) >= static_cast<uint64_t>(n), 0)) {
+    report_error(ctx, KernelError::kIndexOutOfRange, site, i, n);
+    return 0;
+  }
+  return i;
+}
 
 // Runs f(begin, end) over [0, n), split statically across the pool when `work` (an
 // estimate of the cost in simple operations) is large enough to pay for it.
@@ -47,7 +91,7 @@ inline void parallel_for(const LaunchContext* ctx, int64_t n, double work, F&& f
 
 // Bumped whenever the layout above or the kernel signature changes; a cached shared object
 // built for another ABI version is rebuilt.
-#define EMBER_RT_ABI_VERSION 1
+#define EMBER_RT_ABI_VERSION 2
 
 extern "C" {
 typedef void (*ember_kernel_fn)(void* const* args, const int64_t* syms,

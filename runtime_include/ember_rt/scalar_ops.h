@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+
+#include "kernel.h"
 
 namespace ember_rt {
 
@@ -40,6 +43,31 @@ inline T ifloordiv(T a, T b) {
 template <class T>
 inline T imod(T a, T b) {
   return a - ifloordiv(a, b) * b;
+}
+// The same for tensor data, where the divisor may be 0 (torch raises ZeroDivisionError):
+// a zero divisor is reported and gives 0, and min / -1 wraps instead of trapping (x86's
+// idiv raises SIGFPE for both).
+template <class T>
+inline T ifloordiv(T a, T b, const LaunchContext* ctx) {
+  if (__builtin_expect(b == 0, 0)) {
+    report_error(ctx, KernelError::kDivisionByZero, "", static_cast<int64_t>(a), 0);
+    return 0;
+  }
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return static_cast<T>(std::make_unsigned_t<T>{0} - std::make_unsigned_t<T>(a));
+  }
+  return ifloordiv(a, b);
+}
+template <class T>
+inline T imod(T a, T b, const LaunchContext* ctx) {
+  if (__builtin_expect(b == 0, 0)) {
+    report_error(ctx, KernelError::kDivisionByZero, "", static_cast<int64_t>(a), 0);
+    return 0;
+  }
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return 0;
+  }
+  return imod(a, b);
 }
 template <class T>
 inline T imax(T a, T b) { return a > b ? a : b; }

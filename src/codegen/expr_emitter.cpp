@@ -2,6 +2,7 @@
 #include "expr_emitter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -137,13 +138,47 @@ std::string ExprEmitter::emit_index(const Expr& e) const {
   return "static_cast<int64_t>(" + scalar.emit(e) + ")";
 }
 
+namespace {
+
+// Whether e reads a buffer: an index that does is data, checked at run time.
+bool reads_data(const Expr& e) {
+  bool found = false;
+  ir::visit(e, [&](const Expr& x) { found |= x.kind() == ExprKind::Load; });
+  return found;
+}
+
+}  // namespace
+
+std::string ExprEmitter::checked_offset(int b, const std::vector<Expr>& indices) const {
+  const ir::Buffer& buf = task_.buffers.at(b);
+  std::string off;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    const std::string size = emit_index(buf.shape[d]);
+    std::string i = emit_index(ir::simplify_index(indices[d]));
+    if (reads_data(indices[d])) {
+      // What the runtime's message names: "dimension 0 of 'weight' (float32[30522, 768])".
+      std::string what = "dimension " + std::to_string(d) + " of '" + buf.name + "' (" +
+                         dtype_name(buf.dtype) + shape_str(buf.shape) + ")";
+      for (char& c : what)
+        c = (c == '"' || c == '\\' || !std::isprint(static_cast<unsigned char>(c))) ? '_' : c;
+      i = "ember_rt::checked_index(" + i + ", " + size + ", ctx, \"" + what + "\")";
+    }
+    off = d == 0 ? i : "(" + off + ") * " + size + " + " + i;
+  }
+  return "(" + off + ")";
+}
+
 std::string ExprEmitter::emit_load(const Expr& e) const {
   int b = e->buffer;
   DType t = task_.buffers.at(b).dtype;
   Expr off = offset(b, e->args);
   std::string ptr = "b" + std::to_string(b);
+  // Indices read from data (embedding) are checked so that bad data cannot reach memory
+  // outside the buffer; the runtime turns the report into an ember::Error.
+  const bool checked = std::any_of(e->args.begin(), e->args.end(), reads_data);
+  const std::string off_text = checked ? checked_offset(b, e->args) : emit_index(off);
   if (!vector_mode()) {
-    std::string v = ptr + "[" + emit_index(off) + "]";
+    std::string v = ptr + "[" + off_text + "]";
     return is_low_precision(t) ? "static_cast<float>(" + v + ")" : v;
   }
   auto coef = ir::linear_coefficient(off, lane_var_);
@@ -155,7 +190,7 @@ std::string ExprEmitter::emit_load(const Expr& e) const {
       return "ember_rt::vf(" + guard_ + ".any() ? " + scalar.emit(e) + " : 0.0f)";
     return "ember_rt::vf(" + scalar.emit(e) + ")";
   }
-  std::string addr = ptr + " + " + emit_index(off);
+  std::string addr = ptr + " + " + off_text;
   if (*coef > 1 || !guard_.empty()) {
     EMBER_ASSERT(t == DType::float32, "guarded or strided vector loads read float32");
     if (*coef == 1) return "ember_rt::load_range(" + addr + ", " + guard_ + ")";
@@ -224,6 +259,17 @@ std::string ExprEmitter::emit_unary(const Expr& e) const {
   throw InternalError(std::string("no integer code for unary ") + ir::unary_name(op));
 }
 
+namespace {
+
+// Integer division of data by data: the divisor may be 0 (or -1 with the type's minimum,
+// which traps too), so the checked helper runs unless the divisor is a harmless constant.
+std::string int_div_check(const Expr& e) {
+  auto c = e->args[1].as_int();
+  return c && *c != 0 && *c != -1 ? "" : ", ctx";
+}
+
+}  // namespace
+
 std::string ExprEmitter::emit_binary(const Expr& e) const {
   auto op = static_cast<BinaryOp>(e->op);
   std::string a = emit(e->args[0]), b = emit(e->args[1]);
@@ -250,10 +296,10 @@ std::string ExprEmitter::emit_binary(const Expr& e) const {
     case BinaryOp::Div: return infix("/");
     case BinaryOp::FloorDiv:
       return flt ? "ember_rt::floor(" + infix("/") + ")"
-                 : "ember_rt::ifloordiv<" + T + ">(" + a + ", " + b + ")";
+                 : "ember_rt::ifloordiv<" + T + ">(" + a + ", " + b + int_div_check(e) + ")";
     case BinaryOp::Mod:
       return flt ? "(" + a + " - ember_rt::floor(" + infix("/") + ") * " + b + ")"
-                 : "ember_rt::imod<" + T + ">(" + a + ", " + b + ")";
+                 : "ember_rt::imod<" + T + ">(" + a + ", " + b + int_div_check(e) + ")";
     case BinaryOp::Pow:
       return flt ? "ember_rt::pow(" + a + ", " + b + ")"
                  : "ember_rt::ipow<" + T + ">(" + a + ", " + b + ")";

@@ -54,6 +54,8 @@ class ExprEmitter {
  private:
   std::string emit_const(const ir::Expr& e) const;
   std::string emit_load(const ir::Expr& e) const;
+  // The offset text of a load whose indices read data, each such index range-checked.
+  std::string checked_offset(int b, const std::vector<ir::Expr>& indices) const;
   std::string emit_unary(const ir::Expr& e) const;
   std::string emit_binary(const ir::Expr& e) const;
   std::string emit_cast(const ir::Expr& e) const;

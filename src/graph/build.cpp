@@ -12,6 +12,8 @@
 
 #include "ember/codegen/codegen.h"
 #include "ember/jit/cache.h"
+#include "ember/ops/attrs.h"
+#include "ember/ops/op_def.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
 
@@ -59,6 +61,19 @@ std::string tuning_summary(const std::vector<ir::Task>& tasks,
        << (r.from_record ? " (from the tuning records)" : "") << "\n";
   }
   return os.str();
+}
+
+// What a node computes, for the runtime's messages: "Embedding" or "Fused[Embedding, Mul]".
+std::string describe(const FlowGraph& graph, const Node& node) {
+  std::string s = node.op->title;
+  if (const auto* f = std::get_if<FusedAttrs>(&node.attrs)) {
+    s += "[";
+    for (size_t i = 0; i < f->graph->nodes.size(); ++i)
+      s += (i ? ", " : "") + f->graph->nodes[i].op->title;
+    s += "]";
+  }
+  if (!node.outputs.empty()) s += " computing '" + graph.names[node.outputs[0]] + "'";
+  return s;
 }
 
 }  // namespace
@@ -116,6 +131,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
     }
     KernelLaunch launch;
     launch.name = name;
+    launch.op = describe(graph, node);
     launch.num_inputs = static_cast<int>(node.inputs.size());
     launch.args = node.inputs;
     launch.args.insert(launch.args.end(), node.outputs.begin(), node.outputs.end());

@@ -90,6 +90,7 @@ enum class BinaryKind {
   Arith,    // same dtype, not bool; the output has that dtype
   Div,      // like Arith, but integers divide as float32 (true division)
   Pow,      // like Arith; integers are raised in float64 and converted back
+  Integer,  // like Arith, for integers only (floor division and modulo by data)
   Compare,  // same dtype; bool output
   Logical,  // any dtypes, each read as != 0; bool output
 };
@@ -107,6 +108,9 @@ OpDef binary_def(const std::string& name, const std::string& title, BinaryOp op,
     if (kind == BinaryKind::Arith || kind == BinaryKind::Div || kind == BinaryKind::Pow) {
       check_not_bool(name, in[0]);
     }
+    EMBER_CHECK(kind != BinaryKind::Integer || is_integer(in[0].dtype),
+                name << ": ember implements it for integer tensors, got " << in[0].str()
+                     << "; for floating point use floor(a / b) (and a - floor(a / b) * b)");
     DType out = in[0].dtype;
     if (kind == BinaryKind::Compare || kind == BinaryKind::Logical) out = DType::boolean;
     if (kind == BinaryKind::Div && !is_float(out)) out = DType::float32;
@@ -158,6 +162,14 @@ EMBER_REGISTER_OP { return binary_def("sub", "Sub", BinaryOp::Sub, BinaryKind::A
 EMBER_REGISTER_OP { return binary_def("mul", "Mul", BinaryOp::Mul, BinaryKind::Arith); }
 EMBER_REGISTER_OP { return binary_def("div", "Div", BinaryOp::Div, BinaryKind::Div); }
 EMBER_REGISTER_OP { return binary_def("pow", "Pow", BinaryOp::Pow, BinaryKind::Pow); }
+// Python / torch semantics (the quotient rounds down, the remainder takes the divisor's
+// sign); a zero divisor is reported at run time (ember::DataError), as torch raises.
+EMBER_REGISTER_OP {
+  return binary_def("floor_divide", "FloorDivide", BinaryOp::FloorDiv, BinaryKind::Integer);
+}
+EMBER_REGISTER_OP {
+  return binary_def("remainder", "Remainder", BinaryOp::Mod, BinaryKind::Integer);
+}
 EMBER_REGISTER_OP { return binary_def("maximum", "Maximum", BinaryOp::Max, BinaryKind::Arith); }
 EMBER_REGISTER_OP { return binary_def("minimum", "Minimum", BinaryOp::Min, BinaryKind::Arith); }
 EMBER_REGISTER_OP { return binary_def("eq", "Equal", BinaryOp::Eq, BinaryKind::Compare); }

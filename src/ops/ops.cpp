@@ -150,6 +150,8 @@ Tensor sub(const Tensor& a, const Tensor& b) { return apply1("sub", {a, b}); }
 Tensor mul(const Tensor& a, const Tensor& b) { return apply1("mul", {a, b}); }
 Tensor div(const Tensor& a, const Tensor& b) { return apply1("div", {a, b}); }
 Tensor pow(const Tensor& a, const Tensor& b) { return apply1("pow", {a, b}); }
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return apply1("floor_divide", {a, b}); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return apply1("remainder", {a, b}); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return apply1("maximum", {a, b}); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return apply1("minimum", {a, b}); }
 Tensor equal(const Tensor& a, const Tensor& b) { return apply1("eq", {a, b}); }

@@ -73,6 +73,31 @@ std::vector<int64_t> eval_shape(const Shape& shape, const SymbolValues& env,
   return dims;
 }
 
+// The ember::DataError for what kernel `l` reported (kernel.h KernelError).
+[[noreturn]] void throw_data_error(const KernelLaunch& l, const ember_rt::KernelError& e) {
+  std::ostringstream os;
+  const std::string op = l.op.empty() ? "kernel " + l.name : l.op;
+  if (e.kind == ember_rt::KernelError::kIndexOutOfRange) {
+    os << op << ": index " << e.value << " is out of range for " << e.site << ", of size "
+       << e.bound;
+    if (e.bound > 0) {
+      os << " (valid indices are 0 to " << e.bound - 1 << "; negative ones are not allowed)";
+    } else {
+      os << " (it is empty: no index is valid)";
+    }
+    os << ". Check the values of the index tensor: for an embedding, every id must be below "
+       << "the number of rows of the weight.";
+  } else if (e.kind == ember_rt::KernelError::kDivisionByZero) {
+    os << op << ": integer division by zero (" << e.value << " divided by 0), which torch "
+       << "raises as ZeroDivisionError too. Make sure the divisor has no zeros, e.g. "
+       << "torch.where(d == 0, 1, d), or divide in floating point.";
+  } else {
+    os << op << ": the kernel reported bad data (error kind " << e.kind << ")";
+  }
+  os << " The outputs of this run were discarded.";
+  throw DataError(os.str());
+}
+
 }  // namespace
 
 struct CompiledGraph::Impl {
@@ -437,7 +462,11 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
   }
 
   ThreadPool& pool = default_pool();
-  const ember_rt::LaunchContext ctx = pool.context(num_threads_);
+  // Bad data in this run (an index out of range...): the kernels report it here, and the
+  // run stops after the launch that met it. Per run, so an error leaves nothing behind.
+  ember_rt::KernelError error;
+  ember_rt::LaunchContext ctx = pool.context(num_threads_);
+  ctx.error = &error;
   static const int64_t kNoSymbols = 0;
   const int64_t* sym_ptr = syms.empty() ? &kNoSymbols : syms.data();
   std::vector<void*> args;
@@ -448,6 +477,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
     for (int v : l.args) args.push_back(ptrs[v]);
     for (int64_t off : rp->scratch_offsets[k]) args.push_back(base + off);
     l.fn(args.data(), sym_ptr, &ctx);
+    if (error.state.load(std::memory_order_acquire) != 0) throw_data_error(l, error);
   }
   return outputs;
 }

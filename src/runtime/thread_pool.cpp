@@ -303,7 +303,7 @@ ember_rt::LaunchContext ThreadPool::context(int max_threads) {
   std::lock_guard<std::mutex> lock(limits_mu_);
   std::unique_ptr<Limit>& limit = limits_[threads];
   if (!limit) limit = std::make_unique<Limit>(Limit{this, threads});
-  return ember_rt::LaunchContext{limit.get(), threads, &ThreadPool::run_limited};
+  return ember_rt::LaunchContext{limit.get(), threads, &ThreadPool::run_limited, nullptr};
 }
 
 // -----------------------------------------------------------------------------------------

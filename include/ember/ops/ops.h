@@ -46,6 +46,9 @@ Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);  // true division; integers give float32
 Tensor pow(const Tensor& a, const Tensor& b);
+// Integers only, Python semantics; a zero divisor raises ember::DataError when it runs.
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor equal(const Tensor& a, const Tensor& b);

@@ -21,6 +21,7 @@ namespace ember {
 
 struct KernelLaunch {
   std::string name;                  // the kernel's symbol in its module
+  std::string op;                    // what it computes, for messages: "Fused[Embedding, Mul]"
   ember_kernel_fn fn = nullptr;
   std::vector<int> args;             // graph values: the task's inputs, then its outputs
   std::vector<TensorType> scratch;   // the task's scratch buffers (shapes may use symbols)

@@ -1,4 +1,4 @@
-// ember's two kinds of error (DESIGN.md principle 6).
+// ember's two kinds of error (DESIGN.md principle 6), and the user error for bad data.
 //
 // ember::Error is a user error: the message says what happened, why, and what to do.
 // ember::InternalError is ember's own bug: the message says so and asks for a report.
@@ -12,6 +12,13 @@ namespace ember {
 
 struct Error : std::runtime_error {
   explicit Error(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+// A user error found in the data at run time (an index out of range, an integer division by
+// zero): the run stops and its outputs are discarded. Its own type so that callers can tell
+// bad data (to report to the user) from a failure of ember (the torch backend falls back).
+struct DataError : Error {
+  using Error::Error;
 };
 
 struct InternalError : std::runtime_error {

@@ -232,7 +232,7 @@ class CompiledSegment:
     """A converted graph compiled into a CompiledGraph, called with the graph's torch
     arguments. It re-converts itself if the weights it captured are replaced or updated in
     place (unless the static single-call path is on), and runs its FX graph eagerly if
-    ember fails at run time."""
+    ember fails at run time (bad data, ember.DataError, is raised to the caller instead)."""
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list[Any], settings: Settings,
                  conversion: Conversion | None, label: str) -> None:
@@ -263,6 +263,10 @@ class CompiledSegment:
             self._setup(FxConverter(self.gm, list(args), self.settings).run(), list(args))
         try:
             tensors = self._run(args)
+        except ember.DataError:
+            # Bad data (an index out of range, an integer division by zero): eager PyTorch
+            # would raise too, so the user gets ember's message and the segment stays compiled.
+            raise
         except Exception as e:
             if self.settings.strict:
                 raise

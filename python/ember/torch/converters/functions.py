@@ -156,22 +156,19 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
 
 
 def floor_divide(input: Any, other: Any) -> Any:
+    """Integer floor division; a zero divisor raises ember.DataError when it runs (torch
+    raises ZeroDivisionError)."""
     dt = common_dtype(input, other)
     if dt.startswith(("float", "bfloat")):
         raise unsupported("floor division of floating-point tensors needs ember.ops.floor")
-    a, b = cast(input, dt), cast(other, dt)
-    q = cast(binary(ops.div, a, b, dtype=ember_dtype(torch.float64)), dt)  # rounds toward 0
-    r = binary(ops.sub, a, binary(ops.mul, q, b))
-    r_negative = binary(ops.less, r, 0)
-    if is_tensor(b):
-        signs_differ = ops.not_equal(r_negative, binary(ops.less, b, 0))
-    else:
-        signs_differ = ops.logical_not(r_negative) if py_value(b) < 0 else r_negative
-    return ops.where(ops.logical_and(binary(ops.not_equal, r, 0), signs_differ), q - 1, q)
+    return binary(ops.floor_divide, input, other, dtype=dt)
 
 
 def remainder(input: Any, other: Any) -> Any:
-    return sub(input, mul(floor_divide(input, other), other))
+    dt = common_dtype(input, other)
+    if dt.startswith(("float", "bfloat")):
+        raise unsupported("the remainder of floating-point tensors")
+    return binary(ops.remainder, input, other, dtype=dt)
 
 
 def ignored(*args: Any, **kwargs: Any) -> None:
