@@ -52,7 +52,8 @@ def test_max_autotune_tunes_every_matmul_and_matches_eager(tmp_path):
     with torch.no_grad():
         torch.testing.assert_close(out, model(x), atol=1e-4, rtol=1e-4)
     summary = read_dumped(tmp_path, "tuning.txt")
-    assert len(re.findall(r"\d+ candidates", summary)) == 2, summary  # both Linear layers were measured
+    # Both Linear layers were measured.
+    assert len(re.findall(r"\d+ candidates", summary)) == 2, summary
     unit = read_dumped(tmp_path, "unit_0.cpp")
     assert "ember_rt::gemm(" in unit
 
