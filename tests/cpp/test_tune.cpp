@@ -204,3 +204,29 @@ TEST(TuneOptions, OutOfRangeValuesAreErrors) {
   o.parallel_k = {ParallelK::Mode::Fixed, 1};
   EXPECT_THROW(validate(o), Error);
 }
+
+TEST_F(TuneTest, UnwritableDumpDirIsAnError) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "a_file") << "not a directory";
+  Linear lin(4, 8, 16, {4, 16});
+  BuildOptions o;
+  o.dump_dir = (dir_ / "a_file").string();
+  try {
+    build_graph(lin.graph, o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(dump_dir): choose a writable directory"),
+              std::string::npos)
+        << e.what();
+  }
+  o.dump_dir.clear();
+  o.parallel_k = {ParallelK::Mode::Fixed, 1};
+  try {
+    validate(o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parallel_k must split K into at least 2 parts (got 1)"),
+              std::string::npos)
+        << e.what();
+  }
+}

@@ -1,0 +1,61 @@
+// The GEMM template's types (GemmShape, GemmTuning, NoEpilogue) and the small helpers its
+// paths share; see gemm.h for the whole.
+#pragma once
+
+#include <cstdint>
+
+#include "gemm_kernels.h"
+#include "kernel.h"
+#include "vec.h"
+
+namespace ember_rt {
+inline namespace EMBER_RT_ISA_NS {
+
+struct GemmShape {
+  int64_t batch, M, N, K;
+  const float* A;
+  int64_t a_batch, a_m, a_k;  // element (b, m, k) at A[b * a_batch + m * a_m + k * a_k]
+  const float* B;
+  int64_t b_batch, b_k, b_n;  // element (b, k, n) at B[b * b_batch + k * b_k + n * b_n]
+  float* C;
+  int64_t c_batch, c_m;  // element (b, m, n) at C[b * c_batch + m * c_m + n]
+};
+
+// Blocking parameters. 0 (or -1 for kernel) picks the analytic default; any other value is
+// clamped to something valid, so a tuner may pass anything.
+struct GemmTuning {
+  int64_t mc = 0;  // rows of A per packed block (rounded up to the micro-tile height)
+  int64_t nc = 0;  // columns of B per packed block (rounded up to the micro-tile width)
+  int64_t kc = 0;  // depth of a packed block
+  // -1: automatic (matrix-vector and dot-product paths where they apply, else the packed
+  // micro-kernel that wastes least on padding). An index in [0, gemm_kernel_count()) forces
+  // the packed path with that micro-kernel; out-of-range values mean -1.
+  int kernel = -1;
+  int split_k = 0;  // 0: automatic; 1: never split K; n >= 2: split K into n parts
+};
+
+struct NoEpilogue {
+  void operator()(int64_t, int64_t, int64_t, int64_t, float*) const {}
+};
+
+// The micro-kernels compiled for the current ISA, for tuners.
+inline int gemm_kernel_count() { return gemm_detail::kNumKernels; }
+inline int gemm_kernel_mr(int kernel) { return gemm_detail::kernel_shape(kernel).mr; }
+inline int gemm_kernel_nr(int kernel) { return gemm_detail::kernel_shape(kernel).nr; }
+
+namespace gemm_detail {
+
+using EpiFn = void (*)(void* epi, int64_t b, int64_t m, int64_t n0, int64_t len, float* row);
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+inline int num_threads(const LaunchContext* ctx) {
+  return ctx != nullptr && ctx->num_threads > 1 ? ctx->num_threads : 1;
+}
+
+}  // namespace gemm_detail
+}  // namespace EMBER_RT_ISA_NS
+}  // namespace ember_rt
