@@ -53,9 +53,10 @@ int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 // Folds a binary op on two integer constants; nullopt when it cannot (division by 0).
 std::optional<int64_t> fold_int(BinaryOp op, int64_t a, int64_t b) {
   switch (op) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
-    case BinaryOp::Mul: return a * b;
+    // Wrapping, as the kernels' integer arithmetic (-fwrapv) and PyTorch's.
+    case BinaryOp::Add: return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    case BinaryOp::Sub: return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+    case BinaryOp::Mul: return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
     case BinaryOp::FloorDiv: return b == 0 ? std::nullopt : std::optional(floor_div(a, b));
     case BinaryOp::Mod: return b == 0 ? std::nullopt : std::optional(floor_mod(a, b));
     case BinaryOp::Max: return std::max(a, b);
@@ -428,7 +429,17 @@ int64_t eval_int(const Expr& e, const std::map<std::string, int64_t>& vars) {
     }
     case ExprKind::Binary: {
       int64_t a = eval_int(n.args[0], vars), b = eval_int(n.args[1], vars);
-      auto r = fold_int(static_cast<BinaryOp>(n.op), a, b);
+      const auto op = static_cast<BinaryOp>(n.op);
+      int64_t exact = 0;
+      const bool overflow = (op == BinaryOp::Add && __builtin_add_overflow(a, b, &exact)) ||
+                            (op == BinaryOp::Sub && __builtin_sub_overflow(a, b, &exact)) ||
+                            (op == BinaryOp::Mul && __builtin_mul_overflow(a, b, &exact));
+      EMBER_CHECK(!overflow, "the size " << to_string(e) << " overflows int64 (" << a << " "
+                                         << (op == BinaryOp::Add   ? "+"
+                                             : op == BinaryOp::Sub ? "-"
+                                                                   : "*")
+                                         << " " << b << "); no tensor can be that large");
+      auto r = fold_int(op, a, b);
       EMBER_CHECK(r.has_value(), "cannot evaluate " << to_string(e) << " (division by zero)");
       return *r;
     }

@@ -254,6 +254,7 @@ std::vector<std::string> base_flags() {
                                     "-O2",
                                     "-fPIC",
                                     "-pipe",
+                                    "-fwrapv",  // signed integers wrap, as in PyTorch
                                     "-fno-math-errno",
                                     "-fno-trapping-math",
                                     "-ffp-contract=fast",

@@ -53,7 +53,7 @@ std::vector<TensorType> infer_layer_norm(const std::vector<TensorType>& in, cons
   return {TensorType{x.dtype, x.shape, device}};
 }
 
-// mean[rows] = sum x / D; rstd[rows] = 1 / sqrt(sum (x - mean)^2 / D + eps) (two passes, for
+// mean[rows] = x0 + sum (x - x0) / D; rstd[rows] = 1 / sqrt(sum (x - mean)^2 / D + eps) (two passes, for
 // accuracy); out = (x - mean) * rstd [* weight] [+ bias].
 ir::Task lower_layer_norm(const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                           const OpAttrs& attrs) {
@@ -81,6 +81,12 @@ ir::Task lower_layer_norm(const std::vector<TensorType>& in, const std::vector<T
   xi.insert(xi.end(), r.begin(), r.end());
   const Expr xv = to_compute(ir::load(xb, x.dtype, xi));
   const Expr count = ir::cast(shape_numel_expr(normalized), ct);
+  // The row's first element: the mean is summed relative to it, so a constant row has a
+  // mean of exactly that value, a variance of exactly 0, and an output of 0 however small
+  // eps is (a plain sum / D rounds, and (x - mean) * rsqrt(tiny + eps) magnifies it).
+  Index first = row;
+  for (size_t d = 0; d < k; ++d) first.push_back(ir::const_int(0));
+  const Expr x0 = to_compute(ir::load(xb, x.dtype, first));
 
   ir::Stage mean;
   mean.kind = ir::StageKind::Reduce;
@@ -89,8 +95,8 @@ ir::Task lower_layer_norm(const std::vector<TensorType>& in, const std::vector<T
   mean.raxes = r;
   mean.rextents = normalized;
   mean.acc_dtype = ct;
-  mean.value = xv;
-  mean.epilogue = ir::binary(BinaryOp::Div, ir::acc(ct), count);
+  mean.value = ir::binary(BinaryOp::Sub, xv, x0);
+  mean.epilogue = ir::binary(BinaryOp::Add, x0, ir::binary(BinaryOp::Div, ir::acc(ct), count));
 
   ir::Stage var = mean;
   var.out = rb;

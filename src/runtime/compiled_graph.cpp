@@ -52,7 +52,12 @@ std::string symbols_text(const SymbolValues& env) {
 
 int64_t bytes_of(const std::vector<int64_t>& dims, DType t) {
   int64_t n = dtype_size(t);
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) {
+    EMBER_CHECK(!__builtin_mul_overflow(n, d, &n),
+                "CompiledGraph.run: a " << dtype_name(t) << shape_str(concrete_shape(dims))
+                                        << " buffer needs more bytes than int64 can count; the "
+                                        << "graph cannot run on inputs of these shapes");
+  }
   return n;
 }
 

@@ -76,7 +76,13 @@ MemoryLayout plan_memory(const std::vector<BufferLife>& buffers, int num_launche
                  "bad buffer lifetime [" << b.first << ", " << b.last << "] of " << b.nbytes
                                          << " bytes for " << num_launches << " launches");
     if (b.nbytes == 0) continue;
-    layout.unshared_bytes += align_up(b.nbytes);
+    // The arena never grows past the sum of all buffers, so checking that sum checks every
+    // offset.
+    EMBER_CHECK(b.nbytes <= INT64_MAX - kWorkspaceAlignment &&
+                    !__builtin_add_overflow(layout.unshared_bytes, align_up(b.nbytes),
+                                            &layout.unshared_bytes),
+                "CompiledGraph.run: the graph's buffers need more bytes than int64 can count; "
+                "it cannot run on inputs of these shapes");
     born[b.first].push_back(static_cast<int>(i));
     dying[b.last].push_back(static_cast<int>(i));
   }

@@ -161,9 +161,19 @@ int64_t shape_numel(const Shape& s) {
   for (const auto& d : s) {
     auto v = d.as_int();
     EMBER_ASSERT(v.has_value(), "shape_numel of the symbolic shape " << shape_str(s));
-    n *= *v;
+    EMBER_CHECK(!__builtin_mul_overflow(n, *v, &n),
+                "the shape " << shape_str(s) << " has more elements than int64 can count");
   }
   return n;
+}
+
+size_t shape_nbytes(const Shape& s, DType dtype) {
+  int64_t n = shape_numel(s);
+  int64_t bytes = 0;
+  EMBER_CHECK(n >= 0 && !__builtin_mul_overflow(n, int64_t{dtype_size(dtype)}, &bytes),
+              "a " << dtype_name(dtype) << shape_str(s) << " tensor needs more bytes than "
+                   << "int64 can count; no machine can hold it");
+  return static_cast<size_t>(bytes);
 }
 
 ir::Expr shape_numel_expr(const Shape& s) {
@@ -210,7 +220,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   check_creatable(shape, "empty");
   auto impl = std::make_shared<TensorImpl>();
   impl->type = TensorType{dtype, shape, device};
-  size_t nbytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  const size_t nbytes = shape_nbytes(shape, dtype);
   impl->storage = Storage::allocate(nbytes, device);
   return Tensor(std::move(impl));
 }
@@ -218,7 +228,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype) {
   EMBER_ASSERT(storage != nullptr, "Tensor::from_storage without storage");
   check_creatable(shape, "Tensor::from_storage");
-  size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  const size_t need = shape_nbytes(shape, dtype);
   EMBER_CHECK(storage->nbytes() >= need,
               "Tensor::from_storage: a " << dtype_name(dtype) << shape_str(shape)
                                          << " tensor needs " << need << " bytes but the storage "

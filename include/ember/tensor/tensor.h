@@ -20,7 +20,10 @@ using Shape = std::vector<ir::Expr>;
 
 bool shape_is_concrete(const Shape& s);
 // Product of the dimensions; every dimension must be constant (else ember::InternalError).
+// A product past int64 is an ember::Error.
 int64_t shape_numel(const Shape& s);
+// Bytes of a tensor of that shape and dtype; an ember::Error when they overflow.
+size_t shape_nbytes(const Shape& s, DType dtype);
 // Product of the dimensions as an expression.
 ir::Expr shape_numel_expr(const Shape& s);
 // "[2, 3]" or "[n, 768]".
