@@ -300,6 +300,79 @@ def test_split_graph_with_sizes_used_as_values():
     assert "known only at run time" not in messages[0]
 
 
+_TENSOR_INDEX_AFTER_OP = """
+import torch
+import ember.torch
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("idx", torch.tensor([0, 2]))
+
+    def forward(self, x):
+        return torch.relu(x)[:, self.idx] + 1
+
+m, x = M(), torch.randn(3, 4)
+with torch.no_grad():
+    out = torch.compile(m, backend="ember")(x)
+    print(bool(torch.equal(out, m(x))))
+"""
+
+
+def test_tensor_index_after_converted_op_compiles_and_finishes():
+    # The partitioner used to move this getitem back and forth between relu's segment and
+    # none forever (relu and idx both have it as their only user): a subprocess with a
+    # time limit turns a hang into a failure.
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    limit = 240
+    try:
+        out = subprocess.run([sys.executable, "-c", _TENSOR_INDEX_AFTER_OP],
+                             capture_output=True, text=True, env=env, timeout=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"compiling relu(x)[:, idx] + 1 did not finish in {limit} s")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("True")
+
+
+class TensorIndexInTheMiddle(nn.Module):
+    """Converted ops before and after tensor indexing, which ember does not convert."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("idx", torch.tensor([0, 2]))
+
+    def forward(self, x):
+        y = torch.tanh(x * 2 + 1).relu()
+        z = y[:, self.idx]
+        return (z.sigmoid() * 3 + z) - 1, self.idx + 1
+
+
+def test_unconverted_tensor_index_stays_out_of_segments(capsys):
+    model, x = TensorIndexInTheMiddle(), torch.randn(3, 4)
+    compile_and_run(model, x, options={"dryrun": True, "min_block_size": 1})
+    analysis = ember.torch.report.dryrun_reports[-1]
+    assert [name for n, name, _ in analysis.failures] == ["operator.getitem"]
+    index_node = analysis.failures[0][0].name
+    assert all(index_node not in names for names in analysis.segments)
+    # Every other operator is in a segment (y is the relu).
+    in_segments = sorted(name for names in analysis.segments for name in names)
+    assert in_segments == sorted(["mul", "add", "tanh", "y", "sigmoid", "mul_1", "add_1",
+                                  "sub", "add_2"])
+
+    torch._dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compile_and_run(model, x, options={"min_block_size": 1})
+    assert_same(out, model(x))
+    messages = [str(w.message) for w in caught]
+    # Both segments compile: none runs eagerly because of the getitem.
+    assert not [m for m in messages if "could not compile" in m], messages
+    fallback = [str(w.message) for w in caught if issubclass(w.category, EagerFallbackWarning)]
+    assert len(fallback) == 1 and "operator.getitem" in fallback[0]
+
+
 def test_float_arguments_and_item_outputs():
     def fn(x, s):
         return x * s + 1, x.sum().item()
