@@ -163,6 +163,29 @@ def test_dryrun_reports_coverage_and_segments(capsys):
     assert report.unconverted == {"operator.add": 1}
 
 
+@pytest.mark.parametrize("kind, is_bug", [("EmberError", False), ("InternalError", True),
+                                          ("KeyError", True)])
+def test_compile_failure_blames_ember_only_for_its_bugs(monkeypatch, kind, is_bug):
+    error = {"EmberError": lambda: ember.EmberError("no C++ compiler found: set CXX"),
+             "InternalError": lambda: ember.InternalError("an optimizer invariant broke"),
+             "KeyError": lambda: KeyError("unexpected")}[kind]()
+
+    def broken(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(ember.torch.backend, "_build", broken)
+    x = torch.randn(5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compile_and_run(lambda a: a * 3, x)
+    assert_same(out, x * 3)
+    messages = [str(w.message) for w in caught if "could not compile graph 0" in str(w.message)]
+    assert len(messages) == 1
+    assert f"({type(error).__name__}: {error})" in messages[0]
+    assert "runs in eager PyTorch instead" in messages[0]
+    assert ("This is a bug in ember: please report it with the model." in messages[0]) == is_bug
+
+
 def test_internal_failure_falls_back_with_warning(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("simulated failure")

@@ -125,12 +125,18 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], settings:
     except Exception as e:
         if settings.strict:
             raise
-        _warn_once(
-            f"failed-{index}",
-            f"ember could not compile graph {index} ({type(e).__name__}: {e}); it runs in "
-            "eager PyTorch instead. This is a bug in ember: please report it with the model.",
-        )
+        _warn_once(f"failed-{index}", f"ember could not compile graph {index} "
+                   f"({type(e).__name__}: {e}); it runs in eager PyTorch instead.{_blame(e)}")
         return gm.forward
+
+
+def _blame(e: Exception) -> str:
+    """What a compile failure says about its cause: an ember.EmberError is the user's or the
+    environment's (a missing or broken C++ compiler, a bad setting), with a message that
+    says what to fix; an ember.InternalError or any other exception is a bug in ember."""
+    if isinstance(e, ember.EmberError):
+        return ""
+    return " This is a bug in ember: please report it with the model."
 
 
 def _compile(gm: torch.fx.GraphModule, example_inputs: list[Any], settings: Settings,
