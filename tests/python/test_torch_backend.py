@@ -147,6 +147,8 @@ def test_min_block_size_and_torch_executed_ops():
                   .message)
     assert "torch.sigmoid" in message and "listed in torch_executed_ops" in message
     assert "smaller than min_block_size=10" in message
+    # sigmoid is forced, and the segment of the other four is too small.
+    assert "5 of 5 operators (100.0%) of graph 0 run in eager PyTorch" in message
 
 
 def test_dryrun_reports_coverage_and_segments(capsys):
@@ -184,6 +186,33 @@ def test_compile_failure_blames_ember_only_for_its_bugs(monkeypatch, kind, is_bu
     assert f"({type(error).__name__}: {error})" in messages[0]
     assert "runs in eager PyTorch instead" in messages[0]
     assert ("This is a bug in ember: please report it with the model." in messages[0]) == is_bug
+
+
+def test_segment_that_fails_to_compile_counts_as_eager(monkeypatch):
+    build = ember.torch.backend._build
+
+    def first_segment_broken(conversion, settings, label, args):
+        if label == "graph_0/segment_0":
+            raise ember.EmberError("no C++ compiler found: set CXX")
+        return build(conversion, settings, label, args)
+
+    monkeypatch.setattr(ember.torch.backend, "_build", first_segment_broken)
+    model, x = TensorIndexInTheMiddle(), torch.randn(3, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compile_and_run(model, x, options={"min_block_size": 1})
+    assert_same(out, model(x))
+    messages = [str(w.message) for w in caught]
+    segment = [m for m in messages if "could not compile graph_0/segment_0" in m]
+    assert len(segment) == 1
+    assert "its 4 operators run in eager PyTorch instead." in segment[0]
+    assert "bug in ember" not in segment[0]
+    fallback = [str(w.message) for w in caught if issubclass(w.category, EagerFallbackWarning)]
+    assert len(fallback) == 1
+    # The unconverted getitem and the 4 operators of the failed segment, of 10.
+    assert "5 of 10 operators (50.0%) of graph 0 run in eager PyTorch" in fallback[0]
+    assert "1 that ember cannot convert:" in fallback[0]
+    assert "4 in ember segments that failed to compile: mul, add, tanh, y" in fallback[0]
 
 
 def test_internal_failure_falls_back_with_warning(monkeypatch):
@@ -394,6 +423,7 @@ def test_unconverted_tensor_index_stays_out_of_segments(capsys):
     assert not [m for m in messages if "could not compile" in m], messages
     fallback = [str(w.message) for w in caught if issubclass(w.category, EagerFallbackWarning)]
     assert len(fallback) == 1 and "operator.getitem" in fallback[0]
+    assert "1 of 10 operators (10.0%) of graph 0 run in eager PyTorch" in fallback[0]
 
 
 def test_float_arguments_and_item_outputs():
