@@ -147,6 +147,8 @@ def test_min_block_size_and_torch_executed_ops():
                   .message)
     assert "torch.sigmoid" in message and "listed in torch_executed_ops" in message
     assert "smaller than min_block_size=10" in message
+    # sigmoid is forced, and the segment of the other four is too small.
+    assert "5 of 5 operators (100.0%) of graph 0 run in eager PyTorch" in message
 
 
 def test_dryrun_reports_coverage_and_segments(capsys):
@@ -161,6 +163,56 @@ def test_dryrun_reports_coverage_and_segments(capsys):
     assert "segments (min_block_size=5)" in text
     report = ember.torch.report.dryrun_reports[-1]
     assert report.unconverted == {"operator.add": 1}
+
+
+@pytest.mark.parametrize("kind, is_bug", [("EmberError", False), ("InternalError", True),
+                                          ("KeyError", True)])
+def test_compile_failure_blames_ember_only_for_its_bugs(monkeypatch, kind, is_bug):
+    error = {"EmberError": lambda: ember.EmberError("no C++ compiler found: set CXX"),
+             "InternalError": lambda: ember.InternalError("an optimizer invariant broke"),
+             "KeyError": lambda: KeyError("unexpected")}[kind]()
+
+    def broken(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(ember.torch.backend, "_build", broken)
+    x = torch.randn(5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compile_and_run(lambda a: a * 3, x)
+    assert_same(out, x * 3)
+    messages = [str(w.message) for w in caught if "could not compile graph 0" in str(w.message)]
+    assert len(messages) == 1
+    assert f"({type(error).__name__}: {error})" in messages[0]
+    assert "runs in eager PyTorch instead" in messages[0]
+    assert ("This is a bug in ember: please report it with the model." in messages[0]) == is_bug
+
+
+def test_segment_that_fails_to_compile_counts_as_eager(monkeypatch):
+    build = ember.torch.backend._build
+
+    def first_segment_broken(conversion, settings, label, args):
+        if label == "graph_0/segment_0":
+            raise ember.EmberError("no C++ compiler found: set CXX")
+        return build(conversion, settings, label, args)
+
+    monkeypatch.setattr(ember.torch.backend, "_build", first_segment_broken)
+    model, x = TensorIndexInTheMiddle(), torch.randn(3, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compile_and_run(model, x, options={"min_block_size": 1})
+    assert_same(out, model(x))
+    messages = [str(w.message) for w in caught]
+    segment = [m for m in messages if "could not compile graph_0/segment_0" in m]
+    assert len(segment) == 1
+    assert "its 4 operators run in eager PyTorch instead." in segment[0]
+    assert "bug in ember" not in segment[0]
+    fallback = [str(w.message) for w in caught if issubclass(w.category, EagerFallbackWarning)]
+    assert len(fallback) == 1
+    # The unconverted getitem and the 4 operators of the failed segment, of 10.
+    assert "5 of 10 operators (50.0%) of graph 0 run in eager PyTorch" in fallback[0]
+    assert "1 that ember cannot convert:" in fallback[0]
+    assert "4 in ember segments that failed to compile: mul, add, tanh, y" in fallback[0]
 
 
 def test_internal_failure_falls_back_with_warning(monkeypatch):
@@ -298,6 +350,80 @@ def test_split_graph_with_sizes_used_as_values():
     messages = [str(c.message) for c in caught if issubclass(c.category, EagerFallbackWarning)]
     assert len(messages) == 1 and "torch.special.i0" in messages[0]
     assert "known only at run time" not in messages[0]
+
+
+_TENSOR_INDEX_AFTER_OP = """
+import torch
+import ember.torch
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("idx", torch.tensor([0, 2]))
+
+    def forward(self, x):
+        return torch.relu(x)[:, self.idx] + 1
+
+m, x = M(), torch.randn(3, 4)
+with torch.no_grad():
+    out = torch.compile(m, backend="ember")(x)
+    print(bool(torch.equal(out, m(x))))
+"""
+
+
+def test_tensor_index_after_converted_op_compiles_and_finishes():
+    # The partitioner used to move this getitem back and forth between relu's segment and
+    # none forever (relu and idx both have it as their only user): a subprocess with a
+    # time limit turns a hang into a failure.
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    limit = 240
+    try:
+        out = subprocess.run([sys.executable, "-c", _TENSOR_INDEX_AFTER_OP],
+                             capture_output=True, text=True, env=env, timeout=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"compiling relu(x)[:, idx] + 1 did not finish in {limit} s")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("True")
+
+
+class TensorIndexInTheMiddle(nn.Module):
+    """Converted ops before and after tensor indexing, which ember does not convert."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("idx", torch.tensor([0, 2]))
+
+    def forward(self, x):
+        y = torch.tanh(x * 2 + 1).relu()
+        z = y[:, self.idx]
+        return (z.sigmoid() * 3 + z) - 1, self.idx + 1
+
+
+def test_unconverted_tensor_index_stays_out_of_segments(capsys):
+    model, x = TensorIndexInTheMiddle(), torch.randn(3, 4)
+    compile_and_run(model, x, options={"dryrun": True, "min_block_size": 1})
+    analysis = ember.torch.report.dryrun_reports[-1]
+    assert [name for n, name, _ in analysis.failures] == ["operator.getitem"]
+    index_node = analysis.failures[0][0].name
+    assert all(index_node not in names for names in analysis.segments)
+    # Every other operator is in a segment (y is the relu).
+    in_segments = sorted(name for names in analysis.segments for name in names)
+    assert in_segments == sorted(["mul", "add", "tanh", "y", "sigmoid", "mul_1", "add_1",
+                                  "sub", "add_2"])
+
+    torch._dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compile_and_run(model, x, options={"min_block_size": 1})
+    assert_same(out, model(x))
+    messages = [str(w.message) for w in caught]
+    # Both segments compile: none runs eagerly because of the getitem.
+    assert not [m for m in messages if "could not compile" in m], messages
+    fallback = [str(w.message) for w in caught if issubclass(w.category, EagerFallbackWarning)]
+    assert len(fallback) == 1 and "operator.getitem" in fallback[0]
+    assert "1 of 10 operators (10.0%) of graph 0 run in eager PyTorch" in fallback[0]
 
 
 def test_float_arguments_and_item_outputs():

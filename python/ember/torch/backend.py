@@ -125,12 +125,18 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], settings:
     except Exception as e:
         if settings.strict:
             raise
-        _warn_once(
-            f"failed-{index}",
-            f"ember could not compile graph {index} ({type(e).__name__}: {e}); it runs in "
-            "eager PyTorch instead. This is a bug in ember: please report it with the model.",
-        )
+        _warn_once(f"failed-{index}", f"ember could not compile graph {index} "
+                   f"({type(e).__name__}: {e}); it runs in eager PyTorch instead.{_blame(e)}")
         return gm.forward
+
+
+def _blame(e: Exception) -> str:
+    """What a compile failure says about its cause: an ember.EmberError is the user's or the
+    environment's (a missing or broken C++ compiler, a bad setting), with a message that
+    says what to fix; an ember.InternalError or any other exception is a bug in ember."""
+    if isinstance(e, ember.EmberError):
+        return ""
+    return " This is a bug in ember: please report it with the model."
 
 
 def _compile(gm: torch.fx.GraphModule, example_inputs: list[Any], settings: Settings,
@@ -172,6 +178,7 @@ def _split(gm: torch.fx.GraphModule, work: torch.fx.GraphModule, example_inputs:
     # Writing updated inputs back is the only eager work when nothing else failed: the graph
     # still counts as converted whole, whatever its size.
     min_block = settings.min_block_size if analysis.failures else 1
+    by_name = {n.name: n for n in work.graph.nodes}  # before partition erases fused nodes
     fused, names, dropped = splitter.partition(work, supported, min_block)
     analysis.segments = [
         [n.name for n in fused.get_submodule(name).graph.nodes if n.op.startswith("call_")]
@@ -181,9 +188,6 @@ def _split(gm: torch.fx.GraphModule, work: torch.fx.GraphModule, example_inputs:
                       if report.is_operator(n, trial.converted.get(n))]
     if settings.dryrun:
         return _dryrun(gm, analysis)
-    if analysis.failures or analysis.small:
-        _warn_once(f"eager-{analysis.graph_index}", report.fallback_message(analysis),
-                   report.EagerFallbackWarning)
     segments = []
     with progress_bar(settings, len(names), "ember: compiling segments", "segment") as bar:
         for k, name in enumerate(names):
@@ -199,14 +203,22 @@ def _split(gm: torch.fx.GraphModule, work: torch.fx.GraphModule, example_inputs:
             except Exception as e:  # this segment runs eagerly; the others stay compiled
                 if settings.strict:
                     raise
+                failed = [n for n in analysis.segments[k] if n in by_name and
+                          report.is_operator(by_name[n], trial.converted.get(by_name[n]))]
+                analysis.failed += failed
                 _warn_once(f"segment-{label}", f"ember could not compile {label} "
-                           f"({type(e).__name__}: {e}); it runs in eager PyTorch instead.")
+                           f"({type(e).__name__}: {e}); its {len(failed)} operators run in "
+                           f"eager PyTorch instead.{_blame(e)}")
                 continue
             segments.append((segment, sub))
             fused.add_submodule(name, _SegmentModule(segment, sub))
     fused.recompile()
+    if analysis.eager_count:
+        _warn_once(f"eager-{analysis.graph_index}", report.fallback_message(analysis),
+                   report.EagerFallbackWarning)
     if reference is not None:
-        eager_nodes = {n.name for n, _, _ in analysis.failures} | set(analysis.small)
+        eager_nodes = ({n.name for n, _, _ in analysis.failures} | set(analysis.small)
+                       | set(analysis.failed))
         _print_correctness(reference, example_inputs, segments, eager_nodes, settings)
     return fused.forward
 

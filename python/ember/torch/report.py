@@ -94,10 +94,18 @@ class Analysis:
     segments: list[list[str]]  # the node names of each ember segment
     small: list[str]  # nodes of segments dropped for min_block_size
     min_block_size: int
+    # operators of ember segments that failed to compile as a whole (they run eagerly)
+    failed: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def percent(self) -> float:
         return 100.0 * self.converted / self.total if self.total else 100.0
+
+    @property
+    def eager_count(self) -> int:
+        """Operators that run in eager PyTorch: not convertible, in segments under
+        min_block_size, or in segments that failed to compile."""
+        return len(self.failures) + len(self.small) + len(self.failed)
 
     @property
     def unconverted(self) -> Counter:
@@ -192,21 +200,28 @@ def strict_message(analysis: Analysis) -> str:
 
 
 def fallback_message(analysis: Analysis) -> str:
-    parts = []
+    eager, total = analysis.eager_count, max(analysis.total, analysis.eager_count)
+    percent = 100.0 * eager / total if total else 0.0
+    lines = [f"ember: {eager} of {total} operators ({percent:.1f}%) of graph "
+             f"{analysis.graph_index} run in eager PyTorch"]
     grouped: dict[str, list[str]] = {}
     reasons: dict[str, str] = {}
     for node, name, failure in analysis.failures:
         grouped.setdefault(name, []).append(node.name)
         detailed = failure.kind in ("error", "signature", "mismatch", "value")
         reasons.setdefault(name, failure.message if detailed else _REASONS[failure.kind])
+    if grouped:
+        lines.append(f"  {len(analysis.failures)} that ember cannot convert:")
     for name in sorted(grouped):
-        parts.append(f"  {name} ({', '.join(grouped[name])}): {reasons[name]}")
-    text = (f"ember runs these operators of graph {analysis.graph_index} in eager PyTorch:\n"
-            + "\n".join(parts))
+        lines.append(f"    {name} ({', '.join(grouped[name])}): {reasons[name]}")
     if analysis.small:
-        text += (f"\n  and {len(analysis.small)} nodes in segments smaller than "
-                 f"min_block_size={analysis.min_block_size}: {', '.join(analysis.small)}")
-    return text + f"\nSee {registry.GUIDE} to add converters; strict=True makes this an error."
+        lines.append(f"  {len(analysis.small)} in segments smaller than "
+                     f"min_block_size={analysis.min_block_size}: {', '.join(analysis.small)}")
+    if analysis.failed:
+        lines.append(f"  {len(analysis.failed)} in ember segments that failed to compile: "
+                     f"{', '.join(analysis.failed)}")
+    lines.append(f"See {registry.GUIDE} to add converters; strict=True makes this an error.")
+    return "\n".join(lines)
 
 
 # ---- correctness report --------------------------------------------------------------------

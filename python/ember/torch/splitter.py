@@ -298,17 +298,74 @@ class _Support(OperatorSupportBase):
         return node in self.supported
 
 
+def _picks_result(n: torch.fx.Node) -> bool:
+    """operator.getitem picking one result of a multi-output node (a tuple or list), as
+    opposed to indexing a tensor."""
+    if n.op != "call_function" or n.target is not operator.getitem or not n.args:
+        return False
+    source = n.args[0]
+    meta = source.meta.get("example_value") if isinstance(source, torch.fx.Node) else None
+    return isinstance(source, torch.fx.Node) and not isinstance(meta, torch.Tensor)
+
+
 def _compute_count(nodes: Any) -> int:
     """Operators in a segment: every node but getitem picking a result of a multi-output
     node."""
-    def picks_result(n: torch.fx.Node) -> bool:
-        if n.target is not operator.getitem or not n.args:
-            return False
-        source = n.args[0]
-        meta = source.meta.get("example_value") if isinstance(source, torch.fx.Node) else None
-        return not isinstance(meta, torch.Tensor)
+    return sum(1 for n in nodes if not _picks_result(n))
 
-    return sum(1 for n in nodes if not picks_result(n))
+
+def _getitem_stand_in(obj: Any, index: Any) -> Any:
+    """operator.getitem under another name, while CapabilityBasedPartitioner looks at the
+    graph (see _propose)."""
+    return obj[index]
+
+
+def _propose(gm: torch.fx.GraphModule, supported: set) -> list[dict[torch.fx.Node, Any]]:
+    """The groups of supported nodes CapabilityBasedPartitioner forms (no group depends on
+    itself through a node outside it), each in graph order.
+
+    The partitioner ends with a pass that moves every getitem user of a node whose users
+    are all getitems into that node's group, repeated until nothing moves. It moves
+    unsupported getitems (tensor indexing ember did not convert) into segments, and a
+    getitem indexing one such node with another (``relu(x)[:, idx]``, where idx's only
+    user is the getitem too) is moved back and forth forever. So the partitioner sees the
+    getitems under another target, which that pass does not recognize, and
+    ``_follow_producers`` places the getitems that pick a result of a multi-output node."""
+    getitems = [n for n in gm.graph.nodes
+                if n.op == "call_function" and n.target is operator.getitem]
+    for n in getitems:
+        n.target = _getitem_stand_in
+    try:
+        partitioner = CapabilityBasedPartitioner(
+            gm, _Support(supported), allows_single_node_partition=True)
+        proposed = partitioner.propose_partitions()
+    finally:
+        for n in getitems:
+            n.target = operator.getitem
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    groups = [dict.fromkeys(sorted(p.nodes, key=order.__getitem__)) for p in proposed]
+    return [g for g in _follow_producers(gm, groups) if g]
+
+
+def _follow_producers(gm: torch.fx.GraphModule, groups: list[dict[torch.fx.Node, Any]]
+                      ) -> list[dict[torch.fx.Node, Any]]:
+    """Puts each supported getitem that picks a result of a multi-output node (its only
+    input) into its producer's group, or leaves it out of every group when its producer
+    runs eagerly. Neither move can make a group depend on itself: the getitem's only input
+    is the producer, and its users already depended on the producer through it. Tensor
+    indexing is left where the partitioner put it (in a group only if ember converts it)."""
+    group_of = {n: i for i, g in enumerate(groups) for n in g}
+    for n in gm.graph.nodes:  # in graph order: a nested getitem follows its source's move
+        if n not in group_of or not _picks_result(n) or n.all_input_nodes != [n.args[0]]:
+            continue
+        target = group_of.get(n.args[0])
+        if target == group_of[n]:
+            continue
+        del groups[group_of.pop(n)][n]
+        if target is not None:
+            groups[target][n] = None
+            group_of[n] = target
+    return groups
 
 
 def partition(
@@ -318,21 +375,15 @@ def partition(
     and fuses each remaining one into a submodule named ``ember_segment_<k>`` (each returns
     a tuple). Returns the new GraphModule (gm is modified), the segment names, and the
     nodes of the dropped segments (which run eagerly)."""
-    partitioner = CapabilityBasedPartitioner(
-        gm, _Support(supported), allows_single_node_partition=True,
-        non_compute_ops=["_operator.getitem"],
-    )
-    proposed = partitioner.propose_partitions()
     kept, dropped = [], []
-    for p in proposed:
-        if _compute_count(p.nodes) >= min_block_size:
-            kept.append(p)
+    for nodes in _propose(gm, supported):
+        if _compute_count(nodes) >= min_block_size:
+            kept.append(nodes)
         else:
-            dropped.append(sorted(p.nodes, key=lambda n: n.name))
+            dropped.append(sorted(nodes, key=lambda n: n.name))
     if not kept:
         return gm, [], dropped
-    fused = fuse_by_partitions(gm, [p.nodes for p in kept], prefix="ember_segment_",
-                               always_return_tuple=True)
+    fused = fuse_by_partitions(gm, kept, prefix="ember_segment_", always_return_tuple=True)
     names = [n.target for n in fused.graph.nodes
              if n.op == "call_module" and str(n.target).startswith("ember_segment_")]
     return fused, names, dropped
