@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from torch import nn
 import ember
 import ember.torch
 from ember.torch import backend
+from ember.torch.report import EagerFallbackWarning
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 models = pytest.importorskip("benchmarks.models")
@@ -205,3 +207,33 @@ def test_models_at_two_lengths(name, builds):
         return spec.make_inputs(cfg, 2, torch.Generator().manual_seed(n))
 
     check_lengths(model, make, (16, 11), builds)
+
+
+# ---- scalars and sizes across segments, creation ops, reports ------------------------------
+def compiled_split(fn: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+    """fn compiled with dynamic=True, its fallback warning silenced (the split is wanted)."""
+    opts = {"min_block_size": 1, **options}
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=opts)
+
+    def call(*args: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EagerFallbackWarning)
+            return compiled(*args)
+
+    return call
+
+
+def test_a_float_scalar_read_in_one_segment_and_used_in_another(builds):
+    # The float argument arrives as a 0-d tensor read with .item() (a SymFloat with a symbol
+    # of its own) in segment 0; segment 1 gets that SymFloat as an input. It was bound with
+    # int(): 0.125 became 0.
+    def fn(x, scale):
+        return torch.relu(x * scale) * scale
+
+    compiled = compiled_split(fn, torch_executed_ops=["torch.relu"])
+    with torch.no_grad():
+        for n, scale in ((8, 0.125), (12, 2.75), (5, -0.5)):
+            x = torch.randn(2, n)
+            assert max_err(compiled(x, scale), fn(x, scale)) < 1e-5, (n, scale)
+    assert len(builds) == 2, builds  # two ember segments, built once
+

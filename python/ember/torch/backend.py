@@ -336,9 +336,17 @@ def _eval_symbolic(value: Any, args: tuple, sources: dict) -> Any:
     binding = {}
     for sym in expr.free_symbols:
         i, axis = sources[str(sym)]
-        binding[sym] = int(args[i]) if axis is None else int(args[i].shape[axis])
+        binding[sym] = _scalar_arg(args[i]) if axis is None else int(args[i].shape[axis])
     result = expr.xreplace(binding)
     return value.node.pytype(result)
+
+
+def _scalar_arg(value: Any) -> int | float:
+    """The number a SymInt/SymFloat argument has on this call: a float stays a float (a
+    SymFloat read with int() would truncate 0.125 to 0)."""
+    if isinstance(value, (float, torch.SymFloat)):
+        return float(value)
+    return int(value)
 
 
 # ---- building ------------------------------------------------------------------------------
