@@ -237,3 +237,16 @@ def test_a_float_scalar_read_in_one_segment_and_used_in_another(builds):
             assert max_err(compiled(x, scale), fn(x, scale)) < 1e-5, (n, scale)
     assert len(builds) == 2, builds  # two ember segments, built once
 
+
+def test_creation_ops_sized_by_a_symbolic_size_are_not_folded(builds):
+    emb = nn.Embedding(10, 4)
+
+    def fn(ids):
+        shape = ids.size()
+        token_types = torch.zeros(shape, dtype=torch.long, device=ids.device)
+        mask = torch.ones(ids.shape)
+        filled = torch.full(ids.size(), 2.0)
+        return emb(ids) + emb(token_types), mask * filled, ids.new_zeros(ids.size()) + ids
+
+    check_lengths(fn, lambda n: (torch.randint(0, 10, (2, n)),), (8, 12, 5), builds)
+

@@ -405,6 +405,10 @@ class FxConverter:
                     return False
         if not has_const_tensor and not _is_creation(node):
             return False
+        if _has_symbolic_shape(expected_value(node)):
+            # torch.zeros(x.size()): the sizes reach it as ember's size names, and a result
+            # whose shape is known only at run time is no constant.
+            return False
         name = getattr(node.target, "__name__", str(node.target))
         if any(w in name for w in _RANDOM_WORDS) or node.target in _INPLACE_FUNCS:
             return False
@@ -520,6 +524,13 @@ def _contains_opaque(v: Any) -> bool:
 def _symbol_names(size: str) -> set[str]:
     """The symbols a size (a name or an expression ember printed) uses."""
     return set(re.findall(r"[A-Za-z_]\w*", size)) - {"min", "max"}
+
+
+def _has_symbolic_shape(meta: Any) -> bool:
+    """Dynamo's record of a result is a tensor (or several) with a size known only at run
+    time."""
+    return any(isinstance(t, torch.Tensor) and any(
+        isinstance(d, torch.SymInt) and sym_dim_free(d) for d in t.shape) for t in _leaves(meta))
 
 
 def _has_symbolic_tensor(v: Any) -> bool:
