@@ -250,3 +250,28 @@ def test_creation_ops_sized_by_a_symbolic_size_are_not_folded(builds):
 
     check_lengths(fn, lambda n: (torch.randint(0, 10, (2, n)),), (8, 12, 5), builds)
 
+
+def test_the_correctness_report_with_symbolic_sizes(builds, capsys):
+    lin = nn.Linear(6, 6)
+
+    def fn(x):
+        b, t, c = x.shape
+        y = lin(x).view(b, t, 2, c // 2).transpose(1, 2)
+        att = (y @ y.transpose(-1, -2)) * (c // 2) ** -0.5
+        return att.softmax(-1) + torch.arange(t)[None, None, :, None] + t
+
+    for options in ({}, {"torch_executed_ops": ["torch.Tensor.softmax"]}):
+        torch._dynamo.reset()
+        builds.clear()
+        compiled = compiled_split(fn, correctness_report=True, **options)
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("error")  # "could not compile graph 0" is a failure
+            for n in (8, 5):
+                x = torch.randn(2, n, 6)
+                assert max_err(compiled(x), fn(x)) < 1e-5
+        table = capsys.readouterr().out
+        assert "0 nodes exceed the error expected" in table, table
+        assert "torch.Tensor.view" in table
+        assert ("eager" in table) == bool(options)
+        assert builds and all(b.startswith("graph_0") for b in builds), builds
+

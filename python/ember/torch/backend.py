@@ -409,6 +409,34 @@ def _build(conversion: Conversion, settings: Settings, label: str, args: list[An
 def _print_correctness(reference: torch.fx.GraphModule, example_inputs: list[Any],
                        segments: list[tuple[CompiledSegment, Any]], eager_nodes: set[str],
                        settings: Settings) -> None:
+    """Prints the correctness report. It is a diagnosis: when it cannot be made, ember says
+    why and the graph stays compiled."""
+    try:
+        _correctness_report(reference, _example_values(example_inputs), segments, eager_nodes,
+                            settings)
+    except Exception as e:
+        _warn_once(f"report-{id(reference)}", "ember could not make the correctness report "
+                   f"({type(e).__name__}: {e}); the graph stays compiled.")
+
+
+def _example_values(example_inputs: list[Any]) -> list[Any]:
+    """The example inputs with the sizes Dynamo passes as SymInts (and SymFloats) replaced
+    by the values they have in this example, read without adding a guard: eager PyTorch
+    cannot run the reference graph on symbols."""
+    values = []
+    for v in example_inputs:
+        if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            hint = getattr(v.node, "hint", None)
+            if hint is None or isinstance(hint, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                raise ValueError(f"the example input {v} has no known value")
+            v = v.node.pytype(hint)
+        values.append(v)
+    return values
+
+
+def _correctness_report(reference: torch.fx.GraphModule, example_inputs: list[Any],
+                        segments: list[tuple[CompiledSegment, Any]], eager_nodes: set[str],
+                        settings: Settings) -> None:
     eager = report.eager_values(reference, example_inputs)
     actual: dict[str, Any] = {}
     for segment, sub in segments:
