@@ -7,6 +7,7 @@ mode (no eager fallback), and a new length reuses the compiled graph."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 import warnings
@@ -275,3 +276,14 @@ def test_the_correctness_report_with_symbolic_sizes(builds, capsys):
         assert ("eager" in table) == bool(options)
         assert builds and all(b.startswith("graph_0") for b in builds), builds
 
+
+def test_arithmetic_on_symbolic_floats(builds):
+    def fn(x):
+        d = x.shape[-1]
+        s = d ** -0.5
+        half = d * 0.5
+        return ((x * s).softmax(-1) / s + x / math.sqrt(d) - torch._sym_sqrt(d) * x
+                + x * (half * 2.0) + x / (half / 3.0) + (half - 1.5) / half,
+                torch.full((2, x.shape[1]), s))
+
+    check_lengths(fn, lambda n: (torch.randn(2, n, n + 3),), (8, 12, 5), builds)
