@@ -287,3 +287,22 @@ def test_arithmetic_on_symbolic_floats(builds):
                 torch.full((2, x.shape[1]), s))
 
     check_lengths(fn, lambda n: (torch.randn(2, n, n + 3),), (8, 12, 5), builds)
+
+
+def test_rotary_embeddings_of_a_symbolic_length(builds):
+    # cos and sin of a table computed from arange(seq): not a constant with dynamic sizes.
+    class Rotary(nn.Module):
+        def __init__(self, dim: int) -> None:
+            super().__init__()
+            inv = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+            self.register_buffer("inv_freq", inv, persistent=False)
+
+        def forward(self, x):
+            t = x.shape[1]
+            freqs = torch.arange(t, dtype=torch.float32)[:, None] * self.inv_freq[None, :]
+            emb = torch.cat([freqs, freqs], dim=-1)
+            x1, x2 = x.chunk(2, dim=-1)
+            rotated = torch.cat([-x2, x1], dim=-1)
+            return x * emb.cos() + rotated * torch.sin(emb), torch.cos(x * 300.0).sin()
+
+    check_lengths(Rotary(8).eval(), lambda n: (torch.randn(2, n, 8),), (9, 12, 700), builds)
