@@ -306,3 +306,20 @@ def test_rotary_embeddings_of_a_symbolic_length(builds):
             return x * emb.cos() + rotated * torch.sin(emb), torch.cos(x * 300.0).sin()
 
     check_lengths(Rotary(8).eval(), lambda n: (torch.randn(2, n, 8),), (9, 12, 700), builds)
+
+
+def test_an_input_sized_by_an_expression_unifies_with_computed_sizes(builds):
+    # relu runs eagerly, so its result enters the segment with the size 4*s; the same size
+    # computed inside (a reshape of x) must be the same size to ember (it was a symbol
+    # e_4_s of its own, so add, bmm and view fell back).
+    def fn(x):
+        r = torch.relu(x.reshape(2, -1))
+        v = x.reshape(2, -1)
+        return r + v, torch.bmm(r[:, None, :], v[:, :, None]), r.view(2, 4, -1) + x
+
+    compiled = compiled_split(fn, torch_executed_ops=["torch.relu"], strict=True)
+    with torch.no_grad():
+        for n in (9, 12, 5):
+            x = torch.randn(2, 4, n)
+            assert max_err(compiled(x), fn(x)) < 1e-4, n
+    assert len(builds) == 2, builds
