@@ -7,8 +7,10 @@ mode (no eager fallback), and a new length reuses the compiled graph."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,7 @@ from torch import nn
 import ember
 import ember.torch
 from ember.torch import backend
+from ember.torch.report import EagerFallbackWarning
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 models = pytest.importorskip("benchmarks.models")
@@ -205,3 +208,118 @@ def test_models_at_two_lengths(name, builds):
         return spec.make_inputs(cfg, 2, torch.Generator().manual_seed(n))
 
     check_lengths(model, make, (16, 11), builds)
+
+
+# ---- scalars and sizes across segments, creation ops, reports ------------------------------
+def compiled_split(fn: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+    """fn compiled with dynamic=True, its fallback warning silenced (the split is wanted)."""
+    opts = {"min_block_size": 1, **options}
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=opts)
+
+    def call(*args: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EagerFallbackWarning)
+            return compiled(*args)
+
+    return call
+
+
+def test_a_float_scalar_read_in_one_segment_and_used_in_another(builds):
+    # The float argument arrives as a 0-d tensor read with .item() (a SymFloat with a symbol
+    # of its own) in segment 0; segment 1 gets that SymFloat as an input. It was bound with
+    # int(): 0.125 became 0.
+    def fn(x, scale):
+        return torch.relu(x * scale) * scale
+
+    compiled = compiled_split(fn, torch_executed_ops=["torch.relu"])
+    with torch.no_grad():
+        for n, scale in ((8, 0.125), (12, 2.75), (5, -0.5)):
+            x = torch.randn(2, n)
+            assert max_err(compiled(x, scale), fn(x, scale)) < 1e-5, (n, scale)
+    assert len(builds) == 2, builds  # two ember segments, built once
+
+
+def test_creation_ops_sized_by_a_symbolic_size_are_not_folded(builds):
+    emb = nn.Embedding(10, 4)
+
+    def fn(ids):
+        shape = ids.size()
+        token_types = torch.zeros(shape, dtype=torch.long, device=ids.device)
+        mask = torch.ones(ids.shape)
+        filled = torch.full(ids.size(), 2.0)
+        return emb(ids) + emb(token_types), mask * filled, ids.new_zeros(ids.size()) + ids
+
+    check_lengths(fn, lambda n: (torch.randint(0, 10, (2, n)),), (8, 12, 5), builds)
+
+
+def test_the_correctness_report_with_symbolic_sizes(builds, capsys):
+    lin = nn.Linear(6, 6)
+
+    def fn(x):
+        b, t, c = x.shape
+        y = lin(x).view(b, t, 2, c // 2).transpose(1, 2)
+        att = (y @ y.transpose(-1, -2)) * (c // 2) ** -0.5
+        return att.softmax(-1) + torch.arange(t)[None, None, :, None] + t
+
+    for options in ({}, {"torch_executed_ops": ["torch.Tensor.softmax"]}):
+        torch._dynamo.reset()
+        builds.clear()
+        compiled = compiled_split(fn, correctness_report=True, **options)
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("error")  # "could not compile graph 0" is a failure
+            for n in (8, 5):
+                x = torch.randn(2, n, 6)
+                assert max_err(compiled(x), fn(x)) < 1e-5
+        table = capsys.readouterr().out
+        assert "0 nodes exceed the error expected" in table, table
+        assert "torch.Tensor.view" in table
+        assert ("eager" in table) == bool(options)
+        assert builds and all(b.startswith("graph_0") for b in builds), builds
+
+
+def test_arithmetic_on_symbolic_floats(builds):
+    def fn(x):
+        d = x.shape[-1]
+        s = d ** -0.5
+        half = d * 0.5
+        return ((x * s).softmax(-1) / s + x / math.sqrt(d) - torch._sym_sqrt(d) * x
+                + x * (half * 2.0) + x / (half / 3.0) + (half - 1.5) / half,
+                torch.full((2, x.shape[1]), s))
+
+    check_lengths(fn, lambda n: (torch.randn(2, n, n + 3),), (8, 12, 5), builds)
+
+
+def test_rotary_embeddings_of_a_symbolic_length(builds):
+    # cos and sin of a table computed from arange(seq): not a constant with dynamic sizes.
+    class Rotary(nn.Module):
+        def __init__(self, dim: int) -> None:
+            super().__init__()
+            inv = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+            self.register_buffer("inv_freq", inv, persistent=False)
+
+        def forward(self, x):
+            t = x.shape[1]
+            freqs = torch.arange(t, dtype=torch.float32)[:, None] * self.inv_freq[None, :]
+            emb = torch.cat([freqs, freqs], dim=-1)
+            x1, x2 = x.chunk(2, dim=-1)
+            rotated = torch.cat([-x2, x1], dim=-1)
+            return x * emb.cos() + rotated * torch.sin(emb), torch.cos(x * 300.0).sin()
+
+    check_lengths(Rotary(8).eval(), lambda n: (torch.randn(2, n, 8),), (9, 12, 700), builds)
+
+
+def test_an_input_sized_by_an_expression_unifies_with_computed_sizes(builds):
+    # relu runs eagerly, so its result enters the segment with the size 4*s; the same size
+    # computed inside (a reshape of x) must be the same size to ember (it was a symbol
+    # e_4_s of its own, so add, bmm and view fell back).
+    def fn(x):
+        r = torch.relu(x.reshape(2, -1))
+        v = x.reshape(2, -1)
+        return r + v, torch.bmm(r[:, None, :], v[:, :, None]), r.view(2, 4, -1) + x
+
+    compiled = compiled_split(fn, torch_executed_ops=["torch.relu"], strict=True)
+    with torch.no_grad():
+        for n in (9, 12, 5):
+            x = torch.randn(2, 4, n)
+            assert max_err(compiled(x), fn(x)) < 1e-4, n
+    assert len(builds) == 2, builds

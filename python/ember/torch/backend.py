@@ -348,9 +348,17 @@ def _eval_symbolic(value: Any, args: tuple, sources: dict) -> Any:
     binding = {}
     for sym in expr.free_symbols:
         i, axis = sources[str(sym)]
-        binding[sym] = int(args[i]) if axis is None else int(args[i].shape[axis])
+        binding[sym] = _scalar_arg(args[i]) if axis is None else int(args[i].shape[axis])
     result = expr.xreplace(binding)
     return value.node.pytype(result)
+
+
+def _scalar_arg(value: Any) -> int | float:
+    """The number a SymInt/SymFloat argument has on this call: a float stays a float (a
+    SymFloat read with int() would truncate 0.125 to 0)."""
+    if isinstance(value, (float, torch.SymFloat)):
+        return float(value)
+    return int(value)
 
 
 # ---- building ------------------------------------------------------------------------------
@@ -413,6 +421,34 @@ def _build(conversion: Conversion, settings: Settings, label: str, args: list[An
 def _print_correctness(reference: torch.fx.GraphModule, example_inputs: list[Any],
                        segments: list[tuple[CompiledSegment, Any]], eager_nodes: set[str],
                        settings: Settings) -> None:
+    """Prints the correctness report. It is a diagnosis: when it cannot be made, ember says
+    why and the graph stays compiled."""
+    try:
+        _correctness_report(reference, _example_values(example_inputs), segments, eager_nodes,
+                            settings)
+    except Exception as e:
+        _warn_once(f"report-{id(reference)}", "ember could not make the correctness report "
+                   f"({type(e).__name__}: {e}); the graph stays compiled.")
+
+
+def _example_values(example_inputs: list[Any]) -> list[Any]:
+    """The example inputs with the sizes Dynamo passes as SymInts (and SymFloats) replaced
+    by the values they have in this example, read without adding a guard: eager PyTorch
+    cannot run the reference graph on symbols."""
+    values = []
+    for v in example_inputs:
+        if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            hint = getattr(v.node, "hint", None)
+            if hint is None or isinstance(hint, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                raise ValueError(f"the example input {v} has no known value")
+            v = v.node.pytype(hint)
+        values.append(v)
+    return values
+
+
+def _correctness_report(reference: torch.fx.GraphModule, example_inputs: list[Any],
+                        segments: list[tuple[CompiledSegment, Any]], eager_nodes: set[str],
+                        settings: Settings) -> None:
     eager = report.eager_values(reference, example_inputs)
     actual: dict[str, Any] = {}
     for segment, sub in segments:

@@ -201,14 +201,21 @@ def _size_text(expr: Any) -> str:
 
 def input_dim(value: Any) -> int | str:
     """A dimension of a tensor entering a graph: like sym_dim, but a size that is an
-    expression of symbols (s1*s2) gets a symbol of its own, bound from the tensor at run
-    time (named after the expression, so equal expressions share it)."""
+    expression of symbols (4*s1) is that expression in ember's syntax when an input of the
+    graph carries each of its symbols (ember checks it at run time, and it unifies with the
+    sizes computed inside the graph); otherwise it gets a symbol of its own, bound from the
+    tensor at run time (named after the expression, so equal expressions share it)."""
     try:
         return sym_dim(value)
     except ConversionFailure:
         if not isinstance(value, torch.SymInt):
             raise
-        return "e_" + re.sub(r"\W+", "_", str(value.node.expr)).strip("_")
+    expr = value.node.expr
+    ctx = _ACTIVE.get()
+    if ctx is not None and all(str(s) in ctx.symbol_sources for s in expr.free_symbols):
+        with contextlib.suppress(ConversionFailure):
+            return size_text(expr)
+    return "e_" + re.sub(r"\W+", "_", str(expr)).strip("_")
 
 
 def runtime_scalar(value: Any, dtype: str) -> Any:

@@ -160,6 +160,7 @@ class FxConverter:
     def run(self) -> Conversion:
         with conversion_context(self.settings) as ctx:
             ctx.symbol_sources = self.symbol_sources
+            self._symbol_inputs()
             placeholder_index = 0
             output_node = None
             for node in self.gm.graph.nodes:
@@ -194,6 +195,21 @@ class FxConverter:
                 symbol_sources=self.symbol_sources,
             )
 
+    def _symbol_inputs(self) -> None:
+        """The symbols the graph's inputs carry (SymInt arguments, tensor sizes that are one
+        symbol), known before any input is converted: an input sized by an expression of
+        them (4*s0, a conv's output length) keeps the expression (see input_dim)."""
+        for index, node in enumerate(self.gm.graph.find_nodes(op="placeholder")):
+            example = self.examples[index] if index < len(self.examples) else None
+            meta = expected_value(node)
+            value = meta if meta is not None else example
+            if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
+                self.symbol_sources.setdefault(str(value.node.expr), (index, None))
+            elif isinstance(value, torch.Tensor) and value.dtype in _TORCH_TO_EMBER:
+                for axis, d in enumerate(value.shape):
+                    if isinstance(d, torch.SymInt) and getattr(d.node.expr, "is_Symbol", False):
+                        self.symbol_sources.setdefault(str(d.node.expr), (index, axis))
+
     def _placeholder(self, node: torch.fx.Node, index: int, example: Any) -> Any:
         meta = expected_value(node)
         value = meta if meta is not None else example
@@ -224,7 +240,7 @@ class FxConverter:
         except ConversionFailure as e:
             return self._fail(node, e)
         for axis, d in enumerate(shape):
-            if isinstance(d, str):
+            if isinstance(d, str) and d.isidentifier():
                 self.symbol_sources.setdefault(d, (index, axis))
         sym = ember.symbol(shape, dtype, name=node.name)
         self.inputs.append((index, sym))
@@ -405,6 +421,10 @@ class FxConverter:
                     return False
         if not has_const_tensor and not _is_creation(node):
             return False
+        if _has_symbolic_shape(expected_value(node)):
+            # torch.zeros(x.size()): the sizes reach it as ember's size names, and a result
+            # whose shape is known only at run time is no constant.
+            return False
         name = getattr(node.target, "__name__", str(node.target))
         if any(w in name for w in _RANDOM_WORDS) or node.target in _INPLACE_FUNCS:
             return False
@@ -520,6 +540,13 @@ def _contains_opaque(v: Any) -> bool:
 def _symbol_names(size: str) -> set[str]:
     """The symbols a size (a name or an expression ember printed) uses."""
     return set(re.findall(r"[A-Za-z_]\w*", size)) - {"min", "max"}
+
+
+def _has_symbolic_shape(meta: Any) -> bool:
+    """Dynamo's record of a result is a tensor (or several) with a size known only at run
+    time."""
+    return any(isinstance(t, torch.Tensor) and any(
+        isinstance(d, torch.SymInt) and sym_dim_free(d) for d in t.shape) for t in _leaves(meta))
 
 
 def _has_symbolic_tensor(v: Any) -> bool:

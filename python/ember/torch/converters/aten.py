@@ -145,6 +145,7 @@ _TABLE: dict[str, Any] = {
     "relu": fn.relu, "gelu": fn.gelu, "silu": fn.silu, "sigmoid": fn.sigmoid,
     "tanh": fn.tanh, "exp": fn.exp, "log": fn.log, "sqrt": fn.sqrt, "rsqrt": fn.rsqrt,
     "erf": fn.erf, "abs": fn.abs_, "neg": fn.neg, "reciprocal": fn.reciprocal,
+    "sin": fn.sin, "cos": fn.cos,
     "hardtanh": fn.hardtanh, "hardswish": fn.hardswish, "hardsigmoid": fn.hardsigmoid,
     "leaky_relu": fn.leaky_relu, "clamp": fn.clamp, "clamp_min": fn.clamp_min,
     "clamp_max": fn.clamp_max,

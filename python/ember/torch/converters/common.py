@@ -198,9 +198,13 @@ def constant(tensor: torch.Tensor) -> Any:
 
 def full(shape: Sequence[Any], value: Any, dtype: str) -> Any:
     """A tensor of `shape` filled with `value`: a constant when the shape is static, else the
-    constant broadcast to the symbolic shape."""
-    value = py_value(value)
+    constant broadcast to the symbolic shape. A value known only at run time (a SymFloat
+    computed from a size) is a 0-d runtime input broadcast to the shape."""
     dims = [sym_size(s) for s in shape]
+    if isinstance(value, (torch.SymInt, torch.SymFloat)) and sym_dim_free(value):
+        scalar = ops.reshape(runtime_scalar(value, dtype), [1] * len(dims))
+        return ops.expand(scalar, dims)
+    value = py_value(value)
     if all(isinstance(d, int) for d in dims):
         return constant(torch.full(dims, value, dtype=torch_dtype(dtype)))
     return ops.full(dims, value, dtype)

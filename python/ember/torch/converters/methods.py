@@ -24,6 +24,7 @@ _SAME_AS_FUNCTION = {
     "tanh": fn.tanh, "tanh_": fn.tanh,
     "exp": fn.exp, "log": fn.log, "sqrt": fn.sqrt, "rsqrt": fn.rsqrt, "erf": fn.erf,
     "abs": fn.abs_, "neg": fn.neg, "reciprocal": fn.reciprocal,
+    "sin": fn.sin, "cos": fn.cos,
     "clamp": fn.clamp, "clamp_": fn.clamp, "clip": fn.clamp,
     "clamp_min": fn.clamp_min, "clamp_max": fn.clamp_max,
     "add": fn.add, "add_": fn.add, "sub": fn.sub, "sub_": fn.sub,
