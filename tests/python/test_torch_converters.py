@@ -208,6 +208,30 @@ def test_bilinear_upsampling():
                      up(x)), x, tol=1e-5)
 
 
+@needs("upsample_bilinear2d", "embedding")
+@pytest.mark.parametrize("shape", [(1, 2, 17, 5), (2, 1, 4, 4), (1, 3, 7, 9)])
+def test_interpolate_scale_factor_not_whole(shape):
+    """A scale_factor whose product with the size is not whole: torch maps coordinates with
+    1 / scale_factor, not with in / out."""
+    x = torch.randn(*shape)
+    up = nn.Upsample(scale_factor=1.7, mode="bilinear")
+    near = nn.Upsample(scale_factor=0.6)
+
+    def fn(x):
+        out = []
+        for s in (0.5, 0.6, 1.7, 2, 3, (0.6, 1.7)):
+            out += [F.interpolate(x, scale_factor=s),
+                    F.interpolate(x, scale_factor=s, mode="bilinear", align_corners=False),
+                    F.interpolate(x, scale_factor=s, mode="bilinear", align_corners=True)]
+        out += [F.interpolate(x, scale_factor=1.7, mode="bilinear",
+                              recompute_scale_factor=True),
+                F.interpolate(x, scale_factor=0.6, recompute_scale_factor=True),
+                up(x), near(x), F.interpolate(x.double(), scale_factor=1.7, mode="bilinear")]
+        return tuple(out)
+
+    check(fn, x, tol=1e-5)
+
+
 @needs("embedding")
 def test_embedding():
     emb = nn.Embedding(10, 4, padding_idx=0).eval()
