@@ -80,6 +80,20 @@ def test_reductions_and_softmax():
                      x.std(-1), torch.sum(x > 0, dim=2)), x, tol=1e-4)
 
 
+def test_var_std_positional_unbiased():
+    """torch.var(x, False) is the var(input, unbiased) overload: False is unbiased, not dim 0
+    (on a 1-d tensor taking it for dim=0 divides by N - 1 instead of N)."""
+    x = torch.randn(7)
+    m = torch.randn(3, 5)
+    check(lambda x, m: (torch.var(x, False), torch.std(x, False), x.var(False), x.std(False),
+                        torch.var(x, True), x.std(True), m.var(False), torch.std(m, False),
+                        m.var(0, False), m.std(1, False, True), x.var(correction=0),
+                        torch.std(m, dim=0, correction=0), m.var(1, correction=2)), x, m, tol=1e-5)
+    # Not strict: the 1-d forms alone, which converted to a wrong value rather than failing.
+    torch._dynamo.reset()
+    check(lambda x: (torch.var(x, False), torch.std(x, False), x.var(False)), x, strict=False)
+
+
 def test_matrix_products():
     a, b = torch.randn(2, 3, 4), torch.randn(2, 4, 5)
     c, w = torch.randn(2, 3, 5), torch.randn(5, 4)
@@ -192,6 +206,30 @@ def test_bilinear_upsampling():
     check(lambda x: (F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
                      F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
                      up(x)), x, tol=1e-5)
+
+
+@needs("upsample_bilinear2d", "embedding")
+@pytest.mark.parametrize("shape", [(1, 2, 17, 5), (2, 1, 4, 4), (1, 3, 7, 9)])
+def test_interpolate_scale_factor_not_whole(shape):
+    """A scale_factor whose product with the size is not whole: torch maps coordinates with
+    1 / scale_factor, not with in / out."""
+    x = torch.randn(*shape)
+    up = nn.Upsample(scale_factor=1.7, mode="bilinear")
+    near = nn.Upsample(scale_factor=0.6)
+
+    def fn(x):
+        out = []
+        for s in (0.5, 0.6, 1.7, 2, 3, (0.6, 1.7)):
+            out += [F.interpolate(x, scale_factor=s),
+                    F.interpolate(x, scale_factor=s, mode="bilinear", align_corners=False),
+                    F.interpolate(x, scale_factor=s, mode="bilinear", align_corners=True)]
+        out += [F.interpolate(x, scale_factor=1.7, mode="bilinear",
+                              recompute_scale_factor=True),
+                F.interpolate(x, scale_factor=0.6, recompute_scale_factor=True),
+                up(x), near(x), F.interpolate(x.double(), scale_factor=1.7, mode="bilinear")]
+        return tuple(out)
+
+    check(fn, x, tol=1e-5)
 
 
 @needs("embedding")

@@ -6,9 +6,19 @@
 - nn_functions.py: torch.nn.functional layers (convolution, pooling, norms, attention);
 - methods.py: torch.Tensor methods, reusing the function converters;
 - modules.py: torch.nn modules, as ModuleConverter subclasses;
-- aten.py: ATen overloads, and which torch functions share their argument layout.
+- aten.py: ATen overloads, and which torch functions share their argument layout;
+- writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
+  functional by the splitter.
 """
 
-from ember.torch.converters import aten, functions, methods, modules, nn_functions, tensors
+from ember.torch.converters import (
+    aten,
+    functions,
+    methods,
+    modules,
+    nn_functions,
+    tensors,
+    writes,
+)
 
-__all__ = ["aten", "functions", "methods", "modules", "nn_functions", "tensors"]
+__all__ = ["aten", "functions", "methods", "modules", "nn_functions", "tensors", "writes"]

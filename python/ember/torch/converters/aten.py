@@ -194,6 +194,7 @@ _TABLE: dict[str, Any] = {
     "upsample_nearest2d.vec": _upsample_nearest_vec,
     "upsample_nearest2d.default": nn_fn.upsample_nearest2d,
     "upsample_bilinear2d.vec": _upsample_bilinear_vec,
+    "upsample_bilinear2d.default": nn_fn.upsample_bilinear2d,
     "scaled_dot_product_attention": nn_fn.scaled_dot_product_attention,
     "_scaled_dot_product_flash_attention_for_cpu": _sdpa_cpu,
     "dropout": tn.dropout, "native_dropout": _native_dropout,

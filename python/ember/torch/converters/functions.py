@@ -342,6 +342,10 @@ argmax, argmin = _arg(ops.argmax), _arg(ops.argmin)
 
 def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Any:
+    if isinstance(dim, bool):  # var(x, False): torch's var(input, unbiased) overload
+        if unbiased is not None:
+            raise unsupported("var with both a positional unbiased and unbiased=")
+        dim, unbiased = None, dim
     x = to_float(input)
     dims = norm_dims(dim, rank(x))
     if correction is None:

@@ -140,7 +140,8 @@ class AdaptiveAvgPool1dConverter(ModuleConverter):
 class UpsampleConverter(ModuleConverter):
     def __call__(self, input: Any) -> Any:
         m = self.module
-        return nn_fn.interpolate(input, m.size, m.scale_factor, m.mode, m.align_corners)
+        return nn_fn.interpolate(input, m.size, m.scale_factor, m.mode, m.align_corners,
+                                 getattr(m, "recompute_scale_factor", None))
 
 
 def _register_all() -> None:

@@ -269,9 +269,14 @@ def _output_size(input: Any, size: Any, scale_factor: Any) -> list[int]:
     h, w = static_shape(input, "interpolate")[-2:]
     if size is not None:
         return list(pair(size))
-    sh, sw = (scale_factor, scale_factor) if not isinstance(scale_factor, (tuple, list)) else (
-        scale_factor[0], scale_factor[-1])
+    sh, sw = _scale_pair(scale_factor)
     return [int(math.floor(h * float(sh))), int(math.floor(w * float(sw)))]
+
+
+def _scale_pair(scale_factor: Any) -> tuple[Any, Any]:
+    if not isinstance(scale_factor, (tuple, list)):
+        return scale_factor, scale_factor
+    return scale_factor[0], scale_factor[-1]
 
 
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -282,17 +287,77 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if antialias:
         raise unsupported("interpolate with antialias=True")
     out = _output_size(input, size, scale_factor)
+    # torch maps output to input coordinates with 1 / scale_factor when it is given and
+    # not recomputed from the sizes (which differs from in / out when in * scale is not whole).
+    scales: tuple[Any, Any] = (None, None)
+    if size is None and scale_factor is not None and recompute_scale_factor is not True:
+        scales = _scale_pair(scale_factor)
     if mode == "nearest":
-        return upsample_nearest2d(input, out)
+        return upsample_nearest2d(input, out, *scales)
     if mode == "bilinear":
-        fn = need_op("upsample_bilinear2d", "bilinear interpolation")
-        return fn(input, out, bool(align_corners))
+        return upsample_bilinear2d(input, out, bool(align_corners), *scales)
     raise unsupported(f"interpolate with mode={mode!r}")
+
+
+def _scale_value(scale: Any, size_in: int, size_out: int, dtype: torch.dtype) -> float:
+    """torch's compute_scales_value: 1 / scale when one is given (> 0), else in / out, in
+    dtype."""
+    s = None if scale is None else float(py_value(scale))
+    value = 1.0 / s if s is not None and s > 0 else None
+    if value is None:
+        return (torch.tensor(float(size_in), dtype=dtype) / size_out).item()
+    return torch.tensor(value, dtype=dtype).item()
+
+
+def _sizes_say_it_all(sizes_in: list[int], sizes_out: list[int], scales: tuple[Any, Any],
+                      dtype: torch.dtype) -> bool:
+    """Whether torch's coordinate scale is in / out along both dims (what ember's resize
+    operators use)."""
+    return all(
+        _scale_value(s, i, o, dtype) == _scale_value(None, i, o, dtype)
+        for i, o, s in zip(sizes_in, sizes_out, scales, strict=True))
+
+
+def _gather(x: Any, axis: int, index: list[int]) -> Any:
+    """x at the given positions along axis 2 or 3 of [N, C, H, W] (an embedding lookup)."""
+    order = [axis] + [d for d in range(4) if d != axis]
+    moved = ops.permute(x, order)
+    dims = static_shape(moved, "resampling")
+    table = ops.reshape(moved, [dims[0], dims[1] * dims[2] * dims[3]])
+    rows = ops.embedding(table, constant(torch.tensor(index, dtype=torch.int64)))
+    rows = ops.reshape(rows, [len(index), *dims[1:]])
+    back = [order.index(d) for d in range(4)]
+    return ops.permute(rows, back)
+
+
+def _nearest_by_gather(input: Any, out: list[int], scales: tuple[Any, Any]) -> Any:
+    """torch's nearest: source index min(floor(o * scale), in - 1), in float32."""
+    x = input
+    for axis, size_out, s in zip((2, 3), out, scales, strict=True):
+        size_in = x.shape[axis]
+        if size_out == size_in:
+            continue
+        if size_out == 2 * size_in:
+            index = [o // 2 for o in range(size_out)]
+        else:
+            scale = torch.tensor(_scale_value(s, size_in, size_out, torch.float32))
+            src = torch.floor(torch.arange(size_out, dtype=torch.float32) * scale)
+            index = src.to(torch.int64).clamp(max=size_in - 1).tolist()
+        x = _gather(x, axis, index)
+    return x
 
 
 def upsample_nearest2d(input: Any, output_size: Any, scales_h: Any = None,
                        scales_w: Any = None) -> Any:
     out = [int(py_value(s)) for s in output_size]
+    scales = (scales_h, scales_w)
+    if any(s is not None for s in scales):
+        sizes_in = static_shape(input, "nearest upsampling")[2:]
+        if not _sizes_say_it_all(sizes_in, out, scales, torch.float32):
+            if not has_op("embedding"):
+                raise unsupported("nearest resampling by a scale_factor other than out / in "
+                                  "needs ember.ops.embedding")
+            return _nearest_by_gather(input, out, scales)
     if has_op("upsample_nearest2d"):
         return ops.upsample_nearest2d(input, out)
     n, c, h, w = static_shape(input, "nearest upsampling")
@@ -303,6 +368,59 @@ def upsample_nearest2d(input: Any, output_size: Any, scales_h: Any = None,
     x = ops.reshape(input, [n, c, h, 1, w, 1])
     x = ops.expand(x, [n, c, h, fh, w, fw])
     return ops.reshape(x, [n, c, out[0], out[1]])
+
+
+def _linear_source(size_in: int, size_out: int, scale: Any, dtype: torch.dtype) -> tuple:
+    """torch's linear source indices i0, i1 and weights l0, l1 along one dim (half-pixel
+    centres clamped at 0; align_corners is not on here), computed in dtype as torch does."""
+    if size_in == size_out:
+        index = list(range(size_out))
+        return index, index, torch.ones(size_out, dtype=dtype), torch.zeros(size_out, dtype=dtype)
+    ratio = torch.tensor(_scale_value(scale, size_in, size_out, dtype), dtype=dtype)
+    half = torch.tensor(0.5, dtype=dtype)
+    src = ratio * (torch.arange(size_out, dtype=dtype) + half) - half
+    src = torch.clamp(src, min=0)
+    i0 = torch.floor(src).to(torch.int64).clamp(max=size_in - 1)
+    l1 = torch.clamp(src - i0.to(dtype), 0, 1)
+    i1 = i0 + (i0 < size_in - 1).to(torch.int64)
+    return i0.tolist(), i1.tolist(), 1 - l1, l1
+
+
+def _bilinear_by_gather(input: Any, out: list[int], scales: tuple[Any, Any]) -> Any:
+    """torch's bilinear interpolation with a scale_factor: gathers of the rows and columns
+    around each output position, weighted in torch's order and compute dtype."""
+    dt = dtype_name(input)
+    compute = "float64" if dt == "float64" else "float32"
+    tdt = torch_dtype(compute)
+    x = cast(input, compute)
+    h, w = static_shape(input, "bilinear resampling")[2:]
+    h0, h1, hl0, hl1 = _linear_source(h, out[0], scales[0], tdt)
+    w0, w1, wl0, wl1 = _linear_source(w, out[1], scales[1], tdt)
+    wl0, wl1 = constant(wl0.contiguous()), constant(wl1.contiguous())
+    hl0 = constant(hl0.reshape(-1, 1).contiguous())
+    hl1 = constant(hl1.reshape(-1, 1).contiguous())
+
+    def row(index: list[int]) -> Any:
+        r = _gather(x, 2, index)
+        return _gather(r, 3, w0) * wl0 + _gather(r, 3, w1) * wl1
+
+    return cast(row(h0) * hl0 + row(h1) * hl1, dt)
+
+
+def upsample_bilinear2d(input: Any, output_size: Any, align_corners: bool,
+                        scales_h: Any = None, scales_w: Any = None) -> Any:
+    out = [int(py_value(s)) for s in output_size]
+    scales = (scales_h, scales_w)
+    if not align_corners and any(s is not None for s in scales):
+        sizes_in = static_shape(input, "bilinear resampling")[2:]
+        compute = torch.float64 if dtype_name(input) == "float64" else torch.float32
+        if not _sizes_say_it_all(sizes_in, out, scales, compute):
+            if not has_op("embedding"):
+                raise unsupported("bilinear resampling by a scale_factor other than out / in "
+                                  "needs ember.ops.embedding")
+            return _bilinear_by_gather(input, out, scales)
+    fn = need_op("upsample_bilinear2d", "bilinear interpolation")
+    return fn(input, out, bool(align_corners))
 
 
 # ---- attention -----------------------------------------------------------------------------
