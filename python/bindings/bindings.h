@@ -49,11 +49,14 @@ struct Operand {
   std::optional<Tensor> tensor;
   double value = 0.0;
   bool is_float = false;
+  std::optional<int64_t> integer;  // a Python int (or numpy integer), exactly
 };
 
 // The tensor an operand stands for next to `other`: a scalar becomes a 0-d tensor of the
-// other operand's dtype (ops::scalar). A float with a fraction next to an integer tensor is
-// an ember::Error (it would be truncated silently). At least one operand must be a tensor.
+// other operand's dtype (ops::scalar). A Python int next to an integer tensor wraps to the
+// tensor's width, as in PyTorch (uint8 + 300 adds 44). A float with a fraction next to an
+// integer tensor is an ember::Error (it would be truncated silently). At least one operand
+// must be a tensor.
 Tensor operand_tensor(const Operand& x, const Operand& other, const char* op);
 
 // A size given as text: a symbol name, or an expression ir::parse_int_expr reads. On a

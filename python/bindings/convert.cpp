@@ -65,11 +65,30 @@ const Shape& ShapeArg::get() const {
   return shape;
 }
 
+namespace {
+
+// A 0-d tensor of integer dtype `t` holding v modulo 2^bits (two's complement).
+Tensor wrapped_int_scalar(int64_t v, DType t) {
+  Tensor s = Tensor::empty(Shape{}, t);
+  switch (t) {
+    case DType::int8: *static_cast<int8_t*>(s.data()) = static_cast<int8_t>(v); break;
+    case DType::int16: *static_cast<int16_t*>(s.data()) = static_cast<int16_t>(v); break;
+    case DType::int32: *static_cast<int32_t*>(s.data()) = static_cast<int32_t>(v); break;
+    case DType::int64: *static_cast<int64_t*>(s.data()) = v; break;
+    case DType::uint8: *static_cast<uint8_t*>(s.data()) = static_cast<uint8_t>(v); break;
+    default: throw InternalError("wrapped_int_scalar of a non-integer dtype");
+  }
+  return s;
+}
+
+}  // namespace
+
 Tensor operand_tensor(const Operand& x, const Operand& other, const char* op) {
   if (x.tensor) return *x.tensor;
   EMBER_CHECK(other.tensor.has_value(),
               op << ": at least one operand must be an ember.Tensor, but both are Python numbers");
   DType dtype = other.tensor->dtype();
+  if (x.integer && is_integer(dtype)) return wrapped_int_scalar(*x.integer, dtype);
   if (x.is_float && !is_float(dtype) &&
       (!std::isfinite(x.value) || x.value != std::floor(x.value))) {
     EMBER_THROW(op << ": cannot combine a tensor of dtype " << dtype_name(dtype)
@@ -222,6 +241,7 @@ bool type_caster<Operand>::from_python(handle src, uint32_t, cleanup_list*) noex
   int64_t v;
   if (ember::py::to_int64(src, v)) {
     value.value = static_cast<double>(v);
+    value.integer = v;
     return true;
   }
   // numpy scalars that are not Python numbers: np.float32(2), np.float16(1), np.bool_(True).

@@ -169,6 +169,11 @@ Tensor tensor_from_torch(nb::handle t) {
                                               << "; ember runs on the CPU today, call .cpu() first "
                                               << "(that copies)");
   DType dtype = dtype_from_torch(t.attr("dtype"));
+  // A lazy negation (torch._neg_view, the imaginary part of a conjugate) shares memory that
+  // holds the values with the other sign: sharing it would flip them.
+  EMBER_CHECK(!nb::cast<bool>(t.attr("is_neg")()),
+              "from_torch: the tensor is a lazy negative view (its memory holds the negated "
+              "values); call .resolve_neg() first (that copies)");
   if (!nb::cast<bool>(t.attr("is_contiguous")())) {
     EMBER_THROW("from_torch: the tensor is not contiguous (strides "
                 << tuple_text(t.attr("stride")()) << " for shape " << tuple_text(t.attr("shape"))

@@ -282,7 +282,9 @@ void KernelWriter::reduce_scalar_body(const Stage& s, NameScope names, const std
   int opened = open_rloops(w_, s, s.raxes.size(), names, counter_);
   ExprEmitter em(task_, names);
   w_.line("const " + acc_t + " x = " + em.emit(s.value) + ";");
-  if (arg) {
+  if (arg && s.raxes.empty()) {
+    w_.line("(void)x;");  // a 0-d input: its only element is at index 0
+  } else if (arg) {
     EMBER_ASSERT(s.raxes.size() == 1, "arg-reductions run over one axis");
     std::string better = s.reduce_op == ReduceOp::ArgMax ? "x > best" : "x < best";
     if (is_float(s.acc_dtype)) better += " || (x != x && best == best)";

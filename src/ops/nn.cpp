@@ -136,17 +136,28 @@ int64_t arange_length(const ArangeAttrs& a) {
                  << ") are inconsistent with the sign of step " << a.step
                  << "; use a positive step when stop >= start and a negative one otherwise");
   EMBER_CHECK(a.dtype != DType::boolean, op << ": dtype bool is not supported");
-  if (is_float(a.dtype)) return static_cast<int64_t>(std::ceil((a.stop - a.start) / a.step));
+  if (is_float(a.dtype)) {
+    const double n = std::ceil((a.stop - a.start) / a.step);
+    EMBER_CHECK(n < 9.2e18, op << ": [" << a.start << ", " << a.stop << ") in steps of " << a.step
+                               << " has " << n << " elements, more than int64 can count");
+    return static_cast<int64_t>(n);
+  }
   for (double v : {a.start, a.stop, a.step}) {
     EMBER_CHECK(v == std::floor(v), op << ": start, stop and step must be integers for dtype "
                                        << dtype_name(a.dtype) << ", got " << a.start << ", "
                                        << a.stop << ", " << a.step
                                        << "; pass a floating-point dtype");
+    EMBER_CHECK(std::fabs(v) < 9.2e18, op << ": " << v << " does not fit in int64");
   }
   const auto start = static_cast<int64_t>(a.start), stop = static_cast<int64_t>(a.stop),
              step = static_cast<int64_t>(a.step);
   const int64_t sign = step > 0 ? 1 : -1;
-  return (stop - start + step - sign) / step;
+  int64_t span = 0;
+  EMBER_CHECK(!__builtin_sub_overflow(stop, start, &span) &&
+                  !__builtin_add_overflow(span, step - sign, &span),
+              op << ": [" << a.start << ", " << a.stop << ") has more elements than int64 can "
+                 << "count");
+  return span / step;
 }
 
 // ---- clamp and activations ----

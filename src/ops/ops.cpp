@@ -149,7 +149,24 @@ Tensor add(const Tensor& a, const Tensor& b) { return apply1("add", {a, b}); }
 Tensor sub(const Tensor& a, const Tensor& b) { return apply1("sub", {a, b}); }
 Tensor mul(const Tensor& a, const Tensor& b) { return apply1("mul", {a, b}); }
 Tensor div(const Tensor& a, const Tensor& b) { return apply1("div", {a, b}); }
-Tensor pow(const Tensor& a, const Tensor& b) { return apply1("pow", {a, b}); }
+Tensor pow(const Tensor& a, const Tensor& b) {
+  // A constant exponent that PyTorch computes by other means: the results (pow(-inf, 0.5) is
+  // NaN as sqrt, not inf as std::pow) and the speed (a multiply, not a double-precision pow)
+  // follow it.
+  if (is_float(a.dtype()) && !b.is_symbolic() && b.numel() == 1 && b.rank() == 0 &&
+      b.dtype() == a.dtype()) {
+    const double e = element_as_double(b, 0);
+    const Tensor one = scalar(1.0, a.dtype());
+    if (e == 1.0) return apply1("mul", {a, one});
+    if (e == 2.0) return mul(a, a);
+    if (e == 3.0) return mul(mul(a, a), a);
+    if (e == 0.5) return sqrt(a);
+    if (e == -0.5) return rsqrt(a);
+    if (e == -1.0) return div(one, a);
+    if (e == -2.0) return div(one, mul(a, a));
+  }
+  return apply1("pow", {a, b});
+}
 Tensor floor_divide(const Tensor& a, const Tensor& b) { return apply1("floor_divide", {a, b}); }
 Tensor remainder(const Tensor& a, const Tensor& b) { return apply1("remainder", {a, b}); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return apply1("maximum", {a, b}); }

@@ -240,6 +240,12 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape
 }
 
 Tensor Tensor::symbol(const Shape& shape, DType dtype, Device device, const std::string& name) {
+  for (const auto& d : shape) {
+    auto v = d.as_int();
+    EMBER_CHECK(!v || *v >= 0, "symbol: shape " << shape_str(shape) << " has a negative "
+                                                << "dimension; give a symbol name for a size "
+                                                << "known only at run time, e.g. ['n', 3]");
+  }
   // Names starting with "__" belong to the loops of generated kernels.
   for (const auto& d : shape)
     for (const auto& v : ir::free_vars(d))
@@ -277,8 +283,28 @@ Tensor Tensor::with_name(const std::string& name) const {
 
 // ---- creation ------------------------------------------------------------------------------
 
+// Whether `v` truncated toward zero fits integer dtype `t` (NaN and inf never do).
+bool fits_integer(double v, DType t) {
+  double lo = 0, hi = 0;  // hi is exclusive: a power of two, exact as a double
+  switch (t) {
+    case DType::int8: lo = -128.0, hi = 128.0; break;
+    case DType::int16: lo = -32768.0, hi = 32768.0; break;
+    case DType::int32: lo = -2147483648.0, hi = 2147483648.0; break;
+    case DType::int64: lo = -9223372036854775808.0, hi = 9223372036854775808.0; break;
+    case DType::uint8: lo = 0.0, hi = 256.0; break;
+    default: return true;
+  }
+  if (!std::isfinite(v)) return false;
+  const double tv = std::trunc(v);
+  return tv >= lo && tv < hi;
+}
+
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
   check_creatable(shape, "full");
+  // As torch.full: a value the dtype cannot hold is an error, not a saturated or zeroed fill.
+  EMBER_CHECK(fits_integer(value, dtype), "full: the value " << value << " cannot be converted "
+                                                             << "to " << dtype_name(dtype)
+                                                             << " without overflow");
   Tensor t = Tensor::empty(shape, dtype, device);
   int64_t n = t.numel();
   void* p = t.data();

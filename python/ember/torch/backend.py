@@ -300,6 +300,8 @@ class CompiledSegment:
         inputs = []
         for i in self.input_index:
             t = args[i]
+            if t.is_neg():
+                t = t.resolve_neg()
             inputs.append(ember.from_torch(t if t.is_contiguous() else t.contiguous()))
         inputs += _extra_inputs(self, args)
         return [o.torch() for o in self.compiled.run(inputs)]
