@@ -256,8 +256,8 @@ int main(int argc, char** argv) {
   std::printf("%-22s | %10s %7s %8s | %10s %7s %8s | %10s\n", "M x N x K", "GFLOP/s", "% peak", "",
               "GFLOP/s", "% peak", "speedup", "GFLOP/s");
   SpinPool pool1(1), pool2(2);
-  const ember_rt::LaunchContext ctx1{&pool1, 1, &SpinPool::parallel_run, nullptr};
-  const ember_rt::LaunchContext ctx2{&pool2, 2, &SpinPool::parallel_run, nullptr};
+  const ember_rt::LaunchContext ctx1{&pool1, 1, &SpinPool::parallel_run, nullptr, nullptr};
+  const ember_rt::LaunchContext ctx2{&pool2, 2, &SpinPool::parallel_run, nullptr, nullptr};
   for (const Shape& sh : shapes) {
     std::vector<float> A(sh.M * sh.K), B(sh.K * sh.N), C(sh.M * sh.N);
     for (size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;

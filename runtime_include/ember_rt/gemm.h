@@ -133,8 +133,8 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
   const int64_t per_batch = p.nb * p.mb;
   const double work = 2.0 * static_cast<double>(s.batch) * s.M * s.N * s.K;
   parallel_for(ctx, s.batch * per_batch, work, [&](int64_t t0, int64_t t1) {
-    float* apack = scratch(kSlotA, static_cast<size_t>(p.mc * p.kc));
-    float* bpack = scratch(kSlotB, static_cast<size_t>(p.nc * p.kc));
+    float* apack = scratch(ctx, kSlotA, static_cast<size_t>(p.mc * p.kc));
+    float* bpack = scratch(ctx, kSlotB, static_cast<size_t>(p.nc * p.kc));
     for (int64_t t = t0; t < t1;) {
       // Task t = (batch, N block, M block), M block fastest: a run of consecutive tasks with
       // the same N block shares each packed B block.
@@ -345,8 +345,9 @@ inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path)
 inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                         const GemmTuning& tune, int path, int64_t parts) {
   const int64_t MN = s.M * s.N, stride = s.batch * MN;  // partial p - 1 at part + (p - 1) * stride
-  PartialBuffer buffer(static_cast<size_t>((parts - 1) * stride));
-  float* part = buffer.data();
+  // The calling thread's slot: every thread of the call writes its parts there, and
+  // epilogues (elementwise) never start a GEMM of their own that could take it over.
+  float* part = scratch(ctx, kSlotPartial, static_cast<size_t>((parts - 1) * stride));
   GemmTuning serial = tune;
   serial.split_k = 1;
   const int threads = num_threads(ctx);

@@ -127,7 +127,7 @@ inline bool try_gemv(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, vo
     const float* Wt = row ? s.B + b * s.b_batch : s.A + b * s.a_batch;
     float* y = s.C + b * s.c_batch;
     if (xs != 1) {  // gather x once (shared read-only by the workers)
-      float* xc = scratch(kSlotVec, static_cast<size_t>(s.K));
+      float* xc = scratch(ctx, kSlotVec, static_cast<size_t>(s.K));
       for (int64_t k = 0; k < s.K; ++k) xc[k] = x[k * xs];
       x = xc;
     }

@@ -1,6 +1,6 @@
 // Building blocks of ember_rt::gemm (gemm.h): the register-blocked micro-kernel, the packing
-// routines, the per-ISA kernel table, thread-local scratch memory and the split-K helpers
-// (partial-sum buffer, reduction, cost model).
+// routines, the per-ISA kernel table, per-thread scratch memory and the split-K helpers
+// (reduction, cost model).
 //
 // Packed layouts (BLIS-style):
 //   A block (mc x kc) -> micro-panels of MR rows; in a panel, element (i, k) at [k * MR + i].
@@ -15,6 +15,7 @@
 #include <new>
 #include <utility>
 
+#include "kernel.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -24,11 +25,15 @@ namespace gemm_detail {
 // ---- scratch memory ----------------------------------------------------------------------
 
 // A 64-byte aligned buffer per thread and slot that only grows: packing buffers are allocated
-// once per thread, not per call (large fresh allocations would also cost page faults).
-inline float* scratch(int slot, size_t floats) {
+// once per thread, not per call (large fresh allocations would also cost page faults). The
+// runtime's (LaunchContext::scratch) when it gives one; else a thread_local of this module
+// (tests and benchmarks that link the GEMM directly).
+enum ScratchSlot { kSlotA = 0, kSlotB = 1, kSlotVec = 2, kSlotPartial = 3 };
+inline float* scratch(const LaunchContext* ctx, int slot, size_t floats) {
+  if (ctx != nullptr && ctx->scratch != nullptr) return ctx->scratch(slot, floats);
   struct Buffers {
-    float* p[3] = {nullptr, nullptr, nullptr};
-    size_t n[3] = {0, 0, 0};
+    float* p[kScratchSlots] = {};
+    size_t n[kScratchSlots] = {};
     ~Buffers() {
       for (float* q : p)
         if (q) ::operator delete[](q, std::align_val_t{64});
@@ -43,48 +48,6 @@ inline float* scratch(int slot, size_t floats) {
   }
   return buf.p[slot];
 }
-enum ScratchSlot { kSlotA = 0, kSlotB = 1, kSlotVec = 2 };
-
-// Partial sums of a split-K product, shared by every thread of the call. The buffer is taken
-// out of a per-thread cache for the duration of the call and put back afterwards, so the
-// next call on this thread allocates nothing, and a nested call (from an epilogue, say)
-// finds the cache empty and allocates its own instead of overwriting this one.
-class PartialBuffer {
- public:
-  explicit PartialBuffer(size_t floats) {
-    Cache& c = cache();
-    if (c.p != nullptr && c.n >= floats) {
-      p_ = c.p, n_ = c.n;
-      c.p = nullptr, c.n = 0;
-    } else {
-      n_ = floats + floats / 4 + 64;  // some headroom against regrowing
-      p_ = static_cast<float*>(::operator new[](n_ * sizeof(float), std::align_val_t{64}));
-    }
-  }
-  ~PartialBuffer() {
-    Cache& c = cache();
-    if (c.n < n_) std::swap(c.p, p_), std::swap(c.n, n_);  // keep the larger of the two
-    if (p_ != nullptr) ::operator delete[](p_, std::align_val_t{64});
-  }
-  PartialBuffer(const PartialBuffer&) = delete;
-  PartialBuffer& operator=(const PartialBuffer&) = delete;
-  float* data() const { return p_; }
-
- private:
-  struct Cache {
-    float* p = nullptr;
-    size_t n = 0;
-    ~Cache() {
-      if (p != nullptr) ::operator delete[](p, std::align_val_t{64});
-    }
-  };
-  static Cache& cache() {
-    thread_local Cache c;
-    return c;
-  }
-  float* p_ = nullptr;
-  size_t n_ = 0;
-};
 
 // The busiest thread's cost when `tasks` tasks of cost cost(t, first task of its chunk) are
 // split into contiguous chunks over the threads, as parallel_run does.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -42,7 +43,14 @@ struct LaunchContext {
   void (*parallel_run)(void* pool, int64_t n, ChunkFn fn, void* closure);
   // Where kernels report bad data; null when nobody listens (the reports are dropped).
   KernelError* error;
+  // Per-thread scratch memory owned by the runtime, not by the kernel's module: a buffer of
+  // at least `floats` floats, 64-byte aligned, for slot 0..kScratchSlots-1 of the calling
+  // thread, valid until that thread asks for the same slot again. Kept out of the module so
+  // that no thread_local with a destructor pins it in memory (glibc never unloads a module
+  // one of whose thread_locals has a destructor registered). Null: the kernel uses its own.
+  float* (*scratch)(int slot, size_t floats);
 };
+constexpr int kScratchSlots = 4;
 
 // The error path: records the first report, drops later ones. Out of line and cold so that
 // the checks in inner loops stay a compare and a predicted branch.
@@ -91,7 +99,7 @@ inline void parallel_for(const LaunchContext* ctx, int64_t n, double work, F&& f
 
 // Bumped whenever the layout above or the kernel signature changes; a cached shared object
 // built for another ABI version is rebuilt.
-#define EMBER_RT_ABI_VERSION 2
+#define EMBER_RT_ABI_VERSION 3
 
 extern "C" {
 typedef void (*ember_kernel_fn)(void* const* args, const int64_t* syms,

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -390,9 +391,15 @@ Loaded load_or_build(const Prepared& p) {
   }
 }
 
+// Modules kept loaded after every graph using them is gone (the most recently used ones),
+// so that building the same graph again costs no dlopen; the rest are unloaded with their
+// last graph.
+constexpr size_t kHeldModules = 32;
+
 struct CacheState {
   std::mutex mu;
   std::unordered_map<std::string, std::shared_ptr<Module>> modules;
+  std::list<std::string> recent;  // keys of `modules`, most recently used first
   // Every module loaded so far, while something holds it: after clear_memory_cache() a key
   // whose module is still alive returns it rather than dlopening the same path again
   // (glibc would hand back the old handle anyway, even for a file rebuilt since).
@@ -408,10 +415,33 @@ CacheState& state() {
   return *s;
 }
 
-std::shared_ptr<Module> find_in_memory(CacheState& s, const std::string& key) {
-  if (auto it = s.modules.find(key); it != s.modules.end()) return it->second;
+// Holds `module` as the most recently used; returns the module that falls out, if any (to be
+// released outside the lock: dlclose can take a while).
+std::shared_ptr<Module> hold(CacheState& s, const std::string& key,
+                             std::shared_ptr<Module> module) {
+  s.recent.remove(key);
+  s.recent.push_front(key);
+  s.modules[key] = std::move(module);
+  if (s.recent.size() <= kHeldModules) return nullptr;
+  auto it = s.modules.find(s.recent.back());
+  s.recent.pop_back();
+  std::shared_ptr<Module> out = std::move(it->second);
+  s.modules.erase(it);
+  return out;
+}
+
+std::shared_ptr<Module> find_in_memory(CacheState& s, const std::string& key,
+                                       std::shared_ptr<Module>* evicted) {
+  if (auto it = s.modules.find(key); it != s.modules.end()) {
+    std::shared_ptr<Module> module = it->second;
+    *evicted = hold(s, key, module);
+    return module;
+  }
   if (auto it = s.live.find(key); it != s.live.end()) {
-    if (auto module = it->second.lock()) return s.modules[key] = module;
+    if (auto module = it->second.lock()) {
+      *evicted = hold(s, key, module);
+      return module;
+    }
     s.live.erase(it);
   }
   return nullptr;
@@ -425,9 +455,10 @@ std::shared_ptr<Module> get_or_build(const BuildRequest& request) {
   Prepared p = prepare(request);
   CacheState& s = state();
   std::promise<std::shared_ptr<Module>> promise;
+  std::shared_ptr<Module> evicted;  // released after the lock
   {
     std::unique_lock<std::mutex> lock(s.mu);
-    if (auto module = find_in_memory(s, p.key)) {
+    if (auto module = find_in_memory(s, p.key, &evicted)) {
       ++s.stats.memory_hits;
       return module;
     }
@@ -446,7 +477,7 @@ std::shared_ptr<Module> get_or_build(const BuildRequest& request) {
     Loaded loaded = load_or_build(p);
     {
       std::lock_guard<std::mutex> lock(s.mu);
-      s.modules[p.key] = loaded.module;
+      evicted = hold(s, p.key, loaded.module);
       s.live[p.key] = loaded.module;
       s.in_flight.erase(p.key);
       if (loaded.built) {
@@ -486,6 +517,7 @@ void clear_memory_cache() {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     dropped.swap(s.modules);
+    s.recent.clear();
   }
   // `dropped` dies here, outside the lock: dlclose can take a while.
 }

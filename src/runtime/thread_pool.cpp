@@ -12,6 +12,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include "ember/support/error.h"
@@ -297,13 +298,41 @@ void ThreadPool::run_limited(void* limit, int64_t n, ChunkFn fn, void* closure) 
   l->pool->parallel_run(n, fn, closure, l->threads);
 }
 
+namespace {
+
+// LaunchContext::scratch: per-thread buffers that live in this library, which is never
+// unloaded, so kernel modules hold no thread_local of their own and can be unloaded.
+float* launch_scratch(int slot, size_t floats) {
+  struct Buffers {
+    float* p[ember_rt::kScratchSlots] = {};
+    size_t n[ember_rt::kScratchSlots] = {};
+    ~Buffers() {
+      for (float* q : p)
+        if (q) ::operator delete[](q, std::align_val_t{64});
+    }
+  };
+  thread_local Buffers buf;
+  if (slot < 0 || slot >= ember_rt::kScratchSlots) return nullptr;
+  if (buf.n[slot] < floats) {
+    if (buf.p[slot]) ::operator delete[](buf.p[slot], std::align_val_t{64});
+    buf.p[slot] = nullptr, buf.n[slot] = 0;
+    const size_t want = floats + floats / 4 + 64;  // some headroom against regrowing
+    buf.p[slot] = static_cast<float*>(::operator new[](want * sizeof(float), std::align_val_t{64}));
+    buf.n[slot] = want;
+  }
+  return buf.p[slot];
+}
+
+}  // namespace
+
 ember_rt::LaunchContext ThreadPool::context(int max_threads) {
   int threads = num_threads();
   if (max_threads > 0 && max_threads < threads) threads = max_threads;
   std::lock_guard<std::mutex> lock(limits_mu_);
   std::unique_ptr<Limit>& limit = limits_[threads];
   if (!limit) limit = std::make_unique<Limit>(Limit{this, threads});
-  return ember_rt::LaunchContext{limit.get(), threads, &ThreadPool::run_limited, nullptr};
+  return ember_rt::LaunchContext{limit.get(), threads, &ThreadPool::run_limited, nullptr,
+                                 &launch_scratch};
 }
 
 // -----------------------------------------------------------------------------------------

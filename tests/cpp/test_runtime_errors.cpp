@@ -164,7 +164,7 @@ TEST(RuntimeErrors, MinimumDividedByMinusOneWrapsInsteadOfTrapping) {
 
 TEST(RuntimeErrors, TheFirstReportWins) {
   ember_rt::KernelError error;
-  ember_rt::LaunchContext ctx{nullptr, 1, nullptr, &error};
+  ember_rt::LaunchContext ctx{nullptr, 1, nullptr, &error, nullptr};
   EXPECT_EQ(ember_rt::checked_index(3, 4, &ctx, "a"), 3);
   EXPECT_EQ(error.state.load(), 0);
   EXPECT_EQ(ember_rt::checked_index(4, 4, &ctx, "first"), 0);
@@ -175,7 +175,7 @@ TEST(RuntimeErrors, TheFirstReportWins) {
   EXPECT_EQ(error.value, 4);
   EXPECT_EQ(error.bound, 4);
   // Nobody listening: the report is dropped, the safe index still comes back.
-  ember_rt::LaunchContext quiet{nullptr, 1, nullptr, nullptr};
+  ember_rt::LaunchContext quiet{nullptr, 1, nullptr, nullptr, nullptr};
   EXPECT_EQ(ember_rt::checked_index(9, 4, &quiet, "x"), 0);
 }
 
