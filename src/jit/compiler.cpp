@@ -70,7 +70,7 @@ std::optional<std::string> resolve_program(const std::string& name, const std::s
 }
 
 CompilerInfo probe_compiler(const std::string& path) {
-  ProcessResult r = run_process({path, "--version"});
+  ProcessResult r = run_process({path, "--version"}, 60);
   if (!r.started || r.exit_code != 0) {
     EMBER_THROW("the C++ compiler '"
                 << path << "' does not work: `" << path << " --version` "
@@ -249,6 +249,16 @@ std::string runtime_include_hash() {
   return hash;
 }
 
+double compile_timeout_seconds() {
+  const std::string env = env_or_empty("EMBER_COMPILE_TIMEOUT");
+  if (env.empty()) return 600;
+  char* end = nullptr;
+  const double v = std::strtod(env.c_str(), &end);
+  EMBER_CHECK(end != env.c_str() && *end == '\0' && v > 0,
+              "EMBER_COMPILE_TIMEOUT must be a positive number of seconds, got '" << env << "'");
+  return v;
+}
+
 std::vector<std::string> base_flags() {
   std::vector<std::string> flags = {"-std=c++20",
                                     "-O2",
@@ -295,7 +305,7 @@ class CompileSlot {
 
 ProcessResult run_compiler(const std::vector<std::string>& argv) {
   CompileSlot slot;
-  return run_process(argv);
+  return run_process(argv, compile_timeout_seconds());
 }
 
 struct Pch {
@@ -323,6 +333,17 @@ bool build_pch(const CompilerInfo& cc, const std::vector<std::string>& flags, co
   if (ec) {
     debug_log("cannot create " + dir.string() + ": " + ec.message());
     return false;
+  }
+  // Leftovers of processes killed while precompiling (a header is tens of MB). None can be
+  // in progress for longer than the compile time limit, so older ones are stale.
+  const auto cutoff = fs::file_time_type::clock::now() -
+                      std::chrono::duration_cast<fs::file_time_type::duration>(
+                          std::chrono::duration<double>(2 * compile_timeout_seconds() + 60));
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::error_code ec2;
+    const std::string name = e.path().filename().string();
+    if (name.find(".tmp.") != std::string::npos && e.last_write_time(ec2) < cutoff && !ec2)
+      fs::remove(e.path(), ec2);
   }
   std::string suffix = unique_suffix();
   fs::path wrapper_tmp = dir / ("all.h.tmp." + suffix);
@@ -439,7 +460,9 @@ std::string describe_failure(const std::vector<std::string>& argv, const Process
   return msg.str();
 }
 
-// Runs one compiler command that must produce `output`.
+// Runs one compiler command that must produce `output`. What the machine did (a compiler
+// that could not start, was killed, ran out of time, or succeeded without output) is an
+// ember::Error; diagnostics on ember's generated code are an InternalError.
 void run_checked(const std::vector<std::string>& argv, const std::string& output) {
   ProcessResult r = run_compiler(argv);
   std::error_code ec;
@@ -447,6 +470,16 @@ void run_checked(const std::vector<std::string>& argv, const std::string& output
   EMBER_CHECK(r.started, "ember could not run the C++ compiler '"
                              << argv[0] << "': " << r.output
                              << ". Set EMBER_CXX to a working C++ compiler.");
+  EMBER_CHECK(!r.timed_out, "the C++ compiler ran longer than " << compile_timeout_seconds()
+                                << " s building " << output << " and was stopped; raise "
+                                << "EMBER_COMPILE_TIMEOUT (seconds) if the machine is slow."
+                                << "\n  command: " << quote_command(argv));
+  EMBER_CHECK(r.exit_code < 128, "the C++ compiler was killed (signal "
+                                     << r.exit_code - 128 << ") while building " << output
+                                     << " (out of memory?)\n  command: " << quote_command(argv));
+  EMBER_CHECK(r.exit_code != 0, "the C++ compiler '" << argv[0] << "' exited successfully but "
+                                                     << "wrote no " << output << "; is EMBER_CXX "
+                                                     << "a working C++ compiler?");
   throw InternalError(describe_failure(argv, r));
 }
 

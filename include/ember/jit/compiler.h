@@ -53,6 +53,9 @@ std::string runtime_include_hash();
 // -fassociative-math, -fno-signed-zeros and -freciprocal-math (change results). Generated
 // code vectorizes its reductions explicitly instead.
 std::vector<std::string> base_flags();
+// How long one compiler process may run: EMBER_COMPILE_TIMEOUT seconds (default 600); past
+// it the process is killed and the build fails with an ember::Error naming what it built.
+double compile_timeout_seconds();
 
 // Compiles `sources` (paths of .cpp files) with `flags` and links them into the shared object
 // `out_so`. Several sources compile in parallel, each to <out_so>.<i>.o, removed after

@@ -1,0 +1,68 @@
+"""A compiler that misbehaves is the machine's problem, reported as an ember.EmberError that
+says what happened (never 'a bug in ember'), and a compiler that hangs cannot hang ember."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from test_core_cache import entries, run_child
+
+CXX = shutil.which("g++") or "/usr/bin/g++"
+
+
+def fake_compiler(tmp_path: Path, body: str) -> str:
+    """A compiler that answers --version as the real one and does `body` otherwise."""
+    script = tmp_path / "fake-cxx"
+    script.write_text(f'#!/bin/sh\nif [ "$1" = "--version" ]; then exec {CXX} --version; fi\n'
+                      f"{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    ("exec sleep 60", ["ran longer than 1 s", "EMBER_COMPILE_TIMEOUT"]),
+    ("kill -9 $$", ["was killed (signal 9)"]),
+    ("exit 0", ["exited successfully but wrote no", "EMBER_CXX"]),
+])
+def test_a_misbehaving_compiler_is_an_environment_error(tmp_path: Path, body: str,
+                                                        words: list[str]) -> None:
+    cxx = fake_compiler(tmp_path, body)
+    result = run_child(tmp_path / "cache", EMBER_CXX=cxx, EMBER_COMPILE_TIMEOUT="1")
+    assert result["type"] == "EmberError", result
+    for w in words:
+        assert w in result["error"]
+    assert "bug in ember" not in result["error"]
+    assert not entries(tmp_path / "cache")
+
+
+def test_an_invalid_timeout_is_an_error(tmp_path: Path) -> None:
+    result = run_child(tmp_path / "cache", EMBER_COMPILE_TIMEOUT="soon")
+    assert result["type"] == "EmberError"
+    assert "EMBER_COMPILE_TIMEOUT must be a positive number of seconds, got 'soon'" in (
+        result["error"])
+
+
+def test_stale_precompiled_header_temporaries_are_removed(tmp_path: Path) -> None:
+    """A process killed while precompiling the header leaves all.h.gch.tmp.* behind; the next
+    process that precompiles in that directory removes it (once older than a build can
+    run), and leaves a recent one (another process may be writing it) alone."""
+    cache = tmp_path / "cache"
+    run_child(cache)
+    headers = [p.parent for p in cache.rglob("all.h.gch")]
+    assert len(headers) == 1
+    pch_dir = headers[0]
+    stale, fresh = pch_dir / "all.h.gch.tmp.dead", pch_dir / "all.h.gch.tmp.busy"
+    stale.write_bytes(b"x" * 1000)
+    fresh.write_bytes(b"y")
+    day_ago = stale.stat().st_mtime - 86400
+    os.utime(stale, (day_ago, day_ago))
+    (pch_dir / "all.h.gch").unlink()
+    shutil.rmtree(cache / "kernels")
+    result = run_child(cache)
+    assert "error" not in result, result
+    assert not stale.exists()
+    assert fresh.exists()
