@@ -8,6 +8,10 @@ NB_MODULE(_C, m) {
   using namespace ember::py;
   m.doc() = "ember's C++ core; import it through the `ember` package.";
   m.attr("__version__") = EMBER_VERSION;
+  // Tensors and graphs held by module globals (a user's compiled graph, the torch backend's
+  // compiled segments) may outlive the interpreter's teardown of this module; nanobind then
+  // reports them as leaks at exit although nothing is lost.
+  nb::set_leak_warnings(false);
 
   // ember::Error (a user error: the message says what to do) and ember::InternalError (a bug
   // in ember) become exceptions of their own, both RuntimeErrors, carrying the C++ message.

@@ -163,12 +163,22 @@ void bind_transforms(nb::module_& m) {
       "slice",
       [](const Tensor& x, const DimsArg& axes, const nb::object& starts, const nb::object& stops,
          const DimsArg& steps, bool clamp) {
+        auto bounds = [&]<class T>(const nb::object& v, const char* what) {
+          T out;
+          if (!nb::try_cast<T>(v, out)) {
+            EMBER_THROW("slice: " << what << " must be "
+                                  << (clamp ? "an int or a list of ints"
+                                            : "ints or size expressions ('n - 1')")
+                                  << ", got " << nb::cast<std::string>(nb::repr(v)));
+          }
+          return out;
+        };
         if (clamp) {
-          return ops::slice(x, axes.dims, nb::cast<DimsArg>(starts).dims,
-                            nb::cast<DimsArg>(stops).dims, steps.dims);
+          return ops::slice(x, axes.dims, bounds.operator()<DimsArg>(starts, "starts").dims,
+                            bounds.operator()<DimsArg>(stops, "stops").dims, steps.dims);
         }
-        return ops::slice_exact(x, axes.dims, nb::cast<ShapeArg>(starts).get(),
-                                nb::cast<ShapeArg>(stops).get(), steps.dims);
+        return ops::slice_exact(x, axes.dims, bounds.operator()<ShapeArg>(starts, "starts").get(),
+                                bounds.operator()<ShapeArg>(stops, "stops").get(), steps.dims);
       },
       nb::arg("x"), nb::arg("axes"), nb::arg("starts"), nb::arg("stops"),
       nb::arg("steps") = nb::none(), nb::arg("clamp") = true,

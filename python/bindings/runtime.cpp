@@ -49,8 +49,19 @@ void bind_runtime(nb::module_& m) {
   nb::class_<CompiledGraph>(m, "CompiledGraph",
                             "A graph's compiled kernels with a memory plan; run() takes one call. "
                             "Several threads may run it at once.")
-      .def("run", &CompiledGraph::run, nb::arg("inputs"), nb::call_guard<nb::gil_scoped_release>(),
-           "Runs every kernel on the input tensors; returns a list of new output tensors.")
+      .def(
+          "run",
+          [](const CompiledGraph& g, nb::handle inputs) {
+            // One tensor is one input (not a sequence of its rows).
+            std::vector<Tensor> list = tensor_list(inputs, "CompiledGraph.run");
+            nb::gil_scoped_release release;
+            return g.run(list);
+          },
+          nb::arg("inputs"),
+          nb::sig("def run(self, inputs: Tensor | collections.abc.Sequence[Tensor]) -> "
+                  "list[Tensor]"),
+          "Runs every kernel on the input tensors (a list, or one tensor); returns a list of "
+          "new output tensors.")
       .def(
           "__call__",
           [](const CompiledGraph& g, nb::args args) {

@@ -438,7 +438,7 @@ std::vector<Tensor> CompiledGraph::Impl::make_outputs(const RunPlan& rp,
 
 CompiledGraph::CompiledGraph(ExecPlan plan)
     : plan_(std::move(plan)),
-      num_threads_(get_num_threads()),
+      num_threads_(0),
       impl_(std::make_unique<Impl>(plan_)) {}
 
 CompiledGraph::~CompiledGraph() = default;
@@ -470,7 +470,7 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
   // Bad data in this run (an index out of range...): the kernels report it here, and the
   // run stops after the launch that met it. Per run, so an error leaves nothing behind.
   ember_rt::KernelError error;
-  ember_rt::LaunchContext ctx = pool.context(num_threads_);
+  ember_rt::LaunchContext ctx = pool.context(num_threads());
   ctx.error = &error;
   static const int64_t kNoSymbols = 0;
   const int64_t* sym_ptr = syms.empty() ? &kNoSymbols : syms.data();
@@ -496,6 +496,10 @@ void CompiledGraph::set_num_threads(int n) {
   EMBER_CHECK(n >= 1, "CompiledGraph.set_num_threads: the number of threads must be at "
                           << "least 1, got " << n);
   num_threads_ = n;
+}
+
+int CompiledGraph::num_threads() const {
+  return num_threads_ > 0 ? num_threads_ : get_num_threads();
 }
 
 }  // namespace ember

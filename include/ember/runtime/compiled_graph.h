@@ -58,14 +58,15 @@ class CompiledGraph {
 
   const ExecPlan& plan() const { return plan_; }
   MemoryPlanStats memory_stats() const;
-  // Threads the kernels may use (default: the pool's size).
+  // Threads the kernels may use (default: ember::get_num_threads() when it runs).
   void set_num_threads(int n);
-  int num_threads() const { return num_threads_; }
+  // set_num_threads' value, else the process-wide ember::get_num_threads() at run time.
+  int num_threads() const;
 
  private:
   struct Impl;
   ExecPlan plan_;
-  int num_threads_;
+  int num_threads_;  // 0: follow get_num_threads()
   std::unique_ptr<Impl> impl_;
 };
 
