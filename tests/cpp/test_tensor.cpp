@@ -159,7 +159,11 @@ TEST(TensorTest, ZerosOnesFull) {
   EXPECT_EQ(values_of(ones({2}, DType::boolean)), (std::vector<double>{1, 1}));
   EXPECT_EQ(values_of(full({2}, 2.5, DType::float16)), (std::vector<double>{2.5, 2.5}));
   EXPECT_EQ(values_of(full({2}, -7.9, DType::int8)), (std::vector<double>{-7, -7}));
-  EXPECT_EQ(values_of(full({1}, 300, DType::uint8)), (std::vector<double>{255}));
+  // As torch.full: a value the dtype cannot hold is an error, not a saturated fill.
+  EXPECT_TRUE(Contains(error_of([] { full({1}, 300, DType::uint8); }),
+                       "the value 300 cannot be converted to uint8 without overflow"));
+  EXPECT_TRUE(Contains(error_of([] { full({1}, std::nan(""), DType::int32); }),
+                       "cannot be converted to int32"));
   EXPECT_EQ(zeros({}, DType::float32).numel(), 1);
 }
 
