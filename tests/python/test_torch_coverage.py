@@ -455,3 +455,36 @@ def test_helpers_are_exact_where_naive_forms_are_not():
     assert out[0][0].item() == pytest.approx(math.exp(-40.0), rel=1e-6)
     assert out[1][2].item() == pytest.approx(1e-8, rel=1e-6)
     assert out[1][3].item() == pytest.approx(math.expm1(-1e-8), rel=1e-6)
+
+
+def test_constant_pad_of_symbolic_sizes():
+    compiled = torch.compile(lambda x: F.pad(x, (1, 2, 0, 1), value=-2.0) * 2, backend="ember",
+                             options={"strict": True}, dynamic=True)
+    with torch.no_grad():
+        for n in (3, 5, 8):
+            x = torch.randn(2, n, n + 1)
+            torch.testing.assert_close(compiled(x), F.pad(x, (1, 2, 0, 1), value=-2.0) * 2)
+
+
+def test_rms_norm_half_uses_float32_eps():
+    x = torch.randn(4, 6).half()
+    check(lambda x: (F.rms_norm(x, (6,)), F.rms_norm(x * 0, (6,))), x, tol=1e-3)
+
+
+def test_what_cannot_be_exact_runs_eagerly():
+    """Diagonal einsums, float64 floor division and smoothed cross entropy are rejected by the
+    converters: without strict they run in eager PyTorch, with the same results."""
+    a, d = torch.randn(4, 4), torch.randn(5, dtype=torch.float64)
+    t = torch.tensor([0, 1, 3, 2])
+
+    def fn(a, d, t):
+        return (torch.einsum("ii->i", a) + 1, torch.div(d, 0.1, rounding_mode="floor") * 2,
+                F.cross_entropy(a, t, label_smoothing=0.1) + 1)
+
+    with pytest.warns(ember.torch.report.EagerFallbackWarning), torch.no_grad():
+        actual = torch.compile(fn, backend="ember")(a, d, t)
+    for x, y in zip(actual, fn(a, d, t), strict=True):
+        torch.testing.assert_close(x, y)
+    with pytest.raises(Exception, match="einsum"), torch.no_grad():
+        torch._dynamo.reset()
+        torch.compile(fn, backend="ember", options={"strict": True})(a, d, t)

@@ -34,6 +34,7 @@ from ember.torch.converters.common import (
     common_dtype,
     constant,
     dtype_name,
+    full,
     is_const,
     is_float_dtype,
     is_tensor,
@@ -216,9 +217,9 @@ def _constant_pad(input: Any, widths: list[int], value: Any) -> Any:
         pieces = []
         for width in (before, after):
             if width:
-                shape = static_shape(x, "constant padding")
+                shape = shape_of(x)
                 shape[axis] = width
-                pieces.append(constant(torch.full(shape, fill, dtype=torch_dtype(dt))))
+                pieces.append(full(shape, fill, dt))  # a constant when the shape is static
             else:
                 pieces.append(None)
         parts = [p for p in (pieces[0], x, pieces[1]) if p is not None]
@@ -227,8 +228,10 @@ def _constant_pad(input: Any, widths: list[int], value: Any) -> Any:
 
 
 # ---- flips, rolls, repeats, transposes -----------------------------------------------------
-def flip(input: Any, *dims: Any) -> Any:
-    listed = sizes_arg(dims)
+def flip(input: Any, *args: Any, **kwargs: Any) -> Any:
+    if set(kwargs) - {"dims"} or (args and kwargs):
+        raise unsupported(f"flip with the arguments {sorted(kwargs)}")
+    listed = sizes_arg(args) if args else list(kwargs.get("dims", ()))
     axes = norm_dims(listed, rank(input)) if listed else []
     x = input
     for axis in sorted(set(axes)):
@@ -531,7 +534,8 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None, eps: Any = N
     dims = list(range(rank(input) - n, rank(input)))
     compute = "float64" if dt == "float64" else "float32"
     x = cast(input, compute)
-    e = torch.finfo(torch_dtype(dt)).eps if eps is None else float(py_value(eps))
+    # torch's default eps is that of the dtype it computes in (float32 for half types)
+    e = torch.finfo(torch_dtype(compute)).eps if eps is None else float(py_value(eps))
     y = x * ops.rsqrt(ops.mean(x * x, dims, True) + e)
     y = cast(y, dt)
     return y if weight is None else y * weight
