@@ -6,6 +6,8 @@
 - nn_functions.py: torch.nn.functional layers (convolution, pooling, norms, attention);
 - methods.py: torch.Tensor methods, reusing the function converters;
 - modules.py: torch.nn modules, as ModuleConverter subclasses;
+- composites.py: operators composed of ember's basic ones (padding modes, flips, rolls,
+  gathers, smooth activations, logsumexp, norms and distances, einsum, losses);
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the splitter.
@@ -13,6 +15,7 @@
 
 from ember.torch.converters import (
     aten,
+    composites,
     functions,
     methods,
     modules,
@@ -21,4 +24,6 @@ from ember.torch.converters import (
     writes,
 )
 
-__all__ = ["aten", "functions", "methods", "modules", "nn_functions", "tensors", "writes"]
+__all__ = [
+    "aten", "composites", "functions", "methods", "modules", "nn_functions", "tensors", "writes",
+]

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from ember.torch.context import current_node, expected_value
+from ember.torch.converters import composites as cmp
 from ember.torch.converters import functions as fn
 from ember.torch.converters import nn_functions as nn_fn
 from ember.torch.converters import tensors as tn
@@ -134,7 +135,7 @@ def _squeeze_dims(self: Any, dim: Any) -> Any:
 
 
 def _constant_pad(self: Any, pad: Any, value: Any = 0) -> Any:
-    return nn_fn.pad(self, pad, "constant", value)
+    return cmp.pad(self, pad, "constant", value)
 
 
 def _expand(self: Any, size: Any, *, implicit: bool = False) -> Any:

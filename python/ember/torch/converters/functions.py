@@ -194,7 +194,11 @@ def mul(input: Any, other: Any) -> Any:
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
     if rounding_mode is not None:
-        raise unsupported(f"division with rounding_mode={rounding_mode!r}")
+        if rounding_mode not in ("trunc", "floor"):
+            raise unsupported(f"division with rounding_mode={rounding_mode!r}")
+        from ember.torch.converters.composites import rounded_div
+
+        return rounded_div(input, other, rounding_mode)
     dt = common_dtype(input, other)
     if not dt.startswith(("float", "bfloat")):
         dt = ember_dtype(torch.float32)

@@ -17,7 +17,6 @@ import torch.nn.functional as F
 
 from ember.torch.context import torch_dtype
 from ember.torch.converters.common import (
-    END,
     cast,
     constant,
     dtype_name,
@@ -30,7 +29,6 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
-    slice_axis,
     static_int,
     static_shape,
     transposed_constant,
@@ -457,32 +455,6 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     return ops.matmul(ops.softmax(scores, rank(scores) - 1), value)
 
 
-def pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -> Any:
-    if mode != "constant":
-        raise unsupported(f"pad with mode={mode!r}")
-    fill = 0.0 if value is None else float(py_value(value))
-    x = input
-    widths = [static_int(p, "a pad width") for p in pad]
-    for i in range(0, len(widths), 2):
-        axis = rank(x) - 1 - i // 2
-        before, after = widths[i], widths[i + 1]
-        if before < 0 or after < 0:
-            x = slice_axis(x, axis, max(-before, 0), END if after >= 0 else after)
-            before, after = max(before, 0), max(after, 0)
-        parts = []
-        shape = list(x.shape)
-        for width in (before, after):
-            if width:
-                shape[axis] = width
-                parts.append(constant(torch.full([static_int(s, "a padded size") for s in shape],
-                                                 fill, dtype=torch_dtype(dtype_name(x)))))
-            else:
-                parts.append(None)
-        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
-        x = ops.concat(pieces, axis) if len(pieces) > 1 else x
-    return x
-
-
 def _register_all() -> None:
     register(conv2d, F.conv2d, torch.conv2d)
     register(conv1d, F.conv1d, torch.conv1d)
@@ -499,7 +471,6 @@ def _register_all() -> None:
     register(interpolate, F.interpolate)
     register(upsample_nearest2d, torch._C._nn.upsample_nearest2d)
     register(scaled_dot_product_attention, F.scaled_dot_product_attention)
-    register(pad, F.pad)
 
 
 _register_all()
