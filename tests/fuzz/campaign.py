@@ -75,6 +75,8 @@ def candidates(prog: Program) -> Iterator[Program]:
 def _same_failure(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if a["class"] != b["class"]:
         return False
+    if a["class"] == "strict":  # the same unconverted operator, for the same reason
+        return _signature(a) == _signature(b)
     if a["class"] == "exception":
         return a["detail"].split(":", 1)[0] == b["detail"].split(":", 1)[0]
     return True
@@ -99,7 +101,10 @@ def minimize(prog: Program, result: dict[str, Any], run: Callable[[Program], dic
 
 
 def _signature(res: dict[str, Any]) -> str:
-    first = res["detail"].splitlines()[0] if res["detail"] else ""
+    lines = res["detail"].splitlines() or [""]
+    # A strict error's first reason ("  v5 = torch.var: why"), else the first line.
+    reasons = [x for x in lines if re.match(r"^\s+\w+ = [\w.]+: ", x)]
+    first = re.sub(r"^\s*\w+ = ", "", reasons[0]) if reasons else lines[0]
     return f"{res['class']}|{re.sub(r'[0-9]+', 'N', first)[:120]}"
 
 
