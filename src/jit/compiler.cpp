@@ -276,6 +276,12 @@ std::vector<std::string> base_flags() {
   if (find_compiler().version.find("clang") == std::string::npos) {
     flags.push_back("-fno-gnu-unique");
   }
+#ifdef EMBER_KERNEL_SANITIZE
+  // An ember built with sanitizers builds its kernels with them too (EMBER_SANITIZE).
+  flags.push_back("-fsanitize=" EMBER_KERNEL_SANITIZE);
+  flags.push_back("-fno-omit-frame-pointer");
+  flags.push_back("-fno-sanitize-recover=undefined");
+#endif
   flags.push_back("-DNDEBUG");
   flags.push_back("-I" + runtime_include_dir());
   return flags;
