@@ -222,8 +222,20 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
                                        const std::string& acc_t) {
   NameScope names = names_in;
   std::string init = init_value(s.reduce_op, s.acc_dtype);
+  const bool sum = s.reduce_op == ReduceOp::Sum;
   w_.line("ember_rt::vf a0(" + init + "), a1(" + init + "), a2(" + init + "), a3(" + init + ");");
   w_.line(acc_t + " tail = " + init + ";");
+  // Sums are blocked: every kBlockSteps steps the float accumulators are added into a double
+  // and restart, so a long sum keeps float32's accuracy per block (2^32 ones stay 2^32).
+  const std::string flush =
+      "if (++steps == kBlockSteps) { total += static_cast<double>(ember_rt::reduce_add((a0 + a1) "
+      "+ (a2 + a3))) + static_cast<double>(tail); a0 = a1 = a2 = a3 = ember_rt::vf(0.0f); "
+      "tail = 0.0f; steps = 0; }";
+  if (sum) {
+    w_.line("constexpr int kBlockSteps = 64;");
+    w_.line("double total = 0.0;");
+    w_.line("int steps = 0;");
+  }
   int opened = open_rloops(w_, s, s.raxes.size() - 1, names, counter_);
   const std::string& lane = s.raxes.back()->name;
   std::string last = "r" + std::to_string(s.raxes.size() - 1);
@@ -242,6 +254,7 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
     std::string a = "a" + std::to_string(u);
     w_.line(a + " = " + combine(s.reduce_op, s.acc_dtype, a, em.emit(s.value)) + ";");
   }
+  if (sum) w_.line(flush);
   w_.close("}");
   {
     NameScope un = names;
@@ -251,10 +264,12 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
     w_.open("for (; " + v + " + ember_rt::vf::width <= " + last + "; " + v +
             " += ember_rt::vf::width) {");
     w_.line("a0 = " + combine(s.reduce_op, s.acc_dtype, "a0", em.emit(s.value)) + ";");
+    if (sum) w_.line(flush);
     w_.close("}");
     em.set_scalar();
     w_.open("for (; " + v + " < " + last + "; ++" + v + ") {");
     w_.line("tail = " + combine(s.reduce_op, s.acc_dtype, "tail", em.emit(s.value)) + ";");
+    if (sum) w_.line(flush);
     w_.close("}");
   }
   for (int i = 0; i < opened; ++i) w_.close("}");
@@ -264,10 +279,15 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
   std::string a01 = combine(s.reduce_op, s.acc_dtype, "a0", "a1");
   std::string a23 = combine(s.reduce_op, s.acc_dtype, "a2", "a3");
   std::string all = combine(s.reduce_op, s.acc_dtype, a01, a23);
-  w_.line(
-      "const " + acc_t + " acc = " +
-      combine(s.reduce_op, s.acc_dtype, std::string("ember_rt::") + h + "(" + all + ")", "tail") +
-      ";");
+  if (sum) {
+    w_.line("const " + acc_t + " acc = static_cast<" + acc_t + ">(total + static_cast<double>(" +
+            "ember_rt::reduce_add(" + all + ")) + static_cast<double>(tail));");
+  } else {
+    w_.line("const " + acc_t + " acc = " +
+            combine(s.reduce_op, s.acc_dtype, std::string("ember_rt::") + h + "(" + all + ")",
+                    "tail") +
+            ";");
+  }
   ExprEmitter em(task_, names_in);
   em.set_acc("acc");
   Expr out = s.epilogue.defined() ? s.epilogue : ir::acc(s.acc_dtype);
@@ -279,6 +299,9 @@ void KernelWriter::reduce_scalar_body(const Stage& s, NameScope names, const std
   std::string init = init_value(s.reduce_op, s.acc_dtype);
   w_.line(acc_t + " best = " + init + ";");
   if (arg) w_.line("int64_t acc = 0;");
+  // Float sums blocked as in reduce_inner_vector.
+  const bool blocked = s.reduce_op == ReduceOp::Sum && s.acc_dtype == DType::float32;
+  if (blocked) w_.line("double total = 0.0; int steps = 0;");
   int opened = open_rloops(w_, s, s.raxes.size(), names, counter_);
   ExprEmitter em(task_, names);
   w_.line("const " + acc_t + " x = " + em.emit(s.value) + ";");
@@ -291,9 +314,17 @@ void KernelWriter::reduce_scalar_body(const Stage& s, NameScope names, const std
     w_.line("if (" + better + ") { best = x; acc = " + names.name(s.raxes[0]->name) + "; }");
   } else {
     w_.line("best = " + combine(s.reduce_op, s.acc_dtype, "best", "x") + ";");
+    if (blocked)
+      w_.line("if (++steps == 4096) { total += static_cast<double>(best); best = 0.0f; "
+              "steps = 0; }");
   }
   for (int i = 0; i < opened; ++i) w_.close("}");
-  if (!arg) w_.line("const " + acc_t + " acc = best;");
+  if (blocked) {
+    w_.line("const " + acc_t + " acc = static_cast<" + acc_t +
+            ">(total + static_cast<double>(best));");
+  } else if (!arg) {
+    w_.line("const " + acc_t + " acc = best;");
+  }
   ExprEmitter out_em(task_, names);
   out_em.set_acc("acc");
   Expr out = s.epilogue.defined() ? s.epilogue : ir::acc(arg ? DType::int64 : s.acc_dtype);

@@ -146,3 +146,13 @@ def test_layer_norm_accuracy_against_float64():
     r = rows.astype(np.float64)
     want = (r - r.mean(1, keepdims=True)) / np.sqrt(r.var(1, keepdims=True) + 1e-12)
     np.testing.assert_allclose(got, want, atol=2e-2)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_long_float32_sums_keep_their_accuracy(op):
+    """2^24 copies of 0.1: one float accumulator per lane drifted by 2.5e-3; blocked
+    accumulation stays at float32 rounding (PyTorch's cascade sum: about 5e-7)."""
+    a = np.full(2**24, 0.1, np.float32)
+    got = float(getattr(ember.ops, op)(ember.asarray(a), [0], False).numpy())
+    want = float(getattr(a.astype(np.float64), op)())
+    assert abs(got - want) / want < 2e-6
