@@ -121,10 +121,12 @@ std::string cache_dir() {
   if (verified.count(dir_string) != 0) return dir_string;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  bool usable = !ec && fs::is_directory(dir, ec) && access(dir.c_str(), W_OK | X_OK) == 0;
+  // A read-only directory is usable: its kernels load; building a missing one is the error
+  // (build_entry says which directory it could not write).
+  bool usable = fs::is_directory(dir, ec) && access(dir.c_str(), R_OK | X_OK) == 0;
   EMBER_CHECK(usable, "ember cannot use '"
                           << dir_string << "' (" << origin << ") as its kernel cache directory: "
-                          << (ec ? ec.message() : std::string("it is not a writable directory"))
+                          << (ec ? ec.message() : std::string("it is not a readable directory"))
                           << ". ember keeps the kernels it compiles there. Set EMBER_CACHE_DIR "
                           << "to a writable directory, for example EMBER_CACHE_DIR=/tmp/ember.");
   verified.insert(dir_string);
@@ -167,7 +169,7 @@ struct Prepared {
 
 Prepared prepare(const BuildRequest& request) {
   EMBER_ASSERT(!request.sources.empty(), "build request '" << request.name << "' has no sources");
-  Prepared p{request.name,    request.isa, request.sources, base_flags(), &find_compiler(),
+  Prepared p{request.name,    request.isa, request.sources, base_flags(), &compiler_for_keys(),
              "",              request.progress};
   bool has_abi = std::any_of(p.sources.begin(), p.sources.end(), [](const std::string& s) {
     return s.find(kAbiFunction) != std::string::npos;
@@ -354,9 +356,18 @@ Built build_entry(const Prepared& p, const fs::path& kernels) {
   // rename() of a directory fails when the target exists and is not empty: then another
   // process published the same key first. Its entry is built from the same inputs, so keep
   // it and drop ours (load_or_build checks it like any other entry).
-  Built built{seconds, std::rename(tmp.c_str(), entry.c_str()) == 0};
+  const bool renamed = std::rename(tmp.c_str(), entry.c_str()) == 0;
+  const int why = errno;
+  if (!renamed && why != ENOTEMPTY && why != EEXIST) {
+    fs::remove_all(tmp, ec);
+    EMBER_THROW("ember cannot publish the kernel module it built into its cache: renaming "
+                << tmp.string() << " to " << entry.string() << " failed ("
+                << std::strerror(why) << "). Check that the cache directory is writable, or set "
+                << "EMBER_CACHE_DIR to one that is.");
+  }
+  Built built{seconds, renamed};
   if (!built.published) {
-    debug_log("cache entry " + entry.string() + " not published (" + std::strerror(errno) +
+    debug_log("cache entry " + entry.string() + " not published (" + std::strerror(why) +
               "); using the one already there");
     fs::remove_all(tmp, ec);
   }

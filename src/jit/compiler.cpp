@@ -107,8 +107,14 @@ std::string find_compiler_path(const std::string& ember_cxx, const std::string& 
   }
   std::vector<std::string> tried;
   if (!cxx.empty()) {
-    tried.push_back("CXX='" + cxx + "'");
     if (auto found = resolve_program(cxx, path)) return *found;
+    // An explicit choice that does not work is not replaced silently by another compiler.
+    EMBER_THROW("no C++ compiler was found: CXX is set to '"
+                << cxx << "', which is not an executable file"
+                << (cxx.find('/') == std::string::npos ? " on PATH" : "")
+                << ". ember compiles the kernels it generates with a C++ compiler at run time. "
+                << "Set CXX (or EMBER_CXX, which takes precedence) to a C++ compiler, or unset "
+                << "it to use g++, c++ or clang++ from PATH.");
   }
   for (const char* name : {"g++", "c++", "clang++"}) {
     tried.push_back(name);
@@ -138,6 +144,68 @@ const CompilerInfo& find_compiler() {
   cache.storage.push_back(std::move(info));
   cache.by_env[env_key] = &cache.storage.back();
   return cache.storage.back();
+}
+
+namespace {
+
+// <cache>/compiler: the identity (path, version) of the compiler that built the cache's
+// kernels, so that a machine without a compiler can still find them.
+fs::path identity_file() { return fs::path(cache_dir()) / "compiler"; }
+
+void remember_identity(const CompilerInfo& c) {
+  static std::mutex mu;
+  static std::set<std::string> done;
+  const std::string text = c.path + "\n" + c.version + "\n";
+  std::lock_guard<std::mutex> lock(mu);
+  if (!done.insert(cache_dir() + "\n" + text).second) return;
+  std::error_code ec;
+  const fs::path file = identity_file();
+  {
+    std::ifstream in(file);
+    std::stringstream old;
+    old << in.rdbuf();
+    if (in && old.str() == text) return;
+  }
+  const fs::path tmp = file.string() + ".tmp." + unique_suffix();
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) {  // a read-only cache: nothing to record
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+std::optional<CompilerInfo> recalled_identity() {
+  std::ifstream in(identity_file());
+  CompilerInfo c;
+  if (!std::getline(in, c.path) || !std::getline(in, c.version) || c.path.empty())
+    return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+const CompilerInfo& compiler_for_keys() {
+  try {
+    const CompilerInfo& c = find_compiler();
+    remember_identity(c);
+    return c;
+  } catch (const Error&) {
+    // Only when nothing was asked for: an EMBER_CXX or CXX that does not work stays an error.
+    if (!env_or_empty("EMBER_CXX").empty() || !env_or_empty("CXX").empty()) throw;
+    std::optional<CompilerInfo> recalled = recalled_identity();
+    if (!recalled) throw;
+    CompilerCache& cache = compiler_cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    for (const CompilerInfo& c : cache.storage)
+      if (c.path == recalled->path && c.version == recalled->version) return c;
+    cache.storage.push_back(*recalled);
+    return cache.storage.back();
+  }
 }
 
 void reset_compiler_cache() {
@@ -273,7 +341,7 @@ std::vector<std::string> base_flags() {
   // g++ gives static locals of inline functions and inline variables STB_GNU_UNIQUE binding,
   // which makes dlclose a no-op; without this, every module ever loaded (tuning loads many)
   // would stay mapped. Clang does not use that binding and does not know the flag.
-  if (find_compiler().version.find("clang") == std::string::npos) {
+  if (compiler_for_keys().version.find("clang") == std::string::npos) {
     flags.push_back("-fno-gnu-unique");
   }
 #ifdef EMBER_KERNEL_SANITIZE

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from test_core_cache import entries, run_child
+from test_core_cache import assert_outputs_right, entries, run_child
 
 CXX = shutil.which("g++") or "/usr/bin/g++"
 
@@ -66,3 +66,44 @@ def test_stale_precompiled_header_temporaries_are_removed(tmp_path: Path) -> Non
     assert "error" not in result, result
     assert not stale.exists()
     assert fresh.exists()
+
+
+def test_a_warm_cache_works_without_a_compiler(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cold = run_child(cache)
+    assert "error" not in cold, cold
+    assert (cache / "compiler").read_text().startswith("/")
+    # No compiler on PATH, none named: the kernels are found by the compiler that built them.
+    warm = run_child(cache, PATH=str(tmp_path / "no-bin"))
+    assert_outputs_right(warm)
+    assert warm["stats"]["builds"] == 0
+    # A kernel that is not there still needs a compiler, and says so.
+    for entry in entries(cache):
+        shutil.rmtree(entry)
+    result = run_child(cache, PATH=str(tmp_path / "no-bin"))
+    assert result["type"] == "EmberError"
+    assert "no C++ compiler was found" in result["error"]
+
+
+def test_a_read_only_warm_cache_is_used(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert "error" not in run_child(cache)
+    modes = {p: p.stat().st_mode for p in [cache, *cache.rglob("*")]}
+    try:
+        for p in modes:
+            p.chmod(p.stat().st_mode & ~0o222)
+        if os.access(cache, os.W_OK):
+            pytest.skip("this user (root) writes into read-only directories")
+        warm = run_child(cache)
+        assert_outputs_right(warm)
+        assert warm["stats"]["builds"] == 0
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)
+
+
+def test_an_invalid_cxx_is_an_error_not_ignored(tmp_path: Path) -> None:
+    result = run_child(tmp_path / "cache", CXX="/nonexistent/c++")
+    assert result["type"] == "EmberError"
+    assert "CXX is set to '/nonexistent/c++', which is not an executable file" in (
+        result["error"])

@@ -25,6 +25,11 @@ struct CompilerInfo {
 const CompilerInfo& find_compiler();
 
 // Forgets every compiler found so far (references returned earlier stay valid).
+// The compiler whose identity goes into cache keys: find_compiler()'s (recorded in the cache
+// directory), or, when no compiler is installed and neither EMBER_CXX nor CXX is set, the one
+// recorded there, so that a warm cache works without a compiler (a kernel missing from it is
+// then the "no C++ compiler" error).
+const CompilerInfo& compiler_for_keys();
 void reset_compiler_cache();
 
 // The directory holding ember_rt/kernel.h, which generated code includes:
