@@ -2,7 +2,7 @@
 // points, one per file (module.cpp calls them in order).
 //
 // Bindings convert between Python and C++; they make no decisions of their own
-// (DESIGN.md principle 7). The argument wrappers below accept the spellings a Python user
+// (docs/principles.md, principle 7). The argument wrappers below accept the spellings a Python user
 // expects (a dtype as a name, a shape as a list with symbol names, dims as an int or a list)
 // and turn them into ember's C++ types; an invalid value raises ember.EmberError with the
 // message of the C++ parser it was handed to.

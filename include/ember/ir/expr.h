@@ -1,7 +1,7 @@
 // Scalar expressions: the tensor-program IR's leaves and the language of symbolic shapes.
 //
 // An Expr is an immutable node shared by pointer, with structural hashing and equality
-// (DESIGN.md principle 5). The same type describes
+// (docs/principles.md, principle 5). The same type describes
 //   - a dimension of a shape: an int64 constant, a symbol ("n"), or arithmetic of them;
 //   - the body of a compute definition: loads from buffers at index expressions, math.
 // Constructors fold constants and apply the algebraic identities that keep index

@@ -1,7 +1,7 @@
 // ember's content-addressed cache of compiled kernel modules.
 //
 // A module is the shared object built from the translation units of one BuildRequest. Its
-// key is a SHA-256 over everything that changes the binary (DESIGN.md principle 8): every
+// key is a SHA-256 over everything that changes the binary (docs/principles.md, principle 8): every
 // source text, the compiler's path and version, all flags, the ISA, EMBER_RT_ABI_VERSION,
 // ember's version and the contents of the runtime headers. On disk an entry is
 //

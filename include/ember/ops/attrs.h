@@ -1,4 +1,4 @@
-// Typed attributes of operators, one struct per family (DESIGN.md principle 11).
+// Typed attributes of operators, one struct per family (docs/principles.md, principle 11).
 //
 // Each struct can describe itself as (name, value) text pairs, for printing graphs and for
 // hashing them, and compares by value.

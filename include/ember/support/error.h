@@ -1,4 +1,4 @@
-// ember's two kinds of error (DESIGN.md principle 6), and the user error for bad data.
+// ember's two kinds of error (docs/principles.md, principle 6), and the user error for bad data.
 //
 // ember::Error is a user error: the message says what happened, why, and what to do.
 // ember::InternalError is ember's own bug: the message says so and asks for a report.

@@ -1,7 +1,7 @@
 // SHA-256 (FIPS 180-4), ember's own implementation.
 //
 // ember keys its on-disk kernel cache by SHA-256 digests of everything that changes a
-// compiled binary (DESIGN.md principle 8), and checks cached shared objects against the
+// compiled binary (docs/principles.md, principle 8), and checks cached shared objects against the
 // digest recorded in their manifest before loading them. A cryptographic hash makes an
 // accidental collision between two different kernels practically impossible.
 #pragma once
