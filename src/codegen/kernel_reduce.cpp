@@ -283,10 +283,10 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
     w_.line("const " + acc_t + " acc = static_cast<" + acc_t + ">(total + static_cast<double>(" +
             "ember_rt::reduce_add(" + all + ")) + static_cast<double>(tail));");
   } else {
-    w_.line("const " + acc_t + " acc = " +
-            combine(s.reduce_op, s.acc_dtype, std::string("ember_rt::") + h + "(" + all + ")",
-                    "tail") +
-            ";");
+    w_.line(
+        "const " + acc_t + " acc = " +
+        combine(s.reduce_op, s.acc_dtype, std::string("ember_rt::") + h + "(" + all + ")", "tail") +
+        ";");
   }
   ExprEmitter em(task_, names_in);
   em.set_acc("acc");
@@ -315,8 +315,9 @@ void KernelWriter::reduce_scalar_body(const Stage& s, NameScope names, const std
   } else {
     w_.line("best = " + combine(s.reduce_op, s.acc_dtype, "best", "x") + ";");
     if (blocked)
-      w_.line("if (++steps == 4096) { total += static_cast<double>(best); best = 0.0f; "
-              "steps = 0; }");
+      w_.line(
+          "if (++steps == 4096) { total += static_cast<double>(best); best = 0.0f; "
+          "steps = 0; }");
   }
   for (int i = 0; i < opened; ++i) w_.close("}");
   if (blocked) {

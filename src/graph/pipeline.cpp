@@ -1,4 +1,5 @@
-// The graph optimizer's pass list: the first file a newcomer reads (docs/principles.md, principle 2).
+// The graph optimizer's pass list: the first file a newcomer reads (docs/principles.md,
+// principle 2).
 //
 // Order matters:
 //   1. eliminate_dead_code  - first, so later passes do not work on nodes nobody needs;

@@ -54,9 +54,12 @@ int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 std::optional<int64_t> fold_int(BinaryOp op, int64_t a, int64_t b) {
   switch (op) {
     // Wrapping, as the kernels' integer arithmetic (-fwrapv) and PyTorch's.
-    case BinaryOp::Add: return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-    case BinaryOp::Sub: return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-    case BinaryOp::Mul: return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    case BinaryOp::Add:
+      return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    case BinaryOp::Sub:
+      return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+    case BinaryOp::Mul:
+      return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
     case BinaryOp::FloorDiv: return b == 0 ? std::nullopt : std::optional(floor_div(a, b));
     case BinaryOp::Mod: return b == 0 ? std::nullopt : std::optional(floor_mod(a, b));
     case BinaryOp::Max: return std::max(a, b);

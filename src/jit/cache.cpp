@@ -12,11 +12,11 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <future>
-#include <map>
 #include <list>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -169,8 +169,8 @@ struct Prepared {
 
 Prepared prepare(const BuildRequest& request) {
   EMBER_ASSERT(!request.sources.empty(), "build request '" << request.name << "' has no sources");
-  Prepared p{request.name,    request.isa, request.sources, base_flags(), &compiler_for_keys(),
-             "",              request.progress};
+  Prepared p{request.name,         request.isa, request.sources, base_flags(),
+             &compiler_for_keys(), "",          request.progress};
   bool has_abi = std::any_of(p.sources.begin(), p.sources.end(), [](const std::string& s) {
     return s.find(kAbiFunction) != std::string::npos;
   });
@@ -361,8 +361,8 @@ Built build_entry(const Prepared& p, const fs::path& kernels) {
   if (!renamed && why != ENOTEMPTY && why != EEXIST) {
     fs::remove_all(tmp, ec);
     EMBER_THROW("ember cannot publish the kernel module it built into its cache: renaming "
-                << tmp.string() << " to " << entry.string() << " failed ("
-                << std::strerror(why) << "). Check that the cache directory is writable, or set "
+                << tmp.string() << " to " << entry.string() << " failed (" << std::strerror(why)
+                << "). Check that the cache directory is writable, or set "
                 << "EMBER_CACHE_DIR to one that is.");
   }
   Built built{seconds, renamed};

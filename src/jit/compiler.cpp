@@ -544,8 +544,9 @@ void run_checked(const std::vector<std::string>& argv, const std::string& output
   EMBER_CHECK(r.started, "ember could not run the C++ compiler '"
                              << argv[0] << "': " << r.output
                              << ". Set EMBER_CXX to a working C++ compiler.");
-  EMBER_CHECK(!r.timed_out, "the C++ compiler ran longer than " << compile_timeout_seconds()
-                                << " s building " << output << " and was stopped; raise "
+  EMBER_CHECK(!r.timed_out, "the C++ compiler ran longer than "
+                                << compile_timeout_seconds() << " s building " << output
+                                << " and was stopped; raise "
                                 << "EMBER_COMPILE_TIMEOUT (seconds) if the machine is slow."
                                 << "\n  command: " << quote_command(argv));
   EMBER_CHECK(r.exit_code < 128, "the C++ compiler was killed (signal "

@@ -61,9 +61,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, double timeout_s
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       pollfd p{fds[0], POLLIN, 0};
-      const int ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(std::min<int64_t>(
-                                                          left.count(), 1000 * 1000)))
-                                         : 0;
+      const int ready =
+          left.count() > 0
+              ? poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000 * 1000)))
+              : 0;
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0 && std::chrono::steady_clock::now() >= deadline) {
         // Out of time: kill it; its end of the pipe closes, so the reads below see EOF

@@ -53,8 +53,8 @@ std::vector<TensorType> infer_layer_norm(const std::vector<TensorType>& in, cons
   return {TensorType{x.dtype, x.shape, device}};
 }
 
-// mean[rows] = x0 + sum (x - x0) / D; rstd[rows] = 1 / sqrt(sum (x - mean)^2 / D + eps) (two passes, for
-// accuracy); out = (x - mean) * rstd [* weight] [+ bias].
+// mean[rows] = x0 + sum (x - x0) / D; rstd[rows] = 1 / sqrt(sum (x - mean)^2 / D + eps) (two
+// passes, for accuracy); out = (x - mean) * rstd [* weight] [+ bias].
 ir::Task lower_layer_norm(const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                           const OpAttrs& attrs) {
   const NormAttrs& a = attrs_as<NormAttrs>(attrs);

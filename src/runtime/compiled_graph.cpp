@@ -437,9 +437,7 @@ std::vector<Tensor> CompiledGraph::Impl::make_outputs(const RunPlan& rp,
 }
 
 CompiledGraph::CompiledGraph(ExecPlan plan)
-    : plan_(std::move(plan)),
-      num_threads_(0),
-      impl_(std::make_unique<Impl>(plan_)) {}
+    : plan_(std::move(plan)), num_threads_(0), impl_(std::make_unique<Impl>(plan_)) {}
 
 CompiledGraph::~CompiledGraph() = default;
 

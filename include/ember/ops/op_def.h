@@ -1,5 +1,6 @@
 // OpDef: everything ember knows about one operator, defined in one place
-// (docs/principles.md, principle 3): its name, its shape and dtype rule, and its compute definition.
+// (docs/principles.md, principle 3): its name, its shape and dtype rule, and its compute
+// definition.
 //
 // The compute definition depends on the operator's kind:
 //   Elementwise, Injective : compute(args) gives the output value at args.idx, loading its
