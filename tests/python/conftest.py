@@ -27,3 +27,9 @@ def ember_cache_dir() -> Iterator[str]:
     yield os.environ["EMBER_CACHE_DIR"]
     if _OWN_CACHE is not None:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--opinfo-all", action="store_true", default=False,
+                     help="test_opinfo.py: every sample of every OpInfo operator (slow); "
+                          "by default each operator runs its first sample only")
