@@ -47,6 +47,7 @@ import importlib.metadata as md
 import shutil
 
 wanted = {"torch": "2.13.0", "numpy": None, "pytest": None, "tqdm": None, "ruff": None,
+          "expecttest": None,
           "nanobind": None, "scikit-build-core": None}
 if shutil.which("cmake") is None:
     wanted["cmake"] = None
