@@ -7,7 +7,8 @@
 - methods.py: torch.Tensor methods, reusing the function converters;
 - modules.py: torch.nn modules, as ModuleConverter subclasses;
 - composites.py: operators composed of ember's basic ones (padding modes, flips, rolls,
-  gathers, smooth activations, logsumexp, norms and distances, einsum, losses);
+  gathers, smooth activations, logsumexp, rounded division), on composite_math.py;
+- norms_losses.py: instance and RMS norms, vector norms and distances, einsum, losses;
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the splitter.
@@ -20,10 +21,12 @@ from ember.torch.converters import (
     methods,
     modules,
     nn_functions,
+    norms_losses,
     tensors,
     writes,
 )
 
 __all__ = [
-    "aten", "composites", "functions", "methods", "modules", "nn_functions", "tensors", "writes",
+    "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
+    "tensors", "writes",
 ]

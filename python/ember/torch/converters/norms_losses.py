@@ -1,0 +1,414 @@
+"""Converters composed of ember's basic operators for normalization (instance and RMS
+norms), vector norms and the distances built on them, ``einsum`` with one or two operands,
+and the common losses (cross entropy, nll, mse, l1, smooth l1, huber). Calls a converter
+cannot compute exactly raise ``unsupported`` and run in eager PyTorch.
+"""
+
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ember.torch.context import ember_dtype, torch_dtype
+from ember.torch.converters import functions as fn
+from ember.torch.converters.common import (
+    binary,
+    cast,
+    common_dtype,
+    dtype_name,
+    is_float_dtype,
+    is_tensor,
+    norm_dim,
+    norm_dims,
+    ops,
+    py_value,
+    rank,
+    shape_of,
+    static_shape,
+    to_float,
+    unsupported,
+)
+from ember.torch.converters.composite_math import (
+    check_nonempty,
+)
+from ember.torch.converters.composites import gather
+from ember.torch.converters.functions import register
+from ember.torch.registry import (
+    builtin_registrations,
+    register_method,
+)
+
+
+# ---- normalization -------------------------------------------------------------------------
+def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
+                  weight: Any = None, bias: Any = None, use_input_stats: bool = True,
+                  momentum: Any = 0.1, eps: Any = 1e-5) -> Any:
+    if not use_input_stats:
+        from ember.torch.converters import nn_functions as nn_fn
+
+        return nn_fn.batch_norm(input, running_mean, running_var, weight, bias, False,
+                                momentum, eps)
+    if running_mean is not None or running_var is not None:
+        raise unsupported("instance_norm that updates running statistics")
+    if rank(input) < 3:
+        raise unsupported("instance_norm of a tensor of rank < 3")
+    x = to_float(input)
+    dims = list(range(2, rank(x)))
+    centered = x - ops.mean(x, dims, True)
+    var = ops.mean(centered * centered, dims, True)
+    y = centered * ops.rsqrt(var + float(py_value(eps)))
+    channel_shape = [shape_of(x)[1]] + [1] * (rank(x) - 2)
+    if weight is not None:
+        y = y * ops.reshape(weight, channel_shape)
+    if bias is not None:
+        y = y + ops.reshape(bias, channel_shape)
+    return y
+
+
+def rms_norm(input: Any, normalized_shape: Any, weight: Any = None, eps: Any = None) -> Any:
+    dt = dtype_name(input)
+    if not is_float_dtype(dt):
+        raise unsupported("rms_norm of a non-float tensor")
+    n = len(normalized_shape)
+    dims = list(range(rank(input) - n, rank(input)))
+    compute = "float64" if dt == "float64" else "float32"
+    x = cast(input, compute)
+    # torch's default eps is that of the dtype it computes in (float32 for half types)
+    e = torch.finfo(torch_dtype(compute)).eps if eps is None else float(py_value(eps))
+    y = x * ops.rsqrt(ops.mean(x * x, dims, True) + e)
+    y = cast(y, dt)
+    return y if weight is None else y * weight
+
+
+def _norm(x: Any, p: Any, dims: list[int], keepdim: bool) -> Any:
+    """The vector p-norm of a float tensor over dims (torch.linalg.vector_norm)."""
+    if isinstance(p, str):
+        if p != "fro":
+            raise unsupported(f"the {p!r} norm")
+        p = 2.0
+    p = float(py_value(p))
+    if p == float("inf") or p == float("-inf"):
+        check_nonempty(x, dims, "an inf-norm")
+        reduce = ops.max if p > 0 else ops.min
+        return reduce(ops.abs(x), dims, keepdim)
+    if p == 0:
+        return ops.sum(ops.cast(ops.not_equal(x, 0.0), dtype_name(x)), dims, keepdim)
+    if p == 1:
+        return ops.sum(ops.abs(x), dims, keepdim)
+    if p == 2:
+        return ops.sqrt(ops.sum(x * x, dims, keepdim))
+    if p != p or p < 0:
+        raise unsupported(f"the vector norm of order {p}")
+    return ops.pow(ops.sum(ops.pow(ops.abs(x), p), dims, keepdim), 1.0 / p)
+
+
+def _norm_input(input: Any, dtype: Any) -> Any:
+    if dtype is not None:
+        return cast(input, ember_dtype(dtype))
+    if not is_float_dtype(dtype_name(input)):
+        raise unsupported("the norm of a non-float tensor")
+    return input
+
+
+def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None, out: Any = None) -> Any:
+    if out is not None:
+        raise unsupported("out= arguments")
+    x = _norm_input(x, dtype)
+    return _norm(x, ord, norm_dims(dim, rank(x)), keepdim)
+
+
+def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
+         dtype: Any = None) -> Any:
+    if out is not None:
+        raise unsupported("out= arguments")
+    x = _norm_input(input, dtype)
+    if p is None:
+        p = 2.0
+    if isinstance(p, str) and p != "fro":
+        raise unsupported(f"torch.norm with p={p!r}")
+    return _norm(x, p, norm_dims(dim, rank(x)), keepdim)
+
+
+def linalg_norm(input: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+                out: Any = None, dtype: Any = None) -> Any:
+    vector = (isinstance(dim, int) or (isinstance(dim, (tuple, list)) and len(dim) == 1)
+              or (dim is None and (ord is None or rank(input) == 1)))
+    if not vector and ord not in (None, "fro"):
+        raise unsupported(f"the matrix norm ord={ord!r}")
+    return vector_norm(input, 2 if ord in (None, "fro") else ord, dim, keepdim, dtype=dtype,
+                       out=out)
+
+
+def normalize(input: Any, p: Any = 2.0, dim: Any = 1, eps: Any = 1e-12, out: Any = None) -> Any:
+    if out is not None:
+        raise unsupported("out= arguments")
+    x = _norm_input(input, None)
+    denom = ops.maximum(_norm(x, p, [norm_dim(dim, rank(x))], True), float(py_value(eps)))
+    return x / denom
+
+
+def pairwise_distance(x1: Any, x2: Any, p: Any = 2.0, eps: Any = 1e-6,
+                      keepdim: bool = False) -> Any:
+    dt = common_dtype(x1, x2)
+    if not is_float_dtype(dt):
+        raise unsupported("pairwise_distance of non-float tensors")
+    n = builtins.max(rank(x1), rank(x2))
+    if n == 0:
+        raise unsupported("pairwise_distance of 0-d tensors")
+    diff = binary(ops.sub, x1, x2, dtype=dt) + float(py_value(eps))
+    if rank(diff) == 1 and n == 1:
+        return _norm(diff, p, [0], keepdim)
+    return _norm(diff, p, [rank(diff) - 1], keepdim)
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: Any = 1, eps: Any = 1e-8) -> Any:
+    dt = common_dtype(x1, x2)
+    if not is_float_dtype(dt):
+        raise unsupported("cosine_similarity of non-float tensors")
+    a, b = cast(x1, dt), cast(x2, dt)
+    n = builtins.max(rank(a), rank(b))
+    d = norm_dim(dim, n)
+    e = float(py_value(eps))
+    shape = torch.broadcast_shapes(tuple(static_shape(a, "cosine_similarity")),
+                                   tuple(static_shape(b, "cosine_similarity")))
+    a = ops.expand(a, list(shape)) if tuple(a.shape) != tuple(shape) else a
+    b = ops.expand(b, list(shape)) if tuple(b.shape) != tuple(shape) else b
+    na = ops.maximum(_norm(a, 2.0, [d], True), e)
+    nb = ops.maximum(_norm(b, 2.0, [d], True), e)
+    return ops.sum((a / na) * (b / nb), [d], False)
+
+
+# ---- einsum --------------------------------------------------------------------------------
+def _einsum_terms(equation: str, ranks: list[int]) -> tuple[list[str], str]:
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise unsupported(f"einsum {equation!r} with {len(ranks)} operands")
+    # "..." becomes upper-case letters that name the broadcast dims, right-aligned
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
+    width = 0
+    for t, r in zip(terms, ranks, strict=True):
+        if "..." in t:
+            width = builtins.max(width, r - (len(t) - 3))
+    dots = "".join(spare[:width])
+    out_terms = []
+    for t, r in zip(terms, ranks, strict=True):
+        if "..." in t:
+            k = r - (len(t) - 3)
+            t = t.replace("...", dots[width - k:] if k else "")
+        if len(t) != r or not t.isalpha():
+            raise unsupported(f"einsum term {t!r} for an operand of rank {r}")
+        out_terms.append(t)
+    if arrow:
+        rhs = rhs.replace("...", dots)
+    else:
+        counts = {c: "".join(out_terms).count(c) for c in "".join(out_terms)}
+        rhs = dots + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in dots))
+    if not rhs.isalpha() and rhs:
+        raise unsupported(f"einsum output {rhs!r}")
+    return out_terms, rhs
+
+
+def einsum(equation: Any, *operands: Any) -> Any:
+    if not isinstance(equation, str):
+        raise unsupported("einsum in the sublist format")
+    if len(operands) == 1 and isinstance(operands[0], (tuple, list)):
+        operands = tuple(operands[0])
+    if not 1 <= len(operands) <= 2 or not all(is_tensor(o) for o in operands):
+        raise unsupported("einsum with more than two operands")
+    terms, out = _einsum_terms(equation, [rank(o) for o in operands])
+    if any(len(set(t)) != len(t) for t in terms) or len(set(out)) != len(out):
+        raise unsupported("einsum with a repeated index in one term (diagonals)")
+    if any(c not in "".join(terms) for c in out):
+        raise unsupported(f"einsum output {out!r} names an index no operand has")
+    size: dict[str, int] = {}
+    for t, o in zip(terms, operands, strict=True):
+        for c, s in zip(t, static_shape(o, "einsum"), strict=True):
+            if size.setdefault(c, s) != s:
+                raise unsupported("einsum with broadcast (size-1) dimensions")
+    dt = common_dtype(*operands)
+    xs = [cast(o, dt) for o in operands]
+
+    if len(xs) == 1:
+        x, t = xs[0], terms[0]
+        gone = [i for i, c in enumerate(t) if c not in out]
+        if gone:
+            x = ops.sum(x, gone, False)
+            t = "".join(c for c in t if c in out)
+        order = [t.index(c) for c in out]
+        return ops.permute(x, order) if order != list(range(len(order))) else x
+    (a, b), (ta, tb) = xs, terms
+    ga = [i for i, c in enumerate(ta) if c not in out and c not in tb]
+    if ga:
+        a, ta = ops.sum(a, ga, False), "".join(c for c in ta if c in out or c in tb)
+    gb = [i for i, c in enumerate(tb) if c not in out and c not in ta]
+    if gb:
+        b, tb = ops.sum(b, gb, False), "".join(c for c in tb if c in out or c in ta)
+    batch = [c for c in ta if c in tb and c in out]
+    contract = [c for c in ta if c in tb and c not in out]
+    left = [c for c in ta if c not in tb]
+    right = [c for c in tb if c not in ta]
+
+    def prod(cs: list[str]) -> int:
+        return math.prod(size[c] for c in cs)
+
+    a = ops.permute(a, [ta.index(c) for c in batch + left + contract])
+    b = ops.permute(b, [tb.index(c) for c in batch + contract + right])
+    a = ops.reshape(a, [prod(batch), prod(left), prod(contract)])
+    b = ops.reshape(b, [prod(batch), prod(contract), prod(right)])
+    y = ops.matmul(a, b)
+    got = batch + left + right
+    y = ops.reshape(y, [size[c] for c in got])
+    order = [got.index(c) for c in out]
+    return ops.permute(y, order) if order != list(range(len(order))) else y
+
+
+# ---- losses --------------------------------------------------------------------------------
+def _reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        raise unsupported("the deprecated size_average/reduce arguments")
+    if reduction not in ("mean", "sum", "none"):
+        raise unsupported(f"reduction={reduction!r}")
+    return reduction
+
+
+def _reduce_loss(loss: Any, reduction: str) -> Any:
+    if reduction == "none":
+        return loss
+    all_dims = list(range(rank(loss)))
+    if reduction == "sum":
+        return ops.sum(loss, all_dims, False)
+    return ops.mean(loss, all_dims, False)
+
+
+def _pointwise_loss(kind: str) -> Any:
+    def convert(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+                reduction: str = "mean", **kw: Any) -> Any:
+        how = _reduction(size_average, reduce, reduction)
+        dt = common_dtype(input, target)
+        if not is_float_dtype(dt):
+            raise unsupported(f"{kind} loss of non-float tensors")
+        if kw.get("weight") is not None:
+            raise unsupported(f"{kind} loss with weight")
+        d = binary(ops.sub, input, target, dtype=dt)
+        if kind == "mse":
+            loss = d * d
+        elif kind == "l1":
+            loss = ops.abs(d)
+        else:
+            ad = ops.abs(d)
+            beta = float(py_value(kw.get("beta", kw.get("delta", 1.0))))
+            if kind == "smooth_l1" and beta == 0:
+                loss = ad
+            elif beta <= 0:
+                raise unsupported(f"{kind} loss with a non-positive parameter {beta}")
+            elif kind == "smooth_l1":
+                loss = ops.where(ops.less(ad, beta), (d * d * 0.5) / beta, ad - 0.5 * beta)
+            else:  # huber
+                loss = ops.where(ops.less(ad, beta), d * d * 0.5, (ad - 0.5 * beta) * beta)
+        return _reduce_loss(loss, how)
+
+    convert.__name__ = convert.__qualname__ = f"{kind}_loss"
+    return convert
+
+
+def mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+             reduction: str = "mean", weight: Any = None) -> Any:
+    return _pointwise_loss("mse")(input, target, size_average, reduce, reduction, weight=weight)
+
+
+def l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+            reduction: str = "mean") -> Any:
+    return _pointwise_loss("l1")(input, target, size_average, reduce, reduction)
+
+
+def smooth_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Any:
+    return _pointwise_loss("smooth_l1")(input, target, size_average, reduce, reduction,
+                                        beta=beta)
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0,
+               weight: Any = None) -> Any:
+    return _pointwise_loss("huber")(input, target, None, None, reduction, delta=delta,
+                                    weight=weight)
+
+
+def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = None,
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Any:
+    how = _reduction(size_average, reduce, reduction)
+    if not is_tensor(target) or dtype_name(target) not in ("int64", "int32", "uint8"):
+        raise unsupported("nll_loss with targets that are not class indices")
+    x = input
+    if not is_float_dtype(dtype_name(x)):
+        raise unsupported("nll_loss of a non-float input")
+    if rank(x) == 1:
+        if rank(target) != 0:
+            raise unsupported("nll_loss of a 1-d input with a target that is not 0-d")
+        x, target = ops.unsqueeze(x, [0]), ops.reshape(target, [1])
+    if rank(x) < 2 or rank(target) != rank(x) - 1:
+        raise unsupported("nll_loss with mismatched input and target ranks")
+    shape = static_shape(x, "nll_loss")
+    c = shape[1]
+    if static_shape(target, "nll_loss") != shape[:1] + shape[2:]:
+        raise unsupported("nll_loss with a target whose shape does not match the input")
+    t = cast(target, "int64")
+    ignored = ops.equal(t, int(ignore_index))
+    safe = ops.where(ignored, 0, t)  # ignored targets pick class 0, then count as 0
+    picked = ops.squeeze(gather(x, 1, ops.unsqueeze(safe, [1])), [1])
+    if weight is not None:
+        table = ops.reshape(cast(weight, dtype_name(x)), [c, 1])
+        w = ops.where(ignored, 0.0, ops.reshape(ops.embedding(table, safe), shape[:1] + shape[2:]))
+    else:
+        w = ops.cast(ops.logical_not(ignored), dtype_name(x))
+    loss = ops.neg(picked) * w
+    if how == "none":
+        return loss if rank(input) != 1 else ops.reshape(loss, [])
+    dims = list(range(rank(loss)))
+    total = ops.sum(loss, dims, False)
+    if how == "sum":
+        return total
+    return total / ops.sum(w, dims, False)
+
+
+def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,
+                  ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Any:
+    if float(py_value(label_smoothing)) != 0.0:
+        raise unsupported("cross_entropy with label_smoothing")
+    if is_tensor(target) and is_float_dtype(dtype_name(target)):
+        raise unsupported("cross_entropy with class-probability targets")
+    x = to_float(input)
+    logp = fn.log_softmax(x, 0 if rank(x) == 1 else 1)
+    return nll_loss(logp, target, weight, size_average, ignore_index, reduce, reduction)
+
+
+
+def _register_all() -> None:
+    register(instance_norm, F.instance_norm)
+    register(rms_norm, F.rms_norm, torch.rms_norm)
+    register(norm, torch.norm, torch.functional.norm)
+    register(vector_norm, torch.linalg.vector_norm, torch._C._linalg.linalg_vector_norm)
+    register(linalg_norm, torch.linalg.norm, torch._C._linalg.linalg_norm)
+    register(normalize, F.normalize)
+    register(pairwise_distance, F.pairwise_distance, torch.pairwise_distance)
+    register(cosine_similarity, F.cosine_similarity, torch.cosine_similarity)
+    register(einsum, torch.einsum, torch.functional.einsum)
+    register(mse_loss, F.mse_loss)
+    register(l1_loss, F.l1_loss)
+    register(smooth_l1_loss, F.smooth_l1_loss)
+    register(huber_loss, F.huber_loss)
+    register(nll_loss, F.nll_loss)
+    register(cross_entropy, F.cross_entropy)
+    with builtin_registrations():
+        register_method("norm")(norm)
+
+
+_register_all()
