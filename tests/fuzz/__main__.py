@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from tests.fuzz.campaign import run_campaign
-from tests.fuzz.program import generate
+from tests.fuzz.generate import generate
 from tests.fuzz.runner import FINDINGS
 
 

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.fuzz.program import Op, Program, TensorSpec, generate, prune
+from tests.fuzz.generate import generate, prune
+from tests.fuzz.program import Op, Program, TensorSpec
 from tests.fuzz.runner import FINDINGS, Worker
 
 _KIND_OF_DTYPE = {"float32": "randn", "int64": "randint", "bool": "mask"}

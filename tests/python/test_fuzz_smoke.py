@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.fuzz.campaign import run_campaign  # noqa: E402
-from tests.fuzz.program import generate  # noqa: E402
+from tests.fuzz.generate import generate  # noqa: E402
 from tests.fuzz.runner import FINDINGS  # noqa: E402
 
 # Seeds whose programs hit a known ember bug, excluded so that CI stays green; each names it.
