@@ -27,6 +27,7 @@
 #include "ember/jit/compiler.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
+#include "process.h"
 
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
@@ -60,6 +61,7 @@ std::string unique_suffix() {
 }  // namespace detail
 
 using detail::debug_log;
+using detail::env_or_empty;
 
 namespace {
 
@@ -71,11 +73,6 @@ constexpr char kAbiDefinition[] =
     "\n\n// Added by ember's kernel cache: the loader checks the runtime ABI version.\n"
     "#include <ember_rt/kernel.h>\n"
     "extern \"C\" int ember_module_abi() { return EMBER_RT_ABI_VERSION; }\n";
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
 
 fs::path home_dir() {
   std::string home = env_or_empty("HOME");

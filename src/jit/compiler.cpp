@@ -34,15 +34,12 @@ namespace fs = std::filesystem;
 namespace {
 
 using detail::debug_log;
+using detail::env_or_empty;
 using detail::unique_suffix;
 using detail::ProcessResult;
 using detail::quote_command;
 using detail::run_process;
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
 
 }  // namespace
 

@@ -31,14 +31,11 @@ namespace fs = std::filesystem;
 namespace {
 
 using detail::debug_log;
+using detail::env_or_empty;
 using detail::ProcessResult;
 using detail::run_process;
 using detail::unique_suffix;
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
 
 // ---------------------------------------------------------------------------------------
 // Compiler discovery.

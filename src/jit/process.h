@@ -19,6 +19,9 @@ struct ProcessResult {
 // (SIGKILL) and the result says timed_out.
 ProcessResult run_process(const std::vector<std::string>& argv, double timeout_seconds = 0);
 
+// The value of environment variable `name`, or "" when it is not set.
+std::string env_or_empty(const char* name);
+
 // The command as a shell would read it, for error messages.
 std::string quote_command(const std::vector<std::string>& argv);
 
