@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from _helpers_torch import check
 from torch import nn
 
 import ember
@@ -24,22 +25,6 @@ def fresh():
     ember.torch.dynamo_config.reset()
     yield
     torch._dynamo.reset()
-
-
-def check(fn, *args, tol=1e-5, **options):
-    compiled = torch.compile(fn, backend="ember", options={"strict": True, **options})
-    with torch.no_grad():
-        actual = compiled(*args)
-        expected = fn(*args)
-    actual = actual if isinstance(actual, (tuple, list)) else [actual]
-    expected = expected if isinstance(expected, (tuple, list)) else [expected]
-    assert len(actual) == len(expected)
-    for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
-        assert a.dtype == e.dtype, f"output {i}: {a.dtype} != {e.dtype}"
-        assert a.shape == e.shape, f"output {i}: {a.shape} != {e.shape}"
-        torch.testing.assert_close(a, e, atol=tol, rtol=tol, equal_nan=True,
-                                   msg=lambda m, i=i: f"output {i}: {m}")
-
 
 def test_activations():
     x = torch.randn(4, 8) * 4

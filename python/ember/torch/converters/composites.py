@@ -63,6 +63,7 @@ from ember.torch.converters.composite_math import (
     trunc_float64,
 )
 from ember.torch.converters.functions import register
+from ember.torch.converters.modules import activation_converter
 from ember.torch.registry import (
     ModuleConverter,
     builtin_registrations,
@@ -431,15 +432,6 @@ _METHODS = {
 }
 
 
-def _activation(function: Any, *attrs: str) -> type[ModuleConverter]:
-    class Activation(ModuleConverter):
-        def __call__(self, input: Any) -> Any:
-            return function(input, *(getattr(self.module, a) for a in attrs))
-
-    Activation.__name__ = Activation.__qualname__ = f"{function.__name__}_module"
-    return Activation
-
-
 class SoftminConverter(ModuleConverter):
     def __call__(self, input: Any) -> Any:
         return softmin(input, self.module.dim)
@@ -470,10 +462,10 @@ def _register_all() -> None:
             if hasattr(torch.Tensor, name):
                 register_method(name)(converter)
         for module_class, converter in (
-            (nn.Softplus, _activation(softplus, "beta", "threshold")),
-            (nn.ELU, _activation(elu, "alpha")), (nn.SELU, _activation(selu)),
-            (nn.CELU, _activation(celu, "alpha")), (nn.Mish, _activation(mish)),
-            (nn.LogSigmoid, _activation(logsigmoid)), (nn.Softmin, SoftminConverter),
+            (nn.Softplus, activation_converter(softplus, "beta", "threshold")),
+            (nn.ELU, activation_converter(elu, "alpha")), (nn.SELU, activation_converter(selu)),
+            (nn.CELU, activation_converter(celu, "alpha")), (nn.Mish, activation_converter(mish)),
+            (nn.LogSigmoid, activation_converter(logsigmoid)), (nn.Softmin, SoftminConverter),
         ):
             register_module(module_class)(converter)
 

@@ -70,7 +70,8 @@ class EmbeddingConverter(ModuleConverter):
         return nn_fn.embedding(input, self.param("weight"), m.padding_idx, m.max_norm)
 
 
-def _activation(function: Any, *attrs: str) -> type[ModuleConverter]:
+def activation_converter(function: Any, *attrs: str) -> type[ModuleConverter]:
+    """A module converter calling `function(input, *module attributes)`."""
     class Activation(ModuleConverter):
         def __call__(self, input: Any) -> Any:
             return function(input, *(getattr(self.module, a) for a in attrs))
@@ -150,13 +151,14 @@ def _register_all() -> None:
         (nn.Conv1d, Conv1dConverter), (nn.BatchNorm1d, BatchNormConverter),
         (nn.BatchNorm2d, BatchNormConverter), (nn.LayerNorm, LayerNormConverter),
         (nn.GroupNorm, GroupNormConverter), (nn.Embedding, EmbeddingConverter),
-        (nn.ReLU, _activation(fn.relu)), (nn.ReLU6, _activation(fn.relu6)),
-        (nn.GELU, _activation(fn.gelu, "approximate")), (nn.SiLU, _activation(fn.silu)),
-        (nn.Hardswish, _activation(fn.hardswish)),
-        (nn.Hardsigmoid, _activation(fn.hardsigmoid)),
-        (nn.Hardtanh, _activation(fn.hardtanh, "min_val", "max_val")),
-        (nn.LeakyReLU, _activation(fn.leaky_relu, "negative_slope")),
-        (nn.Sigmoid, _activation(fn.sigmoid)), (nn.Tanh, _activation(fn.tanh)),
+        (nn.ReLU, activation_converter(fn.relu)), (nn.ReLU6, activation_converter(fn.relu6)),
+        (nn.GELU, activation_converter(fn.gelu, "approximate")),
+        (nn.SiLU, activation_converter(fn.silu)),
+        (nn.Hardswish, activation_converter(fn.hardswish)),
+        (nn.Hardsigmoid, activation_converter(fn.hardsigmoid)),
+        (nn.Hardtanh, activation_converter(fn.hardtanh, "min_val", "max_val")),
+        (nn.LeakyReLU, activation_converter(fn.leaky_relu, "negative_slope")),
+        (nn.Sigmoid, activation_converter(fn.sigmoid)), (nn.Tanh, activation_converter(fn.tanh)),
         (nn.Softmax, SoftmaxConverter), (nn.Dropout, DropoutConverter),
         (nn.Identity, IdentityConverter), (nn.Flatten, FlattenConverter),
         (nn.MaxPool2d, MaxPool2dConverter), (nn.AvgPool2d, AvgPool2dConverter),
