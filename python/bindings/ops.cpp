@@ -2,6 +2,7 @@
 //
 // Binary operators take tensors or Python numbers (a number takes the other operand's
 // dtype); dims are an int, a list of ints or None; shapes are lists of ints and symbol names.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -15,26 +16,8 @@ namespace ember::py {
 
 namespace {
 
-using UnaryFn = Tensor (*)(const Tensor&);
-using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
 using ReduceFn = Tensor (*)(const Tensor&, const std::vector<int64_t>&, bool);
 using ArgReduceFn = Tensor (*)(const Tensor&, int64_t, bool);
-
-template <UnaryFn fn>
-void def_unary(nb::module_& m, const char* name, const char* doc) {
-  m.def(
-      name, [](const Tensor& x) { return fn(x); }, nb::arg("x"), doc);
-}
-
-template <BinaryFn fn>
-void def_binary(nb::module_& m, const char* name, const char* doc) {
-  m.def(
-      name,
-      [name](const Operand& a, const Operand& b) {
-        return fn(operand_tensor(a, b, name), operand_tensor(b, a, name));
-      },
-      nb::arg("a"), nb::arg("b"), doc);
-}
 
 template <ReduceFn fn>
 void def_reduce(nb::module_& m, const char* name, const char* doc) {
@@ -51,6 +34,34 @@ void def_arg_reduce(nb::module_& m, const char* name, const char* doc) {
       nb::arg("x"), nb::arg("dim"), nb::arg("keepdim") = false, doc);
 }
 
+const char* domain_name(ir::UnaryDomain d) {
+  switch (d) {
+    case ir::UnaryDomain::Float: return "float";
+    case ir::UnaryDomain::Signed: return "signed";
+    case ir::UnaryDomain::FloatOrIdentity: return "float_or_identity";
+    case ir::UnaryDomain::Predicate: return "predicate";
+    case ir::UnaryDomain::Logical: return "logical";
+    case ir::UnaryDomain::Bitwise: return "bitwise";
+  }
+  return "";
+}
+
+const char* kind_name(ir::BinaryKind k) {
+  switch (k) {
+    case ir::BinaryKind::Arith: return "arith";
+    case ir::BinaryKind::Div: return "div";
+    case ir::BinaryKind::Pow: return "pow";
+    case ir::BinaryKind::Integer: return "integer";
+    case ir::BinaryKind::Remainder: return "remainder";
+    case ir::BinaryKind::Float: return "float";
+    case ir::BinaryKind::Compare: return "compare";
+    case ir::BinaryKind::Logical: return "logical";
+    case ir::BinaryKind::Bitwise: return "bitwise";
+    case ir::BinaryKind::Shift: return "shift";
+  }
+  return "";
+}
+
 bool gelu_uses_tanh(const std::string& approximate) {
   if (approximate == "none") return false;
   if (approximate == "tanh") return true;
@@ -59,18 +70,6 @@ bool gelu_uses_tanh(const std::string& approximate) {
 }
 
 void bind_elementwise(nb::module_& m) {
-  def_unary<ops::neg>(m, "neg", "-x");
-  def_unary<ops::abs>(m, "abs", "|x|");
-  def_unary<ops::exp>(m, "exp", "e ** x");
-  def_unary<ops::log>(m, "log", "Natural logarithm.");
-  def_unary<ops::sqrt>(m, "sqrt", "Square root.");
-  def_unary<ops::rsqrt>(m, "rsqrt", "1 / sqrt(x)");
-  def_unary<ops::sigmoid>(m, "sigmoid", "1 / (1 + exp(-x))");
-  def_unary<ops::tanh>(m, "tanh", "Hyperbolic tangent.");
-  def_unary<ops::relu>(m, "relu", "max(x, 0)");
-  def_unary<ops::silu>(m, "silu", "x * sigmoid(x)");
-  def_unary<ops::erf>(m, "erf", "The error function.");
-  def_unary<ops::logical_not>(m, "logical_not", "not x, as bool.");
   m.def(
       "gelu",
       [](const Tensor& x, const std::string& approximate) {
@@ -78,28 +77,53 @@ void bind_elementwise(nb::module_& m) {
       },
       nb::arg("x"), nb::arg("approximate") = "none",
       "GELU; approximate='tanh' uses the tanh approximation, 'none' the exact erf form.");
+  // One function per row of the scalar operator tables (ember/ir/scalar_ops.h), unless bound
+  // above with more arguments.
+  for (auto* row = ir::unary_ops_begin(); row != ir::unary_ops_end(); ++row) {
+    if (nb::hasattr(m, row->fn)) continue;
+    m.def(
+        row->fn, [op = row->op](const Tensor& x) { return ops::unary(op, x); }, nb::arg("x"),
+        row->doc);
+  }
+  for (auto* row = ir::binary_ops_begin(); row != ir::binary_ops_end(); ++row) {
+    if (nb::hasattr(m, row->fn)) continue;
+    m.def(
+        row->fn,
+        [op = row->op, name = row->fn](const Operand& a, const Operand& b) {
+          return ops::binary(op, operand_tensor(a, b, name), operand_tensor(b, a, name));
+        },
+        nb::arg("a"), nb::arg("b"), row->doc);
+  }
+  m.def(
+      "scalar_op_table",
+      [] {
+        nb::list rows;
+        for (auto* row = ir::unary_ops_begin(); row != ir::unary_ops_end(); ++row) {
+          rows.append(nb::make_tuple(row->fn, 1, domain_name(row->domain)));
+        }
+        for (auto* row = ir::binary_ops_begin(); row != ir::binary_ops_end(); ++row) {
+          rows.append(nb::make_tuple(row->fn, 2, kind_name(row->kind)));
+        }
+        return rows;
+      },
+      "The scalar operators as (name, arity, dtype rule) tuples, in table order; the dtype rule "
+      "is the UnaryDomain or BinaryKind of ember/ir/scalar_ops.h in lower case.");
+  m.def(
+      "nan_to_num",
+      [](const Tensor& x, double nan, std::optional<double> posinf, std::optional<double> neginf) {
+        return ops::nan_to_num(x, nan, posinf, neginf);
+      },
+      nb::arg("x"), nb::arg("nan") = 0.0, nb::arg("posinf") = nb::none(),
+      nb::arg("neginf") = nb::none(),
+      "NaN, +inf and -inf replaced (by default: 0, the dtype's largest and lowest finite "
+      "values).");
+  m.def(
+      "elu", [](const Tensor& x, double alpha) { return ops::elu(x, alpha); }, nb::arg("x"),
+      nb::arg("alpha") = 1.0, "x above 0, alpha * (exp(x) - 1) below.");
+  m.def(
+      "celu", [](const Tensor& x, double alpha) { return ops::celu(x, alpha); }, nb::arg("x"),
+      nb::arg("alpha") = 1.0, "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).");
 
-  def_binary<ops::add>(m, "add", "a + b (numpy broadcasting)");
-  def_binary<ops::sub>(m, "sub", "a - b");
-  def_binary<ops::mul>(m, "mul", "a * b");
-  def_binary<ops::div>(m, "div", "a / b (true division: integers give float32)");
-  def_binary<ops::pow>(m, "pow", "a ** b");
-  def_binary<ops::floor_divide>(m, "floor_divide",
-                                "a // b for integers (rounds down); a zero divisor raises "
-                                "ember.DataError.");
-  def_binary<ops::remainder>(m, "remainder",
-                             "a % b for integers (the divisor's sign); a zero divisor raises "
-                             "ember.DataError.");
-  def_binary<ops::maximum>(m, "maximum", "Elementwise maximum.");
-  def_binary<ops::minimum>(m, "minimum", "Elementwise minimum.");
-  def_binary<ops::equal>(m, "equal", "a == b, as bool.");
-  def_binary<ops::not_equal>(m, "not_equal", "a != b, as bool.");
-  def_binary<ops::less>(m, "less", "a < b, as bool.");
-  def_binary<ops::less_equal>(m, "less_equal", "a <= b, as bool.");
-  def_binary<ops::greater>(m, "greater", "a > b, as bool.");
-  def_binary<ops::greater_equal>(m, "greater_equal", "a >= b, as bool.");
-  def_binary<ops::logical_and>(m, "logical_and", "a and b, as bool.");
-  def_binary<ops::logical_or>(m, "logical_or", "a or b, as bool.");
   m.def(
       "where",
       [](const Tensor& cond, const Operand& a, const Operand& b) {

@@ -219,8 +219,14 @@ void bind_tensor(nb::module_& m) {
   def_binary<ops::div>(cls, "__truediv__", "__rtruediv__", "/");
   def_binary<ops::pow>(cls, "__pow__", "__rpow__", "**");
   def_binary<ops::matmul>(cls, "__matmul__", "__rmatmul__", "@");
-  def_binary<ops::logical_and>(cls, "__and__", "__rand__", "&");
-  def_binary<ops::logical_or>(cls, "__or__", "__ror__", "|");
+  def_binary<ops::remainder>(cls, "__mod__", "__rmod__", "%");
+  def_binary<ops::floor_divide>(cls, "__floordiv__", "__rfloordiv__", "//");
+  // Bitwise, as numpy: on bool tensors the logical operators.
+  def_binary<ops::bitwise_and>(cls, "__and__", "__rand__", "&");
+  def_binary<ops::bitwise_or>(cls, "__or__", "__ror__", "|");
+  def_binary<ops::bitwise_xor>(cls, "__xor__", "__rxor__", "^");
+  def_binary<ops::bitwise_left_shift>(cls, "__lshift__", "__rlshift__", "<<");
+  def_binary<ops::bitwise_right_shift>(cls, "__rshift__", "__rrshift__", ">>");
   def_binary<ops::less>(cls, "__lt__", nullptr, "<");
   def_binary<ops::less_equal>(cls, "__le__", nullptr, "<=");
   def_binary<ops::greater>(cls, "__gt__", nullptr, ">");
@@ -230,7 +236,7 @@ void bind_tensor(nb::module_& m) {
   cls.def("__neg__", [](const Tensor& t) { return ops::neg(t); })
       .def("__pos__", [](const Tensor& t) { return t; })
       .def("__abs__", [](const Tensor& t) { return ops::abs(t); })
-      .def("__invert__", [](const Tensor& t) { return ops::logical_not(t); });
+      .def("__invert__", [](const Tensor& t) { return ops::bitwise_not(t); });
 
   // Creation.
   m.def(

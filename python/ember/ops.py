@@ -17,36 +17,16 @@ from ember import _C
 
 _ops = _C.ops
 
-neg = _ops.neg
-abs = _ops.abs
-exp = _ops.exp
-log = _ops.log
-sqrt = _ops.sqrt
-rsqrt = _ops.rsqrt
-sigmoid = _ops.sigmoid
-tanh = _ops.tanh
-relu = _ops.relu
+# The scalar operators, one function per row of the table in ember/ir/scalar_ops.h (sin, atan2,
+# bitwise_and, ...): `scalar_op_table()` lists them as (name, arity, dtype rule).
+scalar_op_table = _ops.scalar_op_table
+SCALAR_OPS: tuple[str, ...] = tuple(row[0] for row in scalar_op_table())
+globals().update({name: getattr(_ops, name) for name in SCALAR_OPS})
+
 gelu = _ops.gelu
-silu = _ops.silu
-erf = _ops.erf
-logical_not = _ops.logical_not
-add = _ops.add
-sub = _ops.sub
-mul = _ops.mul
-div = _ops.div
-pow = _ops.pow
-floor_divide = _ops.floor_divide
-remainder = _ops.remainder
-maximum = _ops.maximum
-minimum = _ops.minimum
-equal = _ops.equal
-not_equal = _ops.not_equal
-less = _ops.less
-less_equal = _ops.less_equal
-greater = _ops.greater
-greater_equal = _ops.greater_equal
-logical_and = _ops.logical_and
-logical_or = _ops.logical_or
+nan_to_num = _ops.nan_to_num
+elu = _ops.elu
+celu = _ops.celu
 where = _ops.where
 cast = _ops.cast
 scalar = _ops.scalar
@@ -89,69 +69,45 @@ layer_norm = _ops.layer_norm
 batch_norm = _ops.batch_norm
 
 __all__ = [
-    "abs",
+    "SCALAR_OPS",
+    "scalar_op_table",
     "adaptive_avg_pool2d",
-    "add",
     "arange",
     "argmax",
     "argmin",
     "avg_pool2d",
     "batch_norm",
     "cast",
+    "celu",
     "clamp",
     "concat",
     "conv1d",
     "conv2d",
-    "div",
+    "elu",
     "embedding",
-    "equal",
-    "erf",
-    "exp",
     "expand",
     "flatten",
-    "floor_divide",
     "full",
     "gelu",
-    "greater",
-    "greater_equal",
     "hardsigmoid",
     "hardswish",
     "layer_norm",
-    "less",
-    "less_equal",
-    "log",
-    "logical_and",
-    "logical_not",
-    "logical_or",
     "matmul",
     "max",
     "max_pool2d",
-    "maximum",
     "mean",
     "min",
-    "minimum",
-    "mul",
-    "neg",
-    "not_equal",
+    "nan_to_num",
     "op_names",
     "permute",
-    "pow",
     "prod",
-    "relu",
     "relu6",
-    "remainder",
     "reshape",
-    "rsqrt",
     "scalar",
-    "sigmoid",
-    "silu",
     "slice",
     "softmax",
-    "sqrt",
     "squeeze",
-    "sub",
     "sum",
-    "tanh",
     "transpose",
     "tril",
     "triu",
@@ -160,3 +116,4 @@ __all__ = [
     "upsample_nearest2d",
     "where",
 ]
+__all__ += list(SCALAR_OPS)

@@ -69,6 +69,40 @@ inline T imod(T a, T b, const LaunchContext* ctx) {
   }
   return imod(a, b);
 }
+// C's % (the dividend's sign: torch.fmod on integers), with the same zero-divisor report.
+template <class T>
+inline T ifmod(T a, T b, const LaunchContext* ctx) {
+  if (__builtin_expect(b == 0, 0)) {
+    report_error(ctx, KernelError::kDivisionByZero, "", static_cast<int64_t>(a), 0);
+    return 0;
+  }
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return 0;
+  }
+  return static_cast<T>(a % b);
+}
+template <class T>
+inline T ifmod(T a, T b) {
+  return static_cast<T>(a % b);
+}
+// Shifts as torch: a count outside [0, bits) shifts every bit out (0, or -1 for a negative
+// value shifted right); inside, left shifts wrap and signed right shifts are arithmetic.
+template <class T>
+inline T ishl(T a, T count) {
+  constexpr int64_t bits = sizeof(T) * 8;
+  if (static_cast<int64_t>(count) < 0 || static_cast<int64_t>(count) >= bits) return 0;
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<int>(count)));
+}
+template <class T>
+inline T ishr(T a, T count) {
+  constexpr int64_t bits = sizeof(T) * 8;
+  if (static_cast<int64_t>(count) < 0 || static_cast<int64_t>(count) >= bits) {
+    if constexpr (std::is_signed_v<T>) return a < 0 ? static_cast<T>(-1) : 0;
+    return 0;
+  }
+  return static_cast<T>(a >> static_cast<int>(count));
+}
 template <class T>
 inline T imax(T a, T b) { return a > b ? a : b; }
 template <class T>

@@ -240,20 +240,22 @@ bool ExprEmitter::range_chain(const Expr& cond, std::string* chain) const {
 std::string ExprEmitter::emit_unary(const Expr& e) const {
   auto op = static_cast<UnaryOp>(e->op);
   std::string a = emit(e->args[0]);
-  DType t = e.dtype();
+  const DType in = e->args[0].dtype();
   if (op == UnaryOp::Not) return vector_mode() ? "ember_rt::logical_not(" + a + ")" : "(!" + a + ")";
-  if (is_float(t) || vector_mode()) {
+  if (is_float(in) || vector_mode()) {
     if (op == UnaryOp::Neg) return "(-" + a + ")";
     return std::string("ember_rt::") + ir::unary_name(op) + "(" + a + ")";
   }
-  std::string T = storage_type(t);
+  std::string T = storage_type(in);
   switch (op) {
     case UnaryOp::Neg: return "static_cast<" + T + ">(-" + a + ")";
     case UnaryOp::Abs: return "ember_rt::iabs<" + T + ">(" + a + ")";
     case UnaryOp::Relu: return "ember_rt::imax<" + T + ">(" + a + ", 0)";
+    case UnaryOp::BitNot: return "static_cast<" + T + ">(~" + a + ")";
     case UnaryOp::Floor:
     case UnaryOp::Ceil:
-    case UnaryOp::Round: return a;
+    case UnaryOp::Round:
+    case UnaryOp::Trunc: return a;
     default: break;
   }
   throw InternalError(std::string("no integer code for unary ") + ir::unary_name(op));
@@ -298,8 +300,21 @@ std::string ExprEmitter::emit_binary(const Expr& e) const {
       return flt ? "ember_rt::floor(" + infix("/") + ")"
                  : "ember_rt::ifloordiv<" + T + ">(" + a + ", " + b + int_div_check(e) + ")";
     case BinaryOp::Mod:
-      return flt ? "(" + a + " - ember_rt::floor(" + infix("/") + ") * " + b + ")"
+      return flt ? "ember_rt::mod(" + a + ", " + b + ")"
                  : "ember_rt::imod<" + T + ">(" + a + ", " + b + int_div_check(e) + ")";
+    case BinaryOp::Fmod:
+      return flt ? "ember_rt::fmod(" + a + ", " + b + ")"
+                 : "ember_rt::ifmod<" + T + ">(" + a + ", " + b + int_div_check(e) + ")";
+    case BinaryOp::Atan2:
+    case BinaryOp::Hypot:
+    case BinaryOp::Copysign:
+      return std::string("ember_rt::") + ir::binary_name(op) + "(" + a + ", " + b + ")";
+    case BinaryOp::Xor: return infix("!=");
+    case BinaryOp::BitAnd: return "static_cast<" + T + ">" + infix("&");
+    case BinaryOp::BitOr: return "static_cast<" + T + ">" + infix("|");
+    case BinaryOp::BitXor: return "static_cast<" + T + ">" + infix("^");
+    case BinaryOp::Shl: return "ember_rt::ishl<" + T + ">(" + a + ", " + b + ")";
+    case BinaryOp::Shr: return "ember_rt::ishr<" + T + ">(" + a + ", " + b + ")";
     case BinaryOp::Pow:
       return flt ? "ember_rt::pow(" + a + ", " + b + ")"
                  : "ember_rt::ipow<" + T + ">(" + a + ", " + b + ")";

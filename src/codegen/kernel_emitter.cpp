@@ -4,8 +4,8 @@
 #include "ember/codegen/codegen.h"
 #include "ember/support/error.h"
 #include "expr_emitter.h"
-#include "kernel_writer.h"
 #include "gemm_config.h"
+#include "kernel_writer.h"
 #include "row_split.h"
 #include "writer.h"
 
@@ -17,18 +17,25 @@ using ir::ReduceOp;
 using ir::Stage;
 using ir::Task;
 
+// The cost of one node, its operands not counted: the scalar operator tables say what an
+// operator costs; anything else costs 1.
+double op_cost(const Expr& x) {
+  auto weight = [](ir::OpCost c) {
+    switch (c) {
+      case ir::OpCost::Cheap: return 1.0;
+      case ir::OpCost::Math: return 10.0;
+      case ir::OpCost::Lanewise: return 40.0;
+    }
+    return 1.0;
+  };
+  if (x.kind() == ExprKind::Unary) return weight(ir::info(static_cast<ir::UnaryOp>(x->op)).cost);
+  if (x.kind() == ExprKind::Binary) return weight(ir::info(static_cast<ir::BinaryOp>(x->op)).cost);
+  return 1.0;
+}
+
 double expr_cost(const Expr& e) {
   double c = 0;
-  ir::visit(e, [&](const Expr& x) {
-    if (x.kind() == ExprKind::Unary) {
-      auto op = static_cast<ir::UnaryOp>(x->op);
-      bool cheap = op == ir::UnaryOp::Neg || op == ir::UnaryOp::Abs || op == ir::UnaryOp::Relu ||
-                   op == ir::UnaryOp::Not;
-      c += cheap ? 1 : 10;
-    } else {
-      c += 1;
-    }
-  });
+  ir::visit(e, [&](const Expr& x) { c += op_cost(x); });
   return c;
 }
 
@@ -40,7 +47,6 @@ Expr strip_output_cast(const Expr& v, DType out) {
     return v->args[0];
   return v;
 }
-
 
 std::string KernelWriter::run(const std::string& fn_name) {
   for (const auto& b : task_.buffers) (void)b;
@@ -74,9 +80,9 @@ void KernelWriter::declare_buffers() {
     EMBER_ASSERT(!(input && seen_out), "task " << task_.name << ": inputs must come first");
     seen_out |= !input;
     std::string T = (input ? "const " : "") + storage_type(b.dtype);
-    w_.line("[[maybe_unused]] " + T + "* __restrict b" + std::to_string(i) + " = static_cast<" +
-            T + "*>(args[" + std::to_string(i) + "]);  // " + b.name + " " +
-            dtype_name(b.dtype) + shape_str(b.shape));
+    w_.line("[[maybe_unused]] " + T + "* __restrict b" + std::to_string(i) + " = static_cast<" + T +
+            "*>(args[" + std::to_string(i) + "]);  // " + b.name + " " + dtype_name(b.dtype) +
+            shape_str(b.shape));
   }
 }
 
@@ -289,7 +295,6 @@ void KernelWriter::matmul_stage(const Stage& s) {
   w_.line("ember_rt::gemm(g, ctx, epilogue" + tune + ");");
   w_.close("}");
 }
-
 
 std::string generate_kernel(const Task& task, const std::string& fn_name,
                             const std::vector<std::string>& symbols, const KernelConfig& config) {

@@ -108,26 +108,6 @@ Expr simplify_int_binary(BinaryOp op, const Expr& a, const Expr& b) {
 
 }  // namespace
 
-const char* unary_name(UnaryOp op) {
-  static const char* names[] = {"neg",  "abs",      "exp",       "log",  "sqrt",  "rsqrt",
-                                "sigmoid", "tanh",  "relu",      "erf",  "gelu_erf",
-                                "gelu_tanh", "silu", "floor",    "ceil", "round", "logical_not",
-                                "reciprocal"};
-  return names[static_cast<int>(op)];
-}
-
-const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "floordiv", "mod", "pow", "max",
-                                "min", "eq",  "ne",  "lt",  "le",       "gt",  "ge",  "and",
-                                "or"};
-  return names[static_cast<int>(op)];
-}
-
-bool is_comparison(BinaryOp op) {
-  return op == BinaryOp::Eq || op == BinaryOp::Ne || op == BinaryOp::Lt || op == BinaryOp::Le ||
-         op == BinaryOp::Gt || op == BinaryOp::Ge;
-}
-
 Expr::Expr(int64_t v) : Expr(const_int(v)) {}
 
 std::optional<int64_t> Expr::as_int() const {
@@ -185,7 +165,7 @@ Expr load(int buffer, DType t, std::vector<Expr> indices) {
 }
 
 Expr unary(UnaryOp op, Expr a) {
-  DType t = op == UnaryOp::Not ? DType::boolean : a.dtype();
+  DType t = returns_bool(op) ? DType::boolean : a.dtype();
   if (auto v = as_number(a); v && is_float(a.dtype())) {
     double x = *v;
     switch (op) {
@@ -205,8 +185,7 @@ Expr binary(BinaryOp op, Expr a, Expr b) {
   EMBER_ASSERT(a.dtype() == b.dtype(), "binary " << binary_name(op) << " on "
                                                   << dtype_name(a.dtype()) << " and "
                                                   << dtype_name(b.dtype()));
-  DType t = (is_comparison(op) || op == BinaryOp::And || op == BinaryOp::Or) ? DType::boolean
-                                                                               : a.dtype();
+  DType t = returns_bool(op) ? DType::boolean : a.dtype();
   if (!is_float(a.dtype())) {
     if (auto x = a.as_int(), y = b.as_int(); x && y) {
       if (auto r = fold_int(op, *x, *y)) return const_int(*r, t);

@@ -7,6 +7,8 @@
 #include "ember/ops/ops.h"
 
 #include <algorithm>
+#include <cfloat>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
@@ -129,30 +131,24 @@ Tensor apply1(const std::string& op, const std::vector<Tensor>& inputs,
 
 // ---- elementwise ----
 
-Tensor neg(const Tensor& x) { return apply1("neg", {x}); }
-Tensor abs(const Tensor& x) { return apply1("abs", {x}); }
-Tensor exp(const Tensor& x) { return apply1("exp", {x}); }
-Tensor log(const Tensor& x) { return apply1("log", {x}); }
-Tensor sqrt(const Tensor& x) { return apply1("sqrt", {x}); }
-Tensor rsqrt(const Tensor& x) { return apply1("rsqrt", {x}); }
-Tensor sigmoid(const Tensor& x) { return apply1("sigmoid", {x}); }
-Tensor tanh(const Tensor& x) { return apply1("tanh", {x}); }
-Tensor relu(const Tensor& x) { return apply1("relu", {x}); }
-Tensor gelu(const Tensor& x, bool approximate_tanh) {
-  return apply1(approximate_tanh ? "gelu_tanh" : "gelu", {x});
-}
-Tensor silu(const Tensor& x) { return apply1("silu", {x}); }
-Tensor erf(const Tensor& x) { return apply1("erf", {x}); }
-Tensor logical_not(const Tensor& x) { return apply1("logical_not", {x}); }
+namespace {
 
-Tensor add(const Tensor& a, const Tensor& b) { return apply1("add", {a, b}); }
-Tensor sub(const Tensor& a, const Tensor& b) { return apply1("sub", {a, b}); }
-Tensor mul(const Tensor& a, const Tensor& b) { return apply1("mul", {a, b}); }
-Tensor div(const Tensor& a, const Tensor& b) { return apply1("div", {a, b}); }
-Tensor pow(const Tensor& a, const Tensor& b) {
-  // A constant exponent that PyTorch computes by other means: the results (pow(-inf, 0.5) is
-  // NaN as sqrt, not inf as std::pow) and the speed (a multiply, not a double-precision pow)
-  // follow it.
+// An operator of the scalar tables by its row; specialized below where the function does more
+// than apply the operator.
+template <ir::UnaryOp op>
+Tensor unary_entry(const Tensor& x) {
+  return apply1(ir::info(op).fn, {x});
+}
+template <ir::BinaryOp op>
+Tensor binary_entry(const Tensor& a, const Tensor& b) {
+  return apply1(ir::info(op).fn, {a, b});
+}
+
+// A constant exponent that PyTorch computes by other means: the results (pow(-inf, 0.5) is
+// NaN as sqrt, not inf as std::pow) and the speed (a multiply, not a double-precision pow)
+// follow it.
+template <>
+Tensor binary_entry<ir::BinaryOp::Pow>(const Tensor& a, const Tensor& b) {
   if (is_float(a.dtype()) && !b.is_symbolic() && b.numel() == 1 && b.rank() == 0 &&
       b.dtype() == a.dtype()) {
     const double e = element_as_double(b, 0);
@@ -167,18 +163,87 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   }
   return apply1("pow", {a, b});
 }
-Tensor floor_divide(const Tensor& a, const Tensor& b) { return apply1("floor_divide", {a, b}); }
-Tensor remainder(const Tensor& a, const Tensor& b) { return apply1("remainder", {a, b}); }
-Tensor maximum(const Tensor& a, const Tensor& b) { return apply1("maximum", {a, b}); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return apply1("minimum", {a, b}); }
-Tensor equal(const Tensor& a, const Tensor& b) { return apply1("eq", {a, b}); }
-Tensor not_equal(const Tensor& a, const Tensor& b) { return apply1("ne", {a, b}); }
-Tensor less(const Tensor& a, const Tensor& b) { return apply1("lt", {a, b}); }
-Tensor less_equal(const Tensor& a, const Tensor& b) { return apply1("le", {a, b}); }
-Tensor greater(const Tensor& a, const Tensor& b) { return apply1("gt", {a, b}); }
-Tensor greater_equal(const Tensor& a, const Tensor& b) { return apply1("ge", {a, b}); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return apply1("logical_and", {a, b}); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return apply1("logical_or", {a, b}); }
+
+}  // namespace
+
+#define EMBER_OPS_DEFINE_UNARY(Enum, name, fn, ...) \
+  Tensor fn(const Tensor& x) { return unary_entry<ir::UnaryOp::Enum>(x); }
+#define EMBER_OPS_DEFINE_BINARY(Enum, name, fn, ...) \
+  Tensor fn(const Tensor& a, const Tensor& b) { return binary_entry<ir::BinaryOp::Enum>(a, b); }
+EMBER_UNARY_OPS(EMBER_OPS_DEFINE_UNARY)
+EMBER_BINARY_OPS(EMBER_OPS_DEFINE_BINARY)
+#undef EMBER_OPS_DEFINE_UNARY
+#undef EMBER_OPS_DEFINE_BINARY
+
+Tensor unary(ir::UnaryOp op, const Tensor& x) {
+  switch (op) {
+#define EMBER_OPS_CASE(Enum, name, fn, ...) \
+  case ir::UnaryOp::Enum: return fn(x);
+    EMBER_UNARY_OPS(EMBER_OPS_CASE)
+#undef EMBER_OPS_CASE
+  }
+  throw InternalError("ops::unary: not a UnaryOp");
+}
+
+Tensor binary(ir::BinaryOp op, const Tensor& a, const Tensor& b) {
+  switch (op) {
+#define EMBER_OPS_CASE(Enum, name, fn, ...) \
+  case ir::BinaryOp::Enum: return fn(a, b);
+    EMBER_BINARY_OPS(EMBER_OPS_CASE)
+#undef EMBER_OPS_CASE
+  }
+  throw InternalError("ops::binary: not a BinaryOp");
+}
+
+Tensor gelu(const Tensor& x, bool approximate_tanh) {
+  return approximate_tanh ? gelu_tanh(x) : gelu(x);
+}
+
+namespace {
+// The largest finite value of a floating-point dtype.
+double dtype_max(DType t) {
+  switch (t) {
+    case DType::float16: return 65504.0;
+    case DType::bfloat16: return 3.38953138925153547590470800371487866880e+38;
+    case DType::float32: return FLT_MAX;
+    default: return DBL_MAX;
+  }
+}
+
+void check_float_input(const char* op, const Tensor& x) {
+  EMBER_CHECK(x.defined(), op << ": input 0 is an undefined tensor");
+  EMBER_CHECK(is_float(x.dtype()),
+              op << ": expected a floating-point tensor, got " << dtype_name(x.dtype()));
+}
+}  // namespace
+
+Tensor nan_to_num(const Tensor& x, double nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  EMBER_CHECK(x.defined(), "nan_to_num: input 0 is an undefined tensor");
+  if (!is_float(x.dtype())) return x;  // integers have no NaN or inf
+  const DType t = x.dtype();
+  const double hi = posinf ? *posinf : dtype_max(t);
+  const double lo = neginf ? *neginf : -dtype_max(t);
+  const Tensor inf = scalar(std::numeric_limits<double>::infinity(), t);
+  Tensor out = where(isnan(x), scalar(nan, t), x);
+  out = where(equal(x, inf), scalar(hi, t), out);
+  return where(equal(x, neg(inf)), scalar(lo, t), out);
+}
+
+Tensor elu(const Tensor& x, double alpha) {
+  check_float_input("elu", x);
+  const DType t = x.dtype();
+  return where(greater(x, scalar(0.0, t)), x, mul(expm1(x), scalar(alpha, t)));
+}
+
+Tensor celu(const Tensor& x, double alpha) {
+  check_float_input("celu", x);
+  EMBER_CHECK(alpha != 0.0, "celu: alpha must not be 0");
+  const DType t = x.dtype();
+  const Tensor zero = scalar(0.0, t), a = scalar(alpha, t);
+  return add(maximum(x, zero), minimum(zero, mul(a, expm1(div(x, a)))));
+}
+
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return apply1("where", {cond, a, b});
 }

@@ -47,14 +47,29 @@ std::string str(const TensorType& t) { return t.str(); }
 
 // ---- registry ----
 
+// Every row of the scalar operator tables is a registered elementwise operator.
+TEST(OpsRegistry, RegistersEveryScalarOperator) {
+  for (auto* row = ir::unary_ops_begin(); row != ir::unary_ops_end(); ++row) {
+    const OpDef* def = find_op_def(row->fn);
+    ASSERT_NE(def, nullptr) << row->fn;
+    EXPECT_EQ(def->num_inputs, 1) << row->fn;
+    EXPECT_EQ(def->title, row->title) << row->fn;
+  }
+  for (auto* row = ir::binary_ops_begin(); row != ir::binary_ops_end(); ++row) {
+    const OpDef* def = find_op_def(row->fn);
+    ASSERT_NE(def, nullptr) << row->fn;
+    EXPECT_EQ(def->num_inputs, 2) << row->fn;
+  }
+}
+
 TEST(OpsRegistry, ListsEveryOperator) {
   const std::vector<std::string> names = op_names();
   for (const char* op :
        {"neg",        "abs",    "exp",     "log",         "sqrt",       "rsqrt",     "sigmoid",
         "tanh",       "relu",   "gelu",    "gelu_tanh",   "silu",       "erf",       "logical_not",
         "reciprocal", "floor",  "ceil",    "round",       "add",        "sub",       "mul",
-        "div",        "pow",    "maximum", "minimum",     "eq",         "ne",        "lt",
-        "le",         "gt",     "ge",      "logical_and", "logical_or", "where",     "cast",
+        "div",        "pow",    "maximum", "minimum",     "equal",      "less",      "greater",
+        "less_equal", "not_equal", "greater_equal",      "logical_and", "logical_or", "where",     "cast",
         "sum",        "mean",   "max",     "min",         "prod",       "argmax",    "argmin",
         "softmax",    "matmul", "reshape", "permute",     "squeeze",    "unsqueeze", "concat",
         "slice",      "expand"}) {
@@ -135,8 +150,8 @@ TEST(OpsElementwise, DtypeRules) {
   EXPECT_EQ(infer1("logical_not", {f32({2})}).dtype, DType::boolean);
   EXPECT_EQ(infer1("div", {tt(DType::int64, {2}), tt(DType::int64, {2})}).dtype, DType::float32);
   EXPECT_EQ(infer1("div", {tt(DType::float16, {2}), tt(DType::float16, {})}).dtype, DType::float16);
-  EXPECT_EQ(infer1("lt", {f32({2, 1}), f32({3})}).dtype, DType::boolean);
-  EXPECT_EQ(str(infer1("eq", {f32({2, 1}), f32({3})})), "bool[2, 3]");
+  EXPECT_EQ(infer1("less", {f32({2, 1}), f32({3})}).dtype, DType::boolean);
+  EXPECT_EQ(str(infer1("equal", {f32({2, 1}), f32({3})})), "bool[2, 3]");
   EXPECT_EQ(infer1("logical_and", {f32({2}), tt(DType::int32, {2})}).dtype, DType::boolean);
   EXPECT_EQ(infer1("pow", {tt(DType::int32, {2}), tt(DType::int32, {2})}).dtype, DType::int32);
 }

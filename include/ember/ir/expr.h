@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/ir/scalar_ops.h"
 #include "ember/tensor/dtype.h"
 
 namespace ember::ir {
@@ -30,19 +31,6 @@ enum class ExprKind : uint8_t {
   Cast,    // (dtype) a
   Acc,     // the accumulated value of the stage an epilogue belongs to
 };
-
-enum class UnaryOp : uint8_t {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sigmoid, Tanh, Relu, Erf, GeluErf, GeluTanh, Silu,
-  Floor, Ceil, Round, Not, Reciprocal,
-};
-
-enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, Max, Min, Eq, Ne, Lt, Le, Gt, Ge, And, Or,
-};
-
-const char* unary_name(UnaryOp op);
-const char* binary_name(BinaryOp op);
-bool is_comparison(BinaryOp op);
 
 class Expr;
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/graph/flow_graph.h"
+#include "ember/ir/scalar_ops.h"
 
 namespace ember::ops {
 
@@ -25,40 +26,31 @@ void clear_imperative_cache();
 // A 0-d constant tensor of `dtype` holding `value` (Python scalars in expressions).
 Tensor scalar(double value, DType dtype);
 
-// Elementwise unary.
-Tensor neg(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor tanh(const Tensor& x);
-Tensor relu(const Tensor& x);
-Tensor gelu(const Tensor& x, bool approximate_tanh = false);
-Tensor silu(const Tensor& x);
-Tensor erf(const Tensor& x);
-Tensor logical_not(const Tensor& x);
+// Elementwise unary and binary operators: one function per row of the scalar operator
+// tables (ember/ir/scalar_ops.h), named by its `fn` column, e.g. ops::sin(x),
+// ops::atan2(a, b), ops::bitwise_and(a, b). Binary operators broadcast (numpy) and take two
+// tensors of the same dtype (the logical ones take any dtypes, read as != 0).
+#define EMBER_OPS_DECLARE_UNARY(Enum, name, fn, ...) Tensor fn(const Tensor& x);
+#define EMBER_OPS_DECLARE_BINARY(Enum, name, fn, ...) Tensor fn(const Tensor& a, const Tensor& b);
+EMBER_UNARY_OPS(EMBER_OPS_DECLARE_UNARY)
+EMBER_BINARY_OPS(EMBER_OPS_DECLARE_BINARY)
+#undef EMBER_OPS_DECLARE_UNARY
+#undef EMBER_OPS_DECLARE_BINARY
+// The same, by table row.
+Tensor unary(ir::UnaryOp op, const Tensor& x);
+Tensor binary(ir::BinaryOp op, const Tensor& a, const Tensor& b);
 
-// Elementwise binary, numpy broadcasting. Both inputs must have the same dtype.
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);  // true division; integers give float32
-Tensor pow(const Tensor& a, const Tensor& b);
-// Integers only, Python semantics; a zero divisor raises ember::DataError when it runs.
-Tensor floor_divide(const Tensor& a, const Tensor& b);
-Tensor remainder(const Tensor& a, const Tensor& b);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
-Tensor equal(const Tensor& a, const Tensor& b);
-Tensor not_equal(const Tensor& a, const Tensor& b);
-Tensor less(const Tensor& a, const Tensor& b);
-Tensor less_equal(const Tensor& a, const Tensor& b);
-Tensor greater(const Tensor& a, const Tensor& b);
-Tensor greater_equal(const Tensor& a, const Tensor& b);
-Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor logical_or(const Tensor& a, const Tensor& b);
+// GELU, exact (erf) or with the tanh approximation.
+Tensor gelu(const Tensor& x, bool approximate_tanh);
+// NaN, +inf and -inf replaced by the given values; by default 0, the dtype's largest and its
+// lowest finite value (torch.nan_to_num).
+Tensor nan_to_num(const Tensor& x, double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+// ELU: x above 0, alpha * (exp(x) - 1) below.
+Tensor elu(const Tensor& x, double alpha = 1.0);
+// CELU: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+Tensor celu(const Tensor& x, double alpha = 1.0);
+
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor cast(const Tensor& x, DType dtype);
 

@@ -398,6 +398,12 @@ def registered_targets(kind: str | None = None) -> list[Any]:
     return [k for (kd, k), v in _REGISTRY.table.items() if v and (kind is None or kd == kind)]
 
 
+def has_builtin_converter(kind: str, key: Any) -> bool:
+    """Whether one of ember's own converters is registered for (kind, key); kind is
+    "function", "method" or "module"."""
+    return any(c.builtin for c in _REGISTRY.entries(kind, key))
+
+
 def link_aten_form(target: Any, overload: Any) -> None:
     """Declares that ``target`` (a torch function or a Tensor method name) is the torch-level
     form of the ATen ``overload`` with the same argument layout, so converters registered

@@ -143,10 +143,7 @@ def _expand(self: Any, size: Any, *, implicit: bool = False) -> Any:
 
 
 _TABLE: dict[str, Any] = {
-    "relu": fn.relu, "gelu": fn.gelu, "silu": fn.silu, "sigmoid": fn.sigmoid,
-    "tanh": fn.tanh, "exp": fn.exp, "log": fn.log, "sqrt": fn.sqrt, "rsqrt": fn.rsqrt,
-    "erf": fn.erf, "abs": fn.abs_, "neg": fn.neg, "reciprocal": fn.reciprocal,
-    "sin": fn.sin, "cos": fn.cos,
+    "relu": fn.relu, "gelu": fn.gelu, "silu": fn.silu,
     "hardtanh": fn.hardtanh, "hardswish": fn.hardswish, "hardsigmoid": fn.hardsigmoid,
     "leaky_relu": fn.leaky_relu, "clamp": fn.clamp, "clamp_min": fn.clamp_min,
     "clamp_max": fn.clamp_max,
@@ -154,11 +151,6 @@ _TABLE: dict[str, Any] = {
     "mul.Tensor": fn.mul, "mul.Scalar": fn.mul, "div.Tensor": fn.div, "div.Scalar": fn.div,
     "div.Tensor_mode": fn.div, "rsub.Scalar": fn.rsub, "rsub.Tensor": fn.rsub,
     "pow.Tensor_Scalar": fn.pow, "pow.Tensor_Tensor": fn.pow,
-    "eq.Tensor": fn.eq, "eq.Scalar": fn.eq, "ne.Tensor": fn.ne, "ne.Scalar": fn.ne,
-    "lt.Tensor": fn.lt, "lt.Scalar": fn.lt, "le.Tensor": fn.le, "le.Scalar": fn.le,
-    "gt.Tensor": fn.gt, "gt.Scalar": fn.gt, "ge.Tensor": fn.ge, "ge.Scalar": fn.ge,
-    "maximum": fn.maximum, "minimum": fn.minimum, "logical_and": fn.logical_and,
-    "logical_or": fn.logical_or, "logical_not": fn.logical_not, "bitwise_not": fn.invert,
     "where.self": fn.where, "masked_fill.Scalar": fn.masked_fill,
     "masked_fill.Tensor": fn.masked_fill,
     "sum.dim_IntList": fn.sum_, "sum.default": fn.sum_, "mean.dim": fn.mean,
@@ -206,10 +198,7 @@ _TABLE: dict[str, Any] = {
 # ATen overloads.
 _FORMS: list[tuple[Any, str]] = [
     (torch.relu, "relu"), (F.relu, "relu"), ("relu", "relu"),
-    (F.gelu, "gelu"), (F.silu, "silu"), (torch.sigmoid, "sigmoid"), ("sigmoid", "sigmoid"),
-    (torch.tanh, "tanh"), ("tanh", "tanh"), (torch.exp, "exp"), ("exp", "exp"),
-    (torch.log, "log"), (torch.sqrt, "sqrt"), (torch.rsqrt, "rsqrt"), (torch.erf, "erf"),
-    (torch.abs, "abs"), (torch.neg, "neg"), (F.hardswish, "hardswish"),
+    (F.gelu, "gelu"), (F.silu, "silu"), (F.hardswish, "hardswish"),
     (F.hardsigmoid, "hardsigmoid"), (F.hardtanh, "hardtanh"),
     (F.linear, "linear"), (torch.conv2d, "conv2d"), (F.conv2d, "conv2d"),
     (torch.conv1d, "conv1d"), (F.conv1d, "conv1d"), (F.layer_norm, "layer_norm"),
@@ -217,8 +206,7 @@ _FORMS: list[tuple[Any, str]] = [
     (torch.mm, "mm"), (torch.addmm, "addmm"), (torch.baddbmm, "baddbmm"),
     (torch.tril, "tril"), ("tril", "tril"), (torch.triu, "triu"), ("triu", "triu"),
     (F.scaled_dot_product_attention, "scaled_dot_product_attention"),
-    (torch.cat, "cat"), (torch.where, "where.self"), (torch.maximum, "maximum"),
-    (torch.minimum, "minimum"), ("masked_fill", "masked_fill.Scalar"),
+    (torch.cat, "cat"), (torch.where, "where.self"), ("masked_fill", "masked_fill.Scalar"),
 ]
 
 

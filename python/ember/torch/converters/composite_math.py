@@ -1,8 +1,6 @@
 """Building blocks of the composite converters (composites.py, norms_losses.py): integer
-constants, gathers along an axis (``ember.ops.embedding`` lookups, an index out of range
-raises when the graph runs), and the functions ember has no operator for, written with
-exact-rounding identities: ``log1p`` for u >= 0 (Goldberg), ``expm1`` (Kahan), floor and
-trunc of float64 from a truncating cast where ``|x| < 2**52``.
+constants and gathers along an axis (``ember.ops.embedding`` lookups, an index out of range
+raises when the graph runs).
 """
 
 from __future__ import annotations
@@ -23,8 +21,7 @@ from ember.torch.converters.common import (
 )
 
 __all__ = [
-    "check_nonempty", "expm1", "floor_float64", "int_constant", "log1p_of_nonneg",
-    "reduce_sizes", "static_size", "take", "take_static", "trunc_float64",
+    "check_nonempty", "int_constant", "reduce_sizes", "static_size", "take", "take_static",
 ]
 
 
@@ -66,39 +63,6 @@ def take_static(x: Any, axis: int, index: list[int]) -> Any:
     if index == list(range(static_size(x, axis, "a gathered dimension"))):
         return x
     return take(x, axis, int_constant(index))
-
-
-def log1p_of_nonneg(u: Any) -> Any:
-    """log1p(u) for u >= 0 (or inf, nan): log(1 + u) corrected by u / ((1 + u) - 1), which
-    makes it accurate to a few ulps where 1 + u rounds (Goldberg's identity)."""
-    w = u + 1.0
-    ratio = ops.div(u, w - 1.0)
-    corrected = ops.mul(ops.log(w), ratio)
-    out = ops.where(ops.equal(w, 1.0), u, corrected)
-    return ops.where(ops.equal(u, float("inf")), u, out)
-
-
-def expm1(x: Any) -> Any:
-    """expm1(x) by Kahan's identity: (e - 1) * x / log(e) with e = exp(x), x itself where e
-    rounds to 1, and exp(x) - 1 where that is exact enough (|x| > 1, inf, nan)."""
-    e = ops.exp(x)
-    em1 = e - 1.0
-    small = ops.mul(em1, ops.div(x, ops.log(e)))
-    out = ops.where(ops.equal(e, 1.0), x, small)
-    return ops.where(ops.less_equal(ops.abs(x), 1.0), out, em1)
-
-
-def floor_float64(x: Any) -> Any:
-    """floor of a float64 tensor: values with |x| >= 2**52 (and inf, nan) are already whole."""
-    t = ops.cast(ops.cast(x, "int64"), "float64")
-    down = ops.sub(t, ops.cast(ops.greater(t, x), "float64"))
-    return ops.where(ops.less(ops.abs(x), float(2**52)), down, x)
-
-
-def trunc_float64(x: Any) -> Any:
-    """trunc of a float64 tensor (values with |x| >= 2**52, inf and nan are unchanged)."""
-    t = ops.cast(ops.cast(x, "int64"), "float64")
-    return ops.where(ops.less(ops.abs(x), float(2**52)), t, x)
 
 
 def reduce_sizes(x: Any, dims: list[int], what: str) -> int:

@@ -1,15 +1,13 @@
 """Converters for operators that ember composes from its basic ones: padding (all modes),
 flips, rolls, repeats, transposes read as attributes (``.T``, ``.mT``), row gathers
-(``index_select``, ``gather``), the smooth activations (softplus, elu, selu, celu, mish,
-logsigmoid), ``logsumexp``, ``var_mean``/``std_mean``, rounded division.
+(``index_select``, ``gather``), the smooth activations with parameters (softplus with beta
+and threshold, elu, celu; their default forms and selu, mish, logsigmoid are ember operators),
+``logsumexp``, ``var_mean``/``std_mean``, rounded division.
 Norms, distances, ``einsum`` and losses are in norms_losses.py; the shared building
-blocks (gathers, log1p, expm1, floor) in composite_math.py.
+blocks (gathers) in composite_math.py.
 
-Numerics follow torch's formulas: softplus with its threshold and log1p, logsigmoid as
-``min(x, 0) - log1p(exp(-|x|))``, the elu family with expm1, logsumexp relative to the
-(finite) maximum. ember has no log1p, expm1 or floor operators; they are written here with
-the classic exact-rounding identities (``log1p(u) = log(1 + u) * u / ((1 + u) - 1)``,
-Kahan's ``expm1``, floor from a truncating cast where ``|x| < 2**52``). Gathers are
+Numerics follow torch's formulas: softplus with its threshold and log1p, the elu family with
+expm1, logsumexp relative to the (finite) maximum. Gathers are
 ``ember.ops.embedding`` lookups; an index out of range raises when the graph runs (torch
 raises too), never reads another element. Calls a converter cannot compute exactly raise
 ``unsupported`` and run in eager PyTorch.
@@ -53,14 +51,10 @@ from ember.torch.converters.common import (
 )
 from ember.torch.converters.composite_math import (
     check_nonempty,
-    expm1,
-    floor_float64,
     int_constant,
-    log1p_of_nonneg,
     static_size,
     take,
     take_static,
-    trunc_float64,
 )
 from ember.torch.converters.functions import register
 from ember.torch.converters.modules import activation_converter
@@ -297,48 +291,35 @@ def gather(input: Any, dim: Any, index: Any, *, sparse_grad: bool = False,
 def softplus(input: Any, beta: Any = 1.0, threshold: Any = 20.0) -> Any:
     x = to_float(input)
     beta, threshold = float(py_value(beta)), float(py_value(threshold))
+    if beta == 1.0 and threshold == 20.0:
+        return ops.softplus(x)
     scaled = x * beta if beta != 1.0 else x
-    soft = log1p_of_nonneg(ops.exp(scaled))
+    soft = ops.log1p(ops.exp(scaled))
     soft = soft / beta if beta != 1.0 else soft
     return ops.where(ops.greater(scaled, threshold), x, soft)
 
 
 def logsigmoid(input: Any) -> Any:
-    x = to_float(input)
-    return ops.minimum(x, 0.0) - log1p_of_nonneg(ops.exp(ops.neg(ops.abs(x))))
-
-
-def _elu(x: Any, alpha: float, scale: float, input_scale: float) -> Any:
-    """torch's elu kernel: x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale."""
-    x = to_float(x)
-    t = x * input_scale if input_scale != 1.0 else x
-    negative = expm1(t) * (alpha * scale)
-    positive = x * scale if scale != 1.0 else x
-    return ops.where(ops.less_equal(x, 0.0), negative, positive)
+    return ops.logsigmoid(to_float(input))
 
 
 def elu(input: Any, alpha: Any = 1.0, inplace: bool = False) -> Any:
-    return _elu(input, float(py_value(alpha)), 1.0, 1.0)
-
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
+    return ops.elu(to_float(input), float(py_value(alpha)))
 
 
 def selu(input: Any, inplace: bool = False) -> Any:
-    return _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return ops.selu(to_float(input))
 
 
 def celu(input: Any, alpha: Any = 1.0, inplace: bool = False) -> Any:
     a = float(py_value(alpha))
     if a == 0:
         raise unsupported("celu with alpha=0")
-    return _elu(input, a, 1.0, 1.0 / a)
+    return ops.celu(to_float(input), a)
 
 
 def mish(input: Any, inplace: bool = False) -> Any:
-    x = to_float(input)
-    return x * ops.tanh(log1p_of_nonneg(ops.exp(x)))
+    return ops.mish(to_float(input))
 
 
 def softmin(input: Any, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Any:
@@ -415,14 +396,14 @@ def rounded_div(input: Any, other: Any, rounding_mode: str) -> Any:
     if rounding_mode == "trunc":
         q = binary(ops.div, input, other, dtype=dt)
         if dt == "float64":
-            return trunc_float64(q)
-        return ops.cast(trunc_float64(ops.cast(q, "float64")), dt)
+            return ops.trunc(q)
+        return ops.cast(ops.trunc(ops.cast(q, "float64")), dt)
     if dt == "float64":
         raise unsupported("floor division of float64 tensors (torch's fmod-based rounding)")
     # The quotient of two float32 (or narrower) values in float64 is close enough to the
     # exact quotient that its floor is the exact floor (torch's result).
     q = binary(ops.div, input, other, dtype="float64")
-    return ops.cast(floor_float64(q), dt)
+    return ops.cast(ops.floor(q), dt)
 
 
 # ---- registration --------------------------------------------------------------------------

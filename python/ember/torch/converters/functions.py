@@ -9,7 +9,6 @@ the same functions for the Tensor-method, nn.Module and ATen forms.
 from __future__ import annotations
 
 import builtins
-import math
 import operator
 from typing import Any
 
@@ -108,71 +107,6 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
     return ops.where(input > 0.0, input, input * float(negative_slope))
 
 
-def _unary(name: str) -> Any:
-    fn = getattr(ops, name)
-
-    def convert(input: Any) -> Any:
-        return fn(to_float(input) if name not in ("abs", "neg") else input)
-
-    convert.__name__ = convert.__qualname__ = name
-    return convert
-
-
-sigmoid, tanh, exp, log, sqrt, rsqrt, erf = (
-    _unary(n) for n in ("sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "erf")
-)
-abs_, neg = _unary("abs"), _unary("neg")
-
-
-def _sin_cos(input: Any, want_sin: bool) -> Any:
-    """sin or cos from ember's arithmetic, until ember has the operators: the argument is
-    reduced by multiples of pi/2 in float64 (x - k*pi/2, |r| <= pi/4) and the Taylor series
-    of sin and cos to degree 17/18 are evaluated there (error under 1e-16), the quadrant
-    k mod 4 picking the sign and function. Results agree with torch to float32 rounding for
-    |x| up to about 1e8 (the reduction's error grows as |x| * 2e-16); |x| >= 2**62, inf and
-    nan give nan. Tensors made from arange(seq) (rotary embeddings) are what needs it: with
-    constant inputs, torch computes the table at compile time (folding)."""
-    name = "sin" if want_sin else "cos"
-    x = to_float(input)
-    if has_op(name):
-        return getattr(ops, name)(x)
-    x64 = ops.cast(x, "float64")
-    y = ops.add(ops.mul(x64, 2.0 / math.pi), 0.5)
-    trunc = ops.cast(ops.cast(y, "int64"), "float64")
-    k = ops.sub(trunc, ops.cast(ops.greater(trunc, y), "float64"))  # floor(y): nearest k
-    r = ops.sub(x64, ops.mul(k, math.pi / 2))
-    r2 = ops.mul(r, r)
-
-    def series(first: int) -> Any:  # the sum of (-1)^(n//2) r^n / n!, n = first, first+2, ..
-        acc: Any = None
-        for n in range(17 if first else 18, first - 1, -2):
-            c = (-1) ** (n // 2) / math.factorial(n)
-            acc = c if acc is None else ops.add(ops.mul(acc, r2), c)
-        return acc
-
-    s, c = ops.mul(series(1), r), series(0)
-    quadrant = ops.remainder(ops.cast(k, "int64"), 4)
-    values = (s, c, ops.neg(s), ops.neg(c)) if want_sin else (c, ops.neg(s), ops.neg(c), s)
-    out = values[3]
-    for q in (2, 1, 0):
-        out = ops.where(ops.equal(quadrant, q), values[q], out)
-    finite = ops.less(ops.abs(x64), float(2**62))  # false for inf and nan
-    out = ops.where(finite, out, float("nan"))
-    return ops.cast(out, dtype_name(x))
-
-
-def sin(input: Any) -> Any:
-    return _sin_cos(input, True)
-
-
-def cos(input: Any) -> Any:
-    return _sin_cos(input, False)
-
-
-def reciprocal(input: Any) -> Any:
-    return binary(ops.div, 1.0, to_float(input))
-
-
 def _arith(fn: Any) -> Any:
     def convert(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
         if out is not None:
@@ -214,13 +148,6 @@ def floor_divide(input: Any, other: Any) -> Any:
     return binary(ops.floor_divide, input, other, dtype=dt)
 
 
-def remainder(input: Any, other: Any) -> Any:
-    dt = common_dtype(input, other)
-    if dt.startswith(("float", "bfloat")):
-        raise unsupported("the remainder of floating-point tensors")
-    return binary(ops.remainder, input, other, dtype=dt)
-
-
 def ignored(*args: Any, **kwargs: Any) -> None:
     """Calls that compute nothing (API-usage logging recorded in the graph)."""
     return None
@@ -234,39 +161,6 @@ def pow(input: Any, exponent: Any) -> Any:
     if not is_tensor(exponent) and py_value(exponent) == 2:
         return input * input
     return binary(ops.pow, input, exponent)
-
-
-def _compare(fn: Any) -> Any:
-    def convert(input: Any, other: Any) -> Any:
-        return binary(fn, input, other)
-
-    convert.__name__ = convert.__qualname__ = fn.__name__
-    return convert
-
-
-eq, ne, lt, le, gt, ge = (
-    _compare(f)
-    for f in (ops.equal, ops.not_equal, ops.less, ops.less_equal, ops.greater, ops.greater_equal)
-)
-maximum, minimum = _compare(ops.maximum), _compare(ops.minimum)
-
-
-def logical_and(input: Any, other: Any) -> Any:
-    return ops.logical_and(cast(input, "bool"), cast(other, "bool"))
-
-
-def logical_or(input: Any, other: Any) -> Any:
-    return ops.logical_or(cast(input, "bool"), cast(other, "bool"))
-
-
-def logical_not(input: Any) -> Any:
-    return ops.logical_not(cast(input, "bool"))
-
-
-def invert(input: Any) -> Any:
-    if dtype_name(input) != "bool":
-        raise unsupported("bitwise not of an integer tensor")
-    return ops.logical_not(input)
 
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:
@@ -321,15 +215,15 @@ def _max_or_min(values_fn: Any, index_fn: Any, pairwise: Any) -> Any:
         if dim is None:
             return values_fn(input, None, False)
         if is_tensor(dim):
-            return pairwise(input, dim)
+            return binary(pairwise, input, dim)
         d = norm_dim(dim, rank(input))
         return (values_fn(input, [d], keepdim), index_fn(input, d, keepdim))
 
     return convert
 
 
-max_ = _max_or_min(ops.max, ops.argmax, maximum)
-min_ = _max_or_min(ops.min, ops.argmin, minimum)
+max_ = _max_or_min(ops.max, ops.argmax, ops.maximum)
+min_ = _max_or_min(ops.min, ops.argmin, ops.minimum)
 
 
 def _arg(fn: Any) -> Any:
@@ -420,33 +314,14 @@ def _register_all() -> None:
     register(gelu, F.gelu)
     register(silu, F.silu)
     register(leaky_relu, F.leaky_relu)
-    for fn, targets in (
-        (sigmoid, (torch.sigmoid, F.sigmoid)), (tanh, (torch.tanh, F.tanh)),
-        (exp, (torch.exp,)), (log, (torch.log,)), (sqrt, (torch.sqrt,)),
-        (rsqrt, (torch.rsqrt,)), (erf, (torch.erf, torch.special.erf)),
-        (abs_, (torch.abs, operator.abs)), (neg, (torch.neg, operator.neg)),
-        (reciprocal, (torch.reciprocal,)), (sin, (torch.sin,)), (cos, (torch.cos,)),
-    ):
-        register(fn, *targets)
     register(add, torch.add, operator.add, operator.iadd)
     register(sub, torch.sub, torch.subtract, operator.sub, operator.isub)
     register(mul, torch.mul, torch.multiply, operator.mul, operator.imul)
     register(div, torch.div, torch.true_divide, operator.truediv, operator.itruediv)
     register(rsub, torch.rsub)
     register(floor_divide, torch.floor_divide, operator.floordiv, operator.ifloordiv)
-    register(remainder, torch.remainder, operator.mod)
     register(ignored, torch._C._log_api_usage_once)
     register(pow, torch.pow, operator.pow)
-    for fn, targets in (
-        (eq, (torch.eq, operator.eq)), (ne, (torch.ne, operator.ne)),
-        (lt, (torch.lt, operator.lt)), (le, (torch.le, operator.le)),
-        (gt, (torch.gt, operator.gt)), (ge, (torch.ge, operator.ge)),
-        (maximum, (torch.maximum,)), (minimum, (torch.minimum,)),
-        (logical_and, (torch.logical_and, operator.and_)),
-        (logical_or, (torch.logical_or, operator.or_)),
-        (logical_not, (torch.logical_not,)), (invert, (operator.invert, torch.bitwise_not)),
-    ):
-        register(fn, *targets)
     register(where, torch.where)
     register(masked_fill, torch.masked_fill)
     register(sum_, torch.sum)

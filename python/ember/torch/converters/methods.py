@@ -1,7 +1,8 @@
 """Converters for torch.Tensor methods (FX ``call_method`` nodes).
 
 A method call passes the tensor first, so most methods reuse the function converters of
-functions.py unchanged. In-place methods (``relu_``, ``add_``, ``masked_fill_``, ...) use
+functions.py unchanged (the scalar operators' methods, ``x.sin()``, ``x.eq(y)``, are
+registered by scalar.py). In-place methods (``relu_``, ``add_``, ``masked_fill_``, ...) use
 the same converters: the splitter has already rewritten the graph so that later uses read
 the in-place node's result (see splitter.functionalize).
 """
@@ -20,21 +21,11 @@ from ember.torch.registry import builtin_registrations, register_method
 
 _SAME_AS_FUNCTION = {
     "relu": fn.relu, "relu_": fn.relu,
-    "sigmoid": fn.sigmoid, "sigmoid_": fn.sigmoid,
-    "tanh": fn.tanh, "tanh_": fn.tanh,
-    "exp": fn.exp, "log": fn.log, "sqrt": fn.sqrt, "rsqrt": fn.rsqrt, "erf": fn.erf,
-    "abs": fn.abs_, "neg": fn.neg, "reciprocal": fn.reciprocal,
-    "sin": fn.sin, "cos": fn.cos,
     "clamp": fn.clamp, "clamp_": fn.clamp, "clip": fn.clamp,
     "clamp_min": fn.clamp_min, "clamp_max": fn.clamp_max,
     "add": fn.add, "add_": fn.add, "sub": fn.sub, "sub_": fn.sub,
     "mul": fn.mul, "mul_": fn.mul, "div": fn.div, "div_": fn.div,
     "true_divide": fn.div, "pow": fn.pow, "floor_divide": fn.floor_divide,
-    "remainder": fn.remainder,
-    "eq": fn.eq, "ne": fn.ne, "lt": fn.lt, "le": fn.le, "gt": fn.gt, "ge": fn.ge,
-    "maximum": fn.maximum, "minimum": fn.minimum,
-    "logical_and": fn.logical_and, "logical_or": fn.logical_or,
-    "logical_not": fn.logical_not, "bitwise_not": fn.invert,
     "masked_fill": fn.masked_fill, "masked_fill_": fn.masked_fill, "where": fn.where,
     "sum": fn.sum_, "mean": fn.mean, "prod": fn.prod, "amax": fn.amax, "amin": fn.amin,
     "max": fn.max_, "min": fn.min_, "argmax": fn.argmax, "argmin": fn.argmin,

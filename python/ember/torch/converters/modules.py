@@ -13,6 +13,7 @@ from torch import nn
 
 from ember.torch.converters import functions as fn
 from ember.torch.converters import nn_functions as nn_fn
+from ember.torch.converters import scalar
 from ember.torch.converters import tensors as tn
 from ember.torch.registry import ModuleConverter, builtin_registrations, register_module
 
@@ -158,7 +159,8 @@ def _register_all() -> None:
         (nn.Hardsigmoid, activation_converter(fn.hardsigmoid)),
         (nn.Hardtanh, activation_converter(fn.hardtanh, "min_val", "max_val")),
         (nn.LeakyReLU, activation_converter(fn.leaky_relu, "negative_slope")),
-        (nn.Sigmoid, activation_converter(fn.sigmoid)), (nn.Tanh, activation_converter(fn.tanh)),
+        (nn.Sigmoid, activation_converter(scalar.converter("sigmoid"))),
+        (nn.Tanh, activation_converter(scalar.converter("tanh"))),
         (nn.Softmax, SoftmaxConverter), (nn.Dropout, DropoutConverter),
         (nn.Identity, IdentityConverter), (nn.Flatten, FlattenConverter),
         (nn.MaxPool2d, MaxPool2dConverter), (nn.AvgPool2d, AvgPool2dConverter),
