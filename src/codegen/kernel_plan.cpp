@@ -291,7 +291,6 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
       }
     }
   }
-  p.value = p.stage.value;
   p.cost = expr_cost(p.stage.value);
   const Shape& shape = p.task->buffers[p.stage.out].shape;
   if (shape.empty()) {

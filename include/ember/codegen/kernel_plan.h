@@ -99,13 +99,13 @@ struct StagePlan {
   // every output for ReduceAxis/ReduceScalar) times the blocks of the last axis, which runs
   // whole up to `whole_up_to` elements, else in blocks of `block` (0: not blocked).
   int64_t whole_up_to = 0, block = 0;
-  double cost = 0;    // estimated simple operations per element and reduction step
+  double cost = 0;    // estimated simple operations per evaluation of the value (expr_cost)
   VectorPlan vector;  // the vector axis and the loads along it
   int unroll = 1;     // vectors in flight (independent accumulators)
   Tail tail = Tail::None;
   bool tail_known_empty = false;  // the vector axis's extent is a multiple of every width
   // Matmul: the epilogue as a value over the output (Acc read back from it); undefined when
-  // there is none. Compute: the stage's value.
+  // there is none.
   ir::Expr value;
 };
 
