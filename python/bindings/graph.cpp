@@ -120,8 +120,9 @@ void bind_graph(nb::module_& m) {
            "space of blockings for every matmul kernel (recorded on disk and reused).\n"
            "parallel_k: how GEMMs split K across threads: 'default' (decided per call), "
            "'disabled', 'search' (split-K candidates are measured), or a number of parts.\n"
-           "dump_dir: write the generated translation units (kernels/unit_<i>.cpp) and the "
-           "tuning decisions (tuning.txt) there.\n"
+           "dump_dir: write the generated translation units (kernels/unit_<i>.cpp), each "
+           "kernel's plan (kernels/kernel_<k>.plan.txt) and the tuning decisions (tuning.txt) "
+           "there.\n"
            "progress: called as progress(phase, done, total) for 'generating kernels', "
            "'tuning' and 'compiling'.\n"
            "symbol_values: sizes of symbolic dimensions to tune at; kernels stay generic.")

@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 
+#include "ember/codegen/kernel_plan.h"
 #include "ember/ir/simplify.h"
 #include "ember/support/error.h"
 
@@ -205,36 +205,26 @@ std::string ExprEmitter::emit_load(const Expr& e) const {
   return "ember_rt::vf::load" + suffix + "(" + addr + ")";
 }
 
-// A condition over indices, `cond`, as a chain of LaneRange::ge calls: a conjunction of
-// comparisons between integer expressions affine in the lane. False when it is not one.
-bool ExprEmitter::range_chain(const Expr& cond, std::string* chain) const {
-  if (cond.kind() != ExprKind::Binary || cond.dtype() != DType::boolean) return false;
+// A lane range (is_lane_range), `cond`, as a chain of LaneRange::ge calls: every comparison
+// between integer expressions affine in the lane becomes one.
+void ExprEmitter::range_chain(const Expr& cond, std::string* chain) const {
   auto op = static_cast<BinaryOp>(cond->op);
   if (op == BinaryOp::And) {
-    return range_chain(cond->args[0], chain) && range_chain(cond->args[1], chain);
-  }
-  if (op != BinaryOp::Lt && op != BinaryOp::Le && op != BinaryOp::Gt && op != BinaryOp::Ge)
-    return false;
-  for (const Expr& side : cond->args) {
-    if (is_float(side.dtype()) || side.dtype() == DType::boolean) return false;
-    bool loads = false;
-    ir::visit(side, [&](const Expr& z) { loads |= z.kind() == ExprKind::Load; });
-    if (loads) return false;
+    range_chain(cond->args[0], chain);
+    range_chain(cond->args[1], chain);
+    return;
   }
   const Expr diff = ir::simplify_index(cond->args[0] - cond->args[1]);
   auto a = ir::linear_coefficient(diff, lane_var_);
-  if (!a) return false;
-  if (chain) {
-    // lane i holds diff(base) + a * i; every comparison becomes A * i + B >= 0.
-    std::string d = "(" + emit_index(diff) + ")";
-    int64_t A = op == BinaryOp::Ge || op == BinaryOp::Gt ? *a : -*a;
-    std::string B = op == BinaryOp::Ge   ? d
-                    : op == BinaryOp::Gt ? d + " - 1"
-                    : op == BinaryOp::Le ? "-" + d
-                                         : "-" + d + " - 1";
-    *chain += ".ge<" + std::to_string(A) + ">(" + B + ")";
-  }
-  return true;
+  EMBER_ASSERT(a, "a lane range that is not affine in the lane");
+  // lane i holds diff(base) + a * i; every comparison becomes A * i + B >= 0.
+  std::string d = "(" + emit_index(diff) + ")";
+  int64_t A = op == BinaryOp::Ge || op == BinaryOp::Gt ? *a : -*a;
+  std::string B = op == BinaryOp::Ge   ? d
+                  : op == BinaryOp::Gt ? d + " - 1"
+                  : op == BinaryOp::Le ? "-" + d
+                                       : "-" + d + " - 1";
+  *chain += ".ge<" + std::to_string(A) + ">(" + B + ")";
 }
 
 std::string ExprEmitter::emit_unary(const Expr& e) const {
@@ -367,9 +357,10 @@ std::string ExprEmitter::emit(const Expr& e) const {
     case ExprKind::Unary: return emit_unary(e);
     case ExprKind::Binary: return emit_binary(e);
     case ExprKind::Select: {
-      std::string chain;
-      if (vector_mode() && range_chain(e->args[0], &chain)) {
+      if (vector_mode() && is_lane_range(e->args[0], lane_var_)) {
         // The lanes where the condition holds; loads under it read only those.
+        std::string chain;
+        range_chain(e->args[0], &chain);
         ExprEmitter inner = *this;
         inner.guard_ =
             (guard_.empty() ? "ember_rt::LaneRange(" + lane_limit() + ")" : guard_) + chain;
@@ -398,87 +389,6 @@ std::string ExprEmitter::store(int b, const std::vector<Expr>& indices,
   if (!partial_.empty())
     return "(" + value + ").store_partial" + suffix + "(" + ptr + " + " + off + ", " + partial_ + ");";
   return "(" + value + ").store" + suffix + "(" + ptr + " + " + off + ");";
-}
-
-bool ExprEmitter::vectorizable(const Expr& e, const std::string& lane_var, bool strided,
-                               int64_t* max_stride) const {
-  bool ok = true;
-  int64_t widest = 0;
-  ExprEmitter lanes(task_, names_);
-  lanes.lane_var_ = lane_var;
-  auto has_load = [](const Expr& y) {
-    bool found = false;
-    ir::visit(y, [&](const Expr& z) { found |= z.kind() == ExprKind::Load; });
-    return found;
-  };
-  // under_widen: the operand of a widening cast; guarded: under a lane-range condition.
-  std::function<void(const Expr&, bool, bool)> check = [&](const Expr& x, bool under_widen,
-                                                           bool guarded) {
-    if (!ok) return;
-    DType t = x.dtype();
-    switch (x.kind()) {
-      case ExprKind::Const: ok = t == DType::float32; return;
-      case ExprKind::Var: ok = x->name != lane_var && t != DType::boolean; return;
-      case ExprKind::Acc: ok = t == DType::float32; return;
-      case ExprKind::Load: {
-        DType bt = task_.buffers.at(x->buffer).dtype;
-        if (!(bt == DType::float32 || (under_widen && is_low_precision(bt)))) {
-          ok = false;
-          return;
-        }
-        auto c = ir::linear_coefficient(offset(x->buffer, x->args), lane_var);
-        // Guarded (masked) and strided loads of other lanes exist for float32 only.
-        bool plain = c && (*c == 0 || (*c == 1 && !guarded));
-        bool special = c && bt == DType::float32 && ((*c == 1 && guarded) || (*c > 1 && strided));
-        ok = plain || special;
-        if (ok) widest = std::max(widest, *c);
-        return;
-      }
-      case ExprKind::Cast:
-        // float16/bfloat16 loads widened to float32.
-        ok = t == DType::float32 && x->args[0].kind() == ExprKind::Load &&
-             is_low_precision(x->args[0].dtype());
-        if (ok) check(x->args[0], true, guarded);
-        return;
-      case ExprKind::Unary:
-        if (static_cast<UnaryOp>(x->op) == UnaryOp::Not) {
-          ok = t == DType::boolean;
-        } else {
-          ok = t == DType::float32;
-        }
-        break;
-      case ExprKind::Binary: {
-        auto op = static_cast<BinaryOp>(x->op);
-        DType in = x->args[0].dtype();
-        if (op == BinaryOp::Mod)
-          ok = false;
-        else if (op == BinaryOp::And || op == BinaryOp::Or)
-          ok = in == DType::boolean;
-        else
-          ok = in == DType::float32;
-        break;
-      }
-      case ExprKind::Select: {
-        if (lanes.range_chain(x->args[0], nullptr)) {
-          // A condition on indices: its branch is computed on the lanes where it holds (the
-          // other branch must not load: it would read those lanes too).
-          ok = t == DType::float32 && !has_load(x->args[2]);
-          check(x->args[1], false, true);
-          check(x->args[2], false, guarded);
-          return;
-        }
-        // Any other condition on indices guards its branches' loads (concat): they may be
-        // out of bounds when not taken, so they must not be loaded as whole vectors.
-        bool guard = !has_load(x->args[0]) && (has_load(x->args[1]) || has_load(x->args[2]));
-        ok = t == DType::float32 && !guard;
-        break;
-      }
-    }
-    for (const Expr& a : x->args) check(a, false, guarded);
-  };
-  check(e, false, false);
-  if (ok && max_stride) *max_stride = widest;
-  return ok;
 }
 
 }  // namespace ember::codegen

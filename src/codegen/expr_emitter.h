@@ -35,14 +35,7 @@ class ExprEmitter {
   // How Acc is spelled (an accumulator variable, or a loaded epilogue value).
   void set_acc(const std::string& acc) { acc_ = acc; }
 
-  // True when `e` can be computed for a vector of lanes along `lane_var`: float32
-  // arithmetic (float16/bfloat16 loads are widened), loads contiguous or constant along it,
-  // or with a larger stride when `strided` (float32 only). Selects on a conjunction of index
-  // comparisons affine in the lane (padding, windows) compute their branch on the lanes where
-  // it holds, with masked loads. *max_stride gets the largest stride along the lane.
-  bool vectorizable(const ir::Expr& e, const std::string& lane_var, bool strided = false,
-                    int64_t* max_stride = nullptr) const;
-
+  // What vector mode can print is decided by plan_vector (ember/codegen/kernel_plan.h).
   std::string emit(const ir::Expr& e) const;
   // Integer index arithmetic.
   std::string emit_index(const ir::Expr& e) const;
@@ -62,9 +55,8 @@ class ExprEmitter {
   bool vector_mode() const { return !lane_var_.empty(); }
   // The number of lanes computed: all, or the partial count.
   std::string lane_limit() const { return partial_.empty() ? "ember_rt::vf::width" : partial_; }
-  // Appends cond as LaneRange::ge calls to *chain (when not null); false if it is not a
-  // conjunction of comparisons affine in the lane.
-  bool range_chain(const ir::Expr& cond, std::string* chain) const;
+  // Appends a lane range (is_lane_range) as LaneRange::ge calls to *chain.
+  void range_chain(const ir::Expr& cond, std::string* chain) const;
 
   const ir::Task& task_;
   const NameScope& names_;

@@ -60,12 +60,14 @@ std::string KernelWriter::run(const std::string& fn_name) {
             symbols_[i]);
   }
   declare_buffers();
-  for (const Stage& s : task_.stages) {
+  const KernelPlan plan = plan_kernel(task_);
+  for (const StagePlan& p : plan.stages) {
+    const Stage& s = task_.stages[p.index];
     w_.line("// b" + std::to_string(s.out) + " (" + task_.buffers[s.out].name + ")");
     switch (s.kind) {
-      case ir::StageKind::Compute: compute_stage(task_, s); break;
-      case ir::StageKind::Reduce: reduce_stage(s); break;
-      case ir::StageKind::Matmul: matmul_stage(s); break;
+      case ir::StageKind::Compute: compute_stage(p); break;
+      case ir::StageKind::Reduce: reduce_stage(p); break;
+      case ir::StageKind::Matmul: matmul_stage(p); break;
     }
   }
   w_.close("}");
@@ -148,69 +150,12 @@ void KernelWriter::vector_loop(const Task& task, const NameScope& names, const S
   }
 }
 
-// True when every load reads its buffer at exactly the stage's axes and every such buffer
-// has the output's shape: the stage is then one flat loop over all elements.
-bool KernelWriter::flat_elementwise(const Stage& s) const {
-  const Shape& out = task_.buffers[s.out].shape;
-  if (out.size() < 2) return false;
-  bool ok = true;
-  ir::visit(s.value, [&](const Expr& x) {
-    if (x.kind() != ExprKind::Load) return;
-    if (!shape_equal(task_.buffers[x->buffer].shape, out) || x->args.size() != s.axes.size()) {
-      ok = false;
-      return;
-    }
-    for (size_t d = 0; d < s.axes.size(); ++d) ok &= ir::equal(x->args[d], s.axes[d]);
-  });
-  return ok;
-}
-
-// Whether a Compute stage's value can be computed in vectors along its last axis.
-bool KernelWriter::stage_vectorizable(const Task& task, const Stage& s, bool strided) const {
-  if (task.buffers[s.out].shape.empty()) return false;
-  ExprEmitter probe(task, base_);
-  DType out_t = task.buffers[s.out].dtype;
-  Expr stripped = strip_output_cast(s.value, out_t);
-  return (out_t == DType::float32 || is_low_precision(out_t)) &&
-         stripped.dtype() == DType::float32 &&
-         probe.vectorizable(stripped, s.axes.back()->name, strided);
-}
-
-void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
-  Task flat_task;
-  Stage flat_stage;
-  const Task* task = &task_in;
-  const Stage* s = &s_in;
-  if (flat_elementwise(s_in)) {
-    // Same computation over one flat axis: loads and the store index it directly.
-    flat_task = task_in;
-    Expr f = ir::var("__flat" + std::to_string(counter_++));
-    Shape numel = {shape_numel_expr(task_in.buffers[s_in.out].shape)};
-    flat_stage = s_in;
-    flat_stage.axes = {f};
-    flat_stage.value = ir::rewrite(s_in.value, [&](const Expr& x) -> Expr {
-      if (x.kind() != ExprKind::Load) return {};
-      flat_task.buffers[x->buffer].shape = numel;
-      return ir::load(x->buffer, x.dtype(), {f});
-    });
-    flat_task.buffers[s_in.out].shape = numel;
-    // A value that uses an axis outside a load (tril's i <= j) cannot be flattened.
-    bool uses_axes = false;
-    for (const Expr& ax : s_in.axes) uses_axes |= ir::uses_var(flat_stage.value, ax->name);
-    if (!uses_axes) {
-      task = &flat_task;
-      s = &flat_stage;
-    }
-  }
-  Task split_task;
-  Stage split_stage;
-  const bool split = !stage_vectorizable(*task, *s, false) &&
-                     split_row(*task, *s, &split_task, &split_stage) &&
-                     stage_vectorizable(split_task, split_stage, true);
-  if (split) {
-    task = &split_task;
-    s = &split_stage;
-  }
+void KernelWriter::compute_stage(const StagePlan& p) {
+  const Task* task = p.task.get();
+  const Stage* s = &p.stage;
+  // The flat axis once took a number here: kept so that the text of kernels, and so their
+  // names and cached builds, stay as they were.
+  if (p.flatten != Flatten::No) ++counter_;
   const Shape& shape = task->buffers[s->out].shape;
   w_.open("{");
   if (shape.empty()) {
@@ -219,16 +164,17 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
     w_.close("}");
     return;
   }
-  bool vec = stage_vectorizable(*task, *s, split);
+  const bool vec = p.vector.ok;
   std::vector<std::string> ext = extents(shape, "e");
   std::string outer = "1";
   for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
   w_.line("const int64_t outer = " + outer + ";");
   w_.line("const int64_t inner = " + ext.back() + ";");
-  w_.line("const int64_t blk = inner <= 16384 ? (inner > 0 ? inner : 1) : 8192;");
+  w_.line("const int64_t blk = inner <= " + std::to_string(p.whole_up_to) +
+          " ? (inner > 0 ? inner : 1) : " + std::to_string(p.block) + ";");
   w_.line("const int64_t nblk = (inner + blk - 1) / blk;");
   std::ostringstream work;
-  work << "static_cast<double>(outer) * static_cast<double>(inner) * " << expr_cost(s->value);
+  work << "static_cast<double>(outer) * static_cast<double>(inner) * " << p.cost;
   w_.open("ember_rt::parallel_for(ctx, outer * nblk, " + work.str() +
           ", [&](int64_t begin, int64_t end) {");
   w_.open("for (int64_t t = begin; t < end; ++t) {");
@@ -243,7 +189,8 @@ void KernelWriter::compute_stage(const Task& task_in, const Stage& s_in) {
   w_.close("}");
 }
 
-void KernelWriter::matmul_stage(const Stage& s) {
+void KernelWriter::matmul_stage(const StagePlan& p) {
+  const Stage& s = p.stage;
   const auto& A = task_.buffers[s.a];
   const auto& B = task_.buffers[s.b];
   const auto& C = task_.buffers[s.out];
@@ -273,24 +220,18 @@ void KernelWriter::matmul_stage(const Stage& s) {
   w_.line("g.b_batch = " + batch_stride(bb, "g.K * g.N") + ";");
   w_.line("g.C = b" + std::to_string(s.out) + "; g.c_m = g.N; g.c_batch = g.M * g.N;");
   const std::string tune = gemm_tuning_argument(config_);
-  if (!s.epilogue.defined()) {
+  if (!p.value.defined()) {
     w_.line("ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{}" + tune + ");");
     w_.close("}");
     return;
   }
   // The epilogue rewrites each finished row segment of C in place.
-  Expr value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
-    if (x.kind() == ExprKind::Acc) return ir::load(s.out, DType::float32, s.axes);
-    return {};
-  });
   w_.open("auto epilogue = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {");
   w_.line("(void)row;");
   NameScope names = base_;
   unravel(s.axes, C.shape, rank - 2, "bb", names);
   names.vars[s.axes[rank - 2]->name] = "m";
-  ExprEmitter probe(task_, names);
-  bool vec = value.dtype() == DType::float32 && probe.vectorizable(value, s.axes.back()->name);
-  vector_loop(task_, names, s, value, "n0", "n0 + len", vec);
+  vector_loop(task_, names, s, p.value, "n0", "n0 + len", p.vector.ok);
   w_.close("};");
   w_.line("ember_rt::gemm(g, ctx, epilogue" + tune + ");");
   w_.close("}");

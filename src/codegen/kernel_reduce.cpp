@@ -45,28 +45,14 @@ static std::string combine(ReduceOp op, DType t, const std::string& a, const std
   throw InternalError("combine of an arg-reduction");
 }
 
-bool KernelWriter::use_outer_vector(const Stage& s) const {
-  int64_t stride = 0;
-  if (!reduce_outer_ok(s, &stride)) return false;
-  ExprEmitter probe(task_, base_);
-  bool inner_ok = s.acc_dtype == DType::float32 && s.value.dtype() == DType::float32 &&
-                  probe.vectorizable(s.value, s.raxes.back()->name);
-  if (!inner_ok) return true;
-  // Both work: vectors along the reduction pay off only when it is long; a window of a few
-  // elements (a convolution's or pooling's kernel row) is better spread over outputs, unless
-  // those are few or far apart.
-  auto rlast = s.rextents.back().as_int();
-  auto olast = task_.buffers[s.out].shape.back().as_int();
-  return rlast && *rlast < 16 && stride <= 2 && (!olast || *olast >= 4);
-}
-
-void KernelWriter::reduce_stage(const Stage& s) {
+void KernelWriter::reduce_stage(const StagePlan& p) {
+  const Stage& s = p.stage;
   const Shape& shape = task_.buffers[s.out].shape;
   std::string acc_t = compute_type(s.acc_dtype);
   w_.open("{");
   std::vector<std::string> ext = extents(shape, "e");
-  if (use_outer_vector(s)) {
-    reduce_outer_vector(s, ext);
+  if (p.schedule == Schedule::ReduceOutputs) {
+    reduce_outer_vector(p, ext);
     w_.close("}");
     return;
   }
@@ -84,20 +70,13 @@ void KernelWriter::reduce_stage(const Stage& s) {
   std::string rtotal = "1";
   for (const auto& r : rext) rtotal += " * " + r;
   std::ostringstream work;
-  work << "static_cast<double>(outer) * static_cast<double>(" << rtotal << ") * "
-       << expr_cost(s.value);
+  work << "static_cast<double>(outer) * static_cast<double>(" << rtotal << ") * " << p.cost;
   w_.open("ember_rt::parallel_for(ctx, outer, " + work.str() +
           ", [&](int64_t begin, int64_t end) {");
   w_.open("for (int64_t o = begin; o < end; ++o) {");
   NameScope names = base_;
   unravel(s.axes, shape, shape.size(), "o", names);
-  ExprEmitter probe(task_, base_);
-  bool inner_vec = !s.raxes.empty() && s.acc_dtype == DType::float32 &&
-                   (s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max ||
-                    s.reduce_op == ReduceOp::Min) &&
-                   s.value.dtype() == DType::float32 &&
-                   probe.vectorizable(s.value, s.raxes.back()->name);
-  if (inner_vec) {
+  if (p.schedule == Schedule::ReduceAxis) {
     reduce_inner_vector(s, names, acc_t);
   } else {
     reduce_scalar_body(s, names, acc_t);
@@ -117,31 +96,16 @@ static int open_rloops(Writer& w, const Stage& s, size_t count, NameScope& names
   return static_cast<int>(count);
 }
 
-// Whether a reduction can run in vectors along the output's last axis (each lane its own
-// output, the reduction loops scalar around them): float sum / max / min whose value and
-// epilogue are vectorizable along that axis, loads strided along it allowed.
-bool KernelWriter::reduce_outer_ok(const Stage& s, int64_t* stride) const {
-  const DType out_t = task_.buffers[s.out].dtype;
-  if (s.axes.empty() || s.raxes.empty() || s.acc_dtype != DType::float32 ||
-      s.value.dtype() != DType::float32 || !(out_t == DType::float32 || is_low_precision(out_t)) ||
-      !(s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max ||
-        s.reduce_op == ReduceOp::Min))
-    return false;
-  const std::string& lane = s.axes.back()->name;
-  ExprEmitter probe(task_, base_);
-  if (!probe.vectorizable(s.value, lane, true, stride)) return false;
-  Expr out = s.epilogue.defined() ? strip_output_cast(s.epilogue, out_t) : ir::acc(s.acc_dtype);
-  return out.dtype() == DType::float32 && probe.vectorizable(out, lane);
-}
-
 // Rows of the output (all axes but the last) in parallel, blocks of a long last axis too;
 // within a row, 4 vectors at a time (independent accumulators), then 2, 1 and a partial one.
-void KernelWriter::reduce_outer_vector(const Stage& s, const std::vector<std::string>& ext) {
+void KernelWriter::reduce_outer_vector(const StagePlan& p, const std::vector<std::string>& ext) {
+  const Stage& s = p.stage;
   std::string outer = "1";
   for (size_t d = 0; d + 1 < ext.size(); ++d) outer += " * " + ext[d];
   w_.line("const int64_t outer = " + outer + ";");
   w_.line("const int64_t inner = " + ext.back() + ";");
-  w_.line("const int64_t blk = inner <= 1024 ? (inner > 0 ? inner : 1) : 256;");
+  w_.line("const int64_t blk = inner <= " + std::to_string(p.whole_up_to) +
+          " ? (inner > 0 ? inner : 1) : " + std::to_string(p.block) + ";");
   w_.line("const int64_t nblk = (inner + blk - 1) / blk;");
   std::string rtotal = "1";
   {
@@ -153,7 +117,7 @@ void KernelWriter::reduce_outer_vector(const Stage& s, const std::vector<std::st
   }
   std::ostringstream work;
   work << "static_cast<double>(outer) * static_cast<double>(inner) * static_cast<double>(" << rtotal
-       << ") * " << expr_cost(s.value);
+       << ") * " << p.cost;
   w_.open("ember_rt::parallel_for(ctx, outer * nblk, " + work.str() +
           ", [&](int64_t begin, int64_t end) {");
   w_.open("for (int64_t t = begin; t < end; ++t) {");

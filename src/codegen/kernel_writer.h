@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ember/codegen/codegen.h"
+#include "ember/codegen/kernel_plan.h"
 #include "expr_emitter.h"
 #include "writer.h"
 
@@ -24,6 +25,7 @@ class KernelWriter {
                const KernelConfig& config)
       : task_(task), symbols_(symbols), config_(config) {}
 
+  // Prints the kernel as plan_kernel(task) plans it.
   std::string run(const std::string& fn_name);
 
  private:
@@ -31,21 +33,17 @@ class KernelWriter {
   void unravel(const std::vector<ir::Expr>& axes, const Shape& shape, size_t count,
                const std::string& flat, NameScope& names);
   std::vector<std::string> extents(const Shape& shape, const std::string& prefix);
-  void compute_stage(const ir::Task& task, const ir::Stage& s);
-  void reduce_stage(const ir::Stage& s);
-  bool reduce_outer_ok(const ir::Stage& s, int64_t* stride) const;
-  bool use_outer_vector(const ir::Stage& s) const;
-  void reduce_outer_vector(const ir::Stage& s, const std::vector<std::string>& ext);
+  void compute_stage(const StagePlan& p);
+  void reduce_stage(const StagePlan& p);
+  void reduce_outer_vector(const StagePlan& p, const std::vector<std::string>& ext);
   void reduce_outer_block(const ir::Stage& s, const NameScope& names, const std::string& v,
                           int unroll, const std::string& partial);
   void reduce_inner_vector(const ir::Stage& s, const NameScope& names, const std::string& acc_t);
   void reduce_scalar_body(const ir::Stage& s, NameScope names, const std::string& acc_t);
-  void matmul_stage(const ir::Stage& s);
+  void matmul_stage(const StagePlan& p);
   void vector_loop(const ir::Task& task, const NameScope& names, const ir::Stage& s,
                    const ir::Expr& value, const std::string& lo, const std::string& hi,
                    bool vectorize);
-  bool flat_elementwise(const ir::Stage& s) const;
-  bool stage_vectorizable(const ir::Task& task, const ir::Stage& s, bool strided) const;
 
   const ir::Task& task_;
   const std::vector<std::string>& symbols_;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "ember/codegen/codegen.h"
+#include "ember/codegen/kernel_plan.h"
 #include "ember/jit/cache.h"
 #include "ember/ops/attrs.h"
 #include "ember/ops/op_def.h"
@@ -114,6 +115,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
   std::vector<tune::TuneResult> tuned = tune::tune_gemm_tasks(tasks, symbols, topt);
 
   std::vector<std::string> kernels;
+  std::vector<std::pair<std::string, std::string>> plans;  // with dump_dir: (kernel, its plan)
   std::map<std::string, std::string> name_of_body;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
@@ -128,6 +130,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
       std::string src = body;
       src.replace(src.find("KERNEL_NAME"), 11, name);
       kernels.push_back("// " + task.name + "\n" + src);
+      if (!options.dump_dir.empty()) plans.emplace_back(name, codegen::plan_kernel(task).str());
     }
     KernelLaunch launch;
     launch.name = name;
@@ -151,10 +154,16 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
     req.sources = codegen::make_translation_units(kernels, units);
     req.isa = isa_from_env();
     req.progress = [&](int done, int total) { report(options, "compiling", done, total); };
-    if (!options.dump_dir.empty())
+    if (!options.dump_dir.empty()) {
+      const fs::path dir = fs::path(options.dump_dir) / "kernels";
       for (size_t u = 0; u < req.sources.size(); ++u)
-        write_text(fs::path(options.dump_dir) / "kernels" / ("unit_" + std::to_string(u) + ".cpp"),
-                   req.sources[u]);
+        write_text(dir / ("unit_" + std::to_string(u) + ".cpp"), req.sources[u]);
+      // Kernel k is in unit k % units (make_translation_units).
+      for (size_t k = 0; k < plans.size(); ++k)
+        write_text(dir / ("kernel_" + std::to_string(k) + ".plan.txt"),
+                   "// " + plans[k].first + " in unit_" + std::to_string(k % req.sources.size()) +
+                       ".cpp\n" + plans[k].second);
+    }
     std::shared_ptr<Module> module = get_or_build(req);
     for (auto& l : plan.launches) l.fn = module->symbol(l.name);
     plan.modules = module;

@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "ember/codegen/codegen.h"
+#include "ember/codegen/kernel_plan.h"
 #include "ember/graph/build.h"
+#include "ember/graph/flow_graph.h"
 #include "ember/ops/ops.h"
 
 using namespace ember;
@@ -38,7 +43,7 @@ TEST(Codegen, ContiguousAndBroadcastLoadsAreVectorized) {
   EXPECT_NE(src.find("ember_rt::vf::load(b0 + "), std::string::npos) << src;
   EXPECT_NE(src.find("ember_rt::vf::load(b1 + "), std::string::npos) << src;
   EXPECT_NE(src.find("ember_rt::vf(b2["), std::string::npos) << src;  // broadcast
-  EXPECT_NE(src.find("store_partial"), std::string::npos) << src;    // masked tail
+  EXPECT_NE(src.find("store_partial"), std::string::npos) << src;     // masked tail
   EXPECT_NE(src.find("const int64_t s0 = syms[0];  // n"), std::string::npos) << src;
 }
 
@@ -53,6 +58,111 @@ TEST(Codegen, TransposedLoadsFallBackToScalar) {
   t.stages.push_back(s);
   std::string src = generate_kernel(t, "k", {});
   EXPECT_EQ(src.find("ember_rt::vf::load"), std::string::npos) << src;
+  // The plan says why: along j, x is read 16 elements apart.
+  std::string plan = plan_kernel(t).str();
+  EXPECT_NE(plan.find("load b0 (x)[j, i]: strided (stride 16) along j"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("vector: none (the load of b0 (x)[j, i] is strided (stride 16) along j)"),
+            std::string::npos)
+      << plan;
+}
+
+// out[i, j] = x[i, j] + y[i, j] on [n, 64]: one flat loop in vectors, no tail.
+TEST(KernelPlan, ElementwiseAddIsFlattenedAndVectorized) {
+  Task t;
+  t.name = "add";
+  int x = t.add_buffer("x", DType::float32, {var("n"), Expr(64)}, BufferRole::Input);
+  int y = t.add_buffer("y", DType::float32, {var("n"), Expr(64)}, BufferRole::Input);
+  int o = t.add_buffer("out", DType::float32, {var("n"), Expr(64)}, BufferRole::Output);
+  Stage s;
+  s.out = o;
+  s.axes = {var("i"), var("j")};
+  s.value = load(x, DType::float32, s.axes) + load(y, DType::float32, s.axes);
+  t.stages.push_back(s);
+  KernelPlan plan = plan_kernel(t);
+  ASSERT_EQ(plan.stages.size(), 1u);
+  const StagePlan& p = plan.stages[0];
+  EXPECT_EQ(p.schedule, Schedule::Elementwise);
+  EXPECT_EQ(p.flatten, Flatten::Yes);
+  EXPECT_TRUE(p.vector.ok);
+  EXPECT_TRUE(p.tail_known_empty);  // n * 64 elements
+  ASSERT_EQ(p.vector.loads.size(), 2u);
+  for (const LoadPlan& l : p.vector.loads) EXPECT_EQ(l.access, Access::Contiguous);
+  const std::string text = plan.str();
+  for (const char* line : {"stage 0: b2 (out) float32[(n * 64)], elementwise",
+                           "flattened: yes, one axis over every element",
+                           "loops: __flat0 < (n * 64) (blocks, vector);",
+                           "vector: __flat0, ember_rt::vf::width lanes; tail: none",
+                           "load b0 (x)[__flat0]: contiguous along __flat0",
+                           "load b1 (y)[__flat0]: contiguous along __flat0"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  // The code prints what the plan says.
+  std::string src = generate_kernel(t, "k", {"n"});
+  EXPECT_NE(src.find("ember_rt::vf::load(b0 + v1)"), std::string::npos) << src;
+}
+
+// An embedding reads whole rows picked by data: contiguous along the row, its index checked;
+// a gather along the last axis picks every element by data.
+TEST(KernelPlan, DataIndexedLoads) {
+  Task t;
+  t.name = "embedding";
+  int w = t.add_buffer("weight", DType::float32, {Expr(100), Expr(64)}, BufferRole::Input);
+  int ids = t.add_buffer("ids", DType::int64, {var("n")}, BufferRole::Input);
+  int o = t.add_buffer("out", DType::float32, {var("n"), Expr(64)}, BufferRole::Output);
+  Stage s;
+  s.out = o;
+  s.axes = {var("i"), var("j")};
+  s.value = load(w, DType::float32, {load(ids, DType::int64, {var("i")}), var("j")});
+  t.stages.push_back(s);
+  std::string text = plan_kernel(t).str();
+  EXPECT_NE(text.find("load b0 (weight)[b1[i], j]: contiguous along j, index read from data"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("load b1 (ids)[i]: broadcast along j"), std::string::npos) << text;
+
+  Task g;
+  g.name = "gather";
+  int x = g.add_buffer("x", DType::float32, {var("n"), Expr(64)}, BufferRole::Input);
+  int idx = g.add_buffer("idx", DType::int64, {var("n"), Expr(8)}, BufferRole::Input);
+  int go = g.add_buffer("out", DType::float32, {var("n"), Expr(8)}, BufferRole::Output);
+  Stage gs;
+  gs.out = go;
+  gs.axes = {var("i"), var("j")};
+  gs.value = load(x, DType::float32, {var("i"), load(idx, DType::int64, gs.axes)});
+  g.stages.push_back(gs);
+  KernelPlan gp = plan_kernel(g);
+  text = gp.str();
+  EXPECT_FALSE(gp.stages[0].vector.ok);
+  EXPECT_EQ(gp.stages[0].vector.loads[0].access, Access::Gathered);
+  EXPECT_NE(text.find("load b0 (x)[i, b1[i, j]]: gathered along j, index read from data"),
+            std::string::npos)
+      << text;
+}
+
+TEST(KernelPlan, WrittenBesideTheCodeWithDumpDir) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ember_plan_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  Tensor a = Tensor::symbol({ir::var("n"), 64}, DType::float32, Device::cpu(), "a");
+  Tensor b = Tensor::symbol({ir::var("n"), 64}, DType::float32, Device::cpu(), "b");
+  FlowGraph graph = trace_from({ops::add(a, b)}, {a, b});
+  BuildOptions o;
+  o.dump_dir = dir.string();
+  auto built = build_graph(graph, o);
+  std::ifstream in(dir / "kernels" / "kernel_0.plan.txt");
+  ASSERT_TRUE(in) << "no kernel_0.plan.txt";
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("// ember_k_"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(" in unit_0.cpp"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("flattened: yes"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(": contiguous along "), std::string::npos) << text.str();
+  std::vector<double> va(2 * 64), vb(2 * 64);
+  for (size_t i = 0; i < va.size(); ++i)
+    va[i] = 0.5 * static_cast<double>(i), vb[i] = 3.0 - static_cast<double>(i);
+  Tensor sum = built->run(
+      {from_values(va, {2, 64}, DType::float32), from_values(vb, {2, 64}, DType::float32)})[0];
+  for (size_t i = 0; i < va.size(); ++i) EXPECT_EQ(element_as_double(sum, i), va[i] + vb[i]) << i;
+  fs::remove_all(dir);
 }
 
 TEST(Codegen, InputsMustComeFirst) {

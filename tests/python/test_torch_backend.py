@@ -294,6 +294,13 @@ def test_dump_dir(tmp_path):
     dumped = [f for _, _, files in os.walk(tmp_path) for f in files]
     assert "flow_graph.txt" in dumped
     assert any(f.startswith("00_") for f in dumped)
+    # Each kernel's plan is written beside its code: exp(a) * a on [4] runs in vectors.
+    plans = [os.path.join(d, f) for d, _, files in os.walk(tmp_path) for f in files
+             if f.endswith(".plan.txt")]
+    assert plans, dumped
+    with open(plans[0]) as f:
+        plan = f.read()
+    assert "vector: " in plan and "contiguous along" in plan, plan
 
 
 # ---- graphs and values -----------------------------------------------------------------------

@@ -25,7 +25,8 @@ struct BuildOptions {
   // Values of symbolic dimensions to tune kernels at (the shapes of example inputs). Kernels
   // stay generic in the symbols; only the measured blocking depends on these values.
   std::map<std::string, int64_t> symbol_values;
-  // When set: the generated translation units are written to <dump_dir>/kernels/unit_<i>.cpp
+  // When set: the generated translation units are written to <dump_dir>/kernels/unit_<i>.cpp,
+  // each kernel's plan (codegen::KernelPlan::str) to <dump_dir>/kernels/kernel_<k>.plan.txt
   // and the tuning decisions to <dump_dir>/tuning.txt.
   std::string dump_dir;
   // Called as progress(phase, done, total) for the phases "generating kernels", "tuning" and

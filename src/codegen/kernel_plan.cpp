@@ -1,0 +1,552 @@
+// The kernel plan: every decision of the code generator, made before any code is printed.
+#include "ember/codegen/kernel_plan.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <sstream>
+
+#include "ember/ir/simplify.h"
+#include "expr_emitter.h"
+#include "kernel_writer.h"
+#include "row_split.h"
+
+namespace ember::codegen {
+
+using ir::BinaryOp;
+using ir::Expr;
+using ir::ExprKind;
+using ir::ReduceOp;
+using ir::Stage;
+using ir::Task;
+using ir::UnaryOp;
+
+const char* access_name(Access a) {
+  switch (a) {
+    case Access::Broadcast: return "broadcast";
+    case Access::Contiguous: return "contiguous";
+    case Access::Strided: return "strided";
+    case Access::Gathered: return "gathered";
+  }
+  return "?";
+}
+
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::Single: return "single element";
+    case Schedule::Elementwise: return "elementwise";
+    case Schedule::ReduceOutputs: return "reduce, vectors along the output";
+    case Schedule::ReduceAxis: return "reduce, vectors along the reduced axis";
+    case Schedule::ReduceScalar: return "reduce, scalar";
+    case Schedule::Matmul: return "matmul (ember_rt::gemm)";
+  }
+  return "?";
+}
+
+namespace {
+
+bool has_load(const Expr& e) {
+  bool found = false;
+  ir::visit(e, [&](const Expr& x) { found |= x.kind() == ExprKind::Load; });
+  return found;
+}
+
+// The buffer's flat offset at the load's indices.
+Expr load_offset(const Task& task, const Expr& load) {
+  NameScope none;
+  return ExprEmitter(task, none).offset(load->buffer, load->args);
+}
+
+// "b0 (x)[i, j]"
+std::string load_text(const Task& task, const Expr& load) {
+  std::string s =
+      "b" + std::to_string(load->buffer) + " (" + task.buffers.at(load->buffer).name + ")[";
+  for (size_t i = 0; i < load->args.size(); ++i)
+    s += (i ? ", " : "") + ir::to_string(load->args[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+bool is_lane_range(const Expr& cond, const std::string& lane) {
+  if (cond.kind() != ExprKind::Binary || cond.dtype() != DType::boolean) return false;
+  auto op = static_cast<BinaryOp>(cond->op);
+  if (op == BinaryOp::And)
+    return is_lane_range(cond->args[0], lane) && is_lane_range(cond->args[1], lane);
+  if (op != BinaryOp::Lt && op != BinaryOp::Le && op != BinaryOp::Gt && op != BinaryOp::Ge)
+    return false;
+  for (const Expr& side : cond->args)
+    if (is_float(side.dtype()) || side.dtype() == DType::boolean || has_load(side)) return false;
+  return ir::linear_coefficient(ir::simplify_index(cond->args[0] - cond->args[1]), lane)
+      .has_value();
+}
+
+VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane, bool strided) {
+  VectorPlan plan;
+  plan.lane = lane;
+  plan.ok = true;
+  auto fail = [&](const std::string& why) {
+    if (plan.ok) plan.why_not = why;
+    plan.ok = false;
+  };
+  auto type_of = [](DType t) { return std::string(dtype_name(t)); };
+  auto record = [&](const Expr& x, bool widened, bool guarded) {
+    LoadPlan lp;
+    lp.load = x;
+    lp.guarded = guarded;
+    lp.widened = widened && is_low_precision(task.buffers.at(x->buffer).dtype);
+    for (const Expr& i : x->args) lp.data_index |= has_load(i);
+    auto c = ir::linear_coefficient(load_offset(task, x), lane);
+    lp.access = !c        ? Access::Gathered
+                : *c == 0 ? Access::Broadcast
+                : *c == 1 ? Access::Contiguous
+                          : Access::Strided;
+    lp.stride = c.value_or(0);
+    plan.loads.push_back(lp);
+    return lp;
+  };
+  // widened: the operand of a widening cast; guarded: under a lane range. Every node is
+  // visited (every load recorded); the first failure is the reason.
+  std::function<void(const Expr&, bool, bool)> check = [&](const Expr& x, bool widened,
+                                                           bool guarded) {
+    DType t = x.dtype();
+    switch (x.kind()) {
+      case ExprKind::Const:
+        if (t != DType::float32) fail("a constant of " + type_of(t));
+        return;
+      case ExprKind::Var:
+        if (x->name == lane) fail("the vector axis " + lane + " is used as a value");
+        if (t == DType::boolean) fail("a boolean variable");
+        return;
+      case ExprKind::Acc:
+        if (t != DType::float32) fail("an accumulator of " + type_of(t));
+        return;
+      case ExprKind::Load: {
+        const ir::Buffer& buf = task.buffers.at(x->buffer);
+        const LoadPlan lp = record(x, widened, guarded);  // a copy: record() appends
+        // Loads in its indices are read as scalars (an index per vector, or per lane).
+        for (const Expr& i : x->args)
+          ir::visit(i, [&](const Expr& z) {
+            if (z.kind() == ExprKind::Load) record(z, false, guarded);
+          });
+        const std::string what = "the load of " + load_text(task, x);
+        if (!(buf.dtype == DType::float32 || lp.widened)) {
+          fail(what + " reads " + type_of(buf.dtype));
+          return;
+        }
+        // Guarded (masked) and strided loads of other lanes exist for float32 only.
+        const int64_t c = lp.stride;
+        const bool affine = lp.access != Access::Gathered;
+        const bool plain = affine && (c == 0 || (c == 1 && !guarded));
+        const bool special =
+            affine && buf.dtype == DType::float32 && ((c == 1 && guarded) || (c > 1 && strided));
+        if (!plain && !special)
+          fail(what + " is " + access_name(lp.access) +
+               (affine && c != 1 ? " (stride " + std::to_string(c) + ")" : "") + " along " + lane);
+        return;
+      }
+      case ExprKind::Cast: {
+        // float16/bfloat16 loads widened to float32.
+        const Expr& a = x->args[0];
+        bool widen =
+            t == DType::float32 && a.kind() == ExprKind::Load && is_low_precision(a.dtype());
+        if (!widen) fail("a cast from " + type_of(a.dtype()) + " to " + type_of(t));
+        check(a, widen, guarded);
+        return;
+      }
+      case ExprKind::Unary:
+        if (static_cast<UnaryOp>(x->op) == UnaryOp::Not ? t != DType::boolean : t != DType::float32)
+          fail(std::string(ir::unary_name(static_cast<UnaryOp>(x->op))) + " of " + type_of(t));
+        break;
+      case ExprKind::Binary: {
+        auto op = static_cast<BinaryOp>(x->op);
+        DType in = x->args[0].dtype();
+        if (op == BinaryOp::Mod)
+          fail("mod");
+        else if (op == BinaryOp::And || op == BinaryOp::Or ? in != DType::boolean
+                                                           : in != DType::float32)
+          fail(std::string(ir::binary_name(op)) + " of " + type_of(in));
+        break;
+      }
+      case ExprKind::Select: {
+        if (is_lane_range(x->args[0], lane)) {
+          // A condition on indices: its branch is computed on the lanes where it holds (the
+          // other branch must not load: it would read those lanes too).
+          if (t != DType::float32) fail("a select of " + type_of(t));
+          if (has_load(x->args[2])) fail("a lane range whose other branch loads");
+          check(x->args[1], false, true);
+          check(x->args[2], false, guarded);
+          return;
+        }
+        // Any other condition on indices guards its branches' loads (concat): they may be
+        // out of bounds when not taken, so they must not be loaded as whole vectors.
+        if (t != DType::float32) fail("a select of " + type_of(t));
+        if (!has_load(x->args[0]) && (has_load(x->args[1]) || has_load(x->args[2])))
+          fail("a condition on indices guards loads (concatenation)");
+        break;
+      }
+    }
+    for (const Expr& a : x->args) check(a, false, guarded);
+  };
+  check(e, false, false);
+  if (plan.ok)
+    for (const LoadPlan& lp : plan.loads) plan.max_stride = std::max(plan.max_stride, lp.stride);
+  return plan;
+}
+
+namespace {
+
+// The largest constant known to divide e.
+int64_t known_factor(const Expr& e) {
+  if (auto v = e.as_int()) return *v == 0 ? 0 : std::abs(*v);
+  if (e.kind() != ExprKind::Binary) return 1;
+  int64_t a = known_factor(e->args[0]), b = known_factor(e->args[1]);
+  switch (static_cast<BinaryOp>(e->op)) {
+    case BinaryOp::Mul: return a * b;
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return std::gcd(a, b);
+    default: return 1;
+  }
+}
+
+// The widest vector (AVX-512's 16 lanes): an extent it divides leaves no tail on any ISA.
+constexpr int64_t kWidestVector = 16;
+
+// True when every load reads its buffer at exactly the stage's axes and every such buffer
+// has the output's shape: the stage can then be one flat loop over all elements.
+bool loads_at_axes(const Task& task, const Stage& s) {
+  const Shape& out = task.buffers[s.out].shape;
+  if (out.size() < 2) return false;
+  bool ok = true;
+  ir::visit(s.value, [&](const Expr& x) {
+    if (x.kind() != ExprKind::Load) return;
+    if (!shape_equal(task.buffers[x->buffer].shape, out) || x->args.size() != s.axes.size()) {
+      ok = false;
+      return;
+    }
+    for (size_t d = 0; d < s.axes.size(); ++d) ok &= ir::equal(x->args[d], s.axes[d]);
+  });
+  return ok;
+}
+
+// Whether a Compute stage's value can be computed in vectors along its last axis.
+VectorPlan compute_vector(const Task& task, const Stage& s, bool strided) {
+  VectorPlan v;
+  if (task.buffers[s.out].shape.empty()) {
+    v.why_not = "a 0-d output";
+    return v;
+  }
+  DType out_t = task.buffers[s.out].dtype;
+  Expr stripped = strip_output_cast(s.value, out_t);
+  v = plan_vector(task, stripped, s.axes.back()->name, strided);
+  if (!(out_t == DType::float32 || is_low_precision(out_t))) {
+    v.ok = false;
+    v.why_not = "the output is " + std::string(dtype_name(out_t));
+  } else if (stripped.dtype() != DType::float32 && v.ok) {
+    v.ok = false;
+    v.why_not = "the value is " + std::string(dtype_name(stripped.dtype()));
+  }
+  return v;
+}
+
+void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
+  const Stage& s_in = task->stages[p.index];
+  p.task = task;
+  p.stage = s_in;
+  if (loads_at_axes(*task, s_in)) {
+    // Same computation over one flat axis: loads and the store index it directly.
+    auto flat_task = std::make_shared<Task>(*task);
+    Expr f = ir::var("__flat" + std::to_string(p.index));
+    Shape numel = {shape_numel_expr(task->buffers[s_in.out].shape)};
+    Stage flat = s_in;
+    flat.axes = {f};
+    flat.value = ir::rewrite(s_in.value, [&](const Expr& x) -> Expr {
+      if (x.kind() != ExprKind::Load) return {};
+      flat_task->buffers[x->buffer].shape = numel;
+      return ir::load(x->buffer, x.dtype(), {f});
+    });
+    flat_task->buffers[s_in.out].shape = numel;
+    // A value that uses an axis outside a load (tril's i <= j) cannot be flattened.
+    bool uses_axes = false;
+    for (const Expr& ax : s_in.axes) uses_axes |= ir::uses_var(flat.value, ax->name);
+    p.flatten = uses_axes ? Flatten::UsesAxes : Flatten::Yes;
+    if (!uses_axes) {
+      p.task = flat_task;
+      p.stage = flat;
+    }
+  }
+  VectorPlan vec = compute_vector(*p.task, p.stage, false);
+  if (!vec.ok) {
+    // A flat (row, column) index read through floordiv and mod (im2col) vectorizes along the
+    // column once the axis is split into rows.
+    auto split_task = std::make_shared<Task>();
+    Stage split;
+    if (split_row(*p.task, p.stage, split_task.get(), &split)) {
+      VectorPlan split_vec = compute_vector(*split_task, split, true);
+      if (split_vec.ok) {
+        p.row_split = split_task->buffers[split.out].shape.back().as_int().value_or(0);
+        p.task = split_task;
+        p.stage = split;
+        vec = split_vec;
+      }
+    }
+  }
+  p.cost = expr_cost(p.stage.value);
+  const Shape& shape = p.task->buffers[p.stage.out].shape;
+  if (shape.empty()) {
+    p.schedule = Schedule::Single;
+    p.vector = vec;
+    return;
+  }
+  p.schedule = Schedule::Elementwise;
+  p.vector = vec;
+  p.whole_up_to = 16384;
+  p.block = 8192;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool last = d + 1 == shape.size();
+    p.loops.push_back({p.stage.axes[d]->name, shape[d],
+                       !last    ? "rows"
+                       : vec.ok ? "blocks, vector"
+                                : "blocks, scalar"});
+  }
+  if (vec.ok) {
+    p.tail = Tail::Masked;
+    p.tail_known_empty = known_factor(shape.back()) % kWidestVector == 0;
+  }
+}
+
+// Whether a reduction can run in vectors along the output's last axis (each lane its own
+// output, the reduction loops scalar around them): float sum / max / min whose value and
+// epilogue are vectorizable along that axis, loads strided along it allowed.
+VectorPlan reduce_outputs_vector(const Task& task, const Stage& s) {
+  VectorPlan v;
+  const DType out_t = task.buffers[s.out].dtype;
+  if (s.axes.empty()) {
+    v.why_not = "a 0-d output";
+    return v;
+  }
+  if (s.raxes.empty()) {
+    v.why_not = "nothing to reduce";
+    return v;
+  }
+  v = plan_vector(task, s.value, s.axes.back()->name, true);
+  auto fail = [&](const std::string& why) {
+    if (v.ok) v.why_not = why;
+    v.ok = false;
+  };
+  if (s.acc_dtype != DType::float32)
+    fail("an accumulator of " + std::string(dtype_name(s.acc_dtype)));
+  if (s.value.dtype() != DType::float32)
+    fail("the value is " + std::string(dtype_name(s.value.dtype())));
+  if (!(out_t == DType::float32 || is_low_precision(out_t)))
+    fail("the output is " + std::string(dtype_name(out_t)));
+  if (!(s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max ||
+        s.reduce_op == ReduceOp::Min))
+    fail(std::string(ir::reduce_op_name(s.reduce_op)) + " is not sum, max or min");
+  if (!v.ok) return v;
+  Expr out = s.epilogue.defined() ? strip_output_cast(s.epilogue, out_t) : ir::acc(s.acc_dtype);
+  VectorPlan epi = plan_vector(task, out, s.axes.back()->name);
+  if (out.dtype() != DType::float32 || !epi.ok)
+    fail("the epilogue: " +
+         (epi.ok ? "its value is " + std::string(dtype_name(out.dtype())) : epi.why_not));
+  return v;
+}
+
+// Whether a reduction can run in vectors along its innermost reduced axis.
+VectorPlan reduce_axis_vector(const Task& task, const Stage& s) {
+  VectorPlan v;
+  if (s.raxes.empty()) {
+    v.why_not = "nothing to reduce";
+    return v;
+  }
+  v = plan_vector(task, s.value, s.raxes.back()->name);
+  auto fail = [&](const std::string& why) {
+    if (v.ok) v.why_not = why;
+    v.ok = false;
+  };
+  if (s.acc_dtype != DType::float32)
+    fail("an accumulator of " + std::string(dtype_name(s.acc_dtype)));
+  if (s.value.dtype() != DType::float32)
+    fail("the value is " + std::string(dtype_name(s.value.dtype())));
+  return v;
+}
+
+void plan_reduce(const std::shared_ptr<const Task>& task, StagePlan& p) {
+  const Stage& s = task->stages[p.index];
+  p.task = task;
+  p.stage = s;
+  p.cost = expr_cost(s.value);
+  const Shape& shape = task->buffers[s.out].shape;
+  VectorPlan outputs = reduce_outputs_vector(*task, s);
+  VectorPlan axis = reduce_axis_vector(*task, s);
+  bool use_outputs = false;
+  if (outputs.ok) {
+    // Both work: vectors along the reduction pay off only when it is long; a window of a few
+    // elements (a convolution's or pooling's kernel row) is better spread over outputs, unless
+    // those are few or far apart.
+    auto rlast = s.rextents.back().as_int();
+    auto olast = shape.back().as_int();
+    use_outputs =
+        !axis.ok || (rlast && *rlast < 16 && outputs.max_stride <= 2 && (!olast || *olast >= 4));
+  }
+  const bool sum_max_min =
+      s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max || s.reduce_op == ReduceOp::Min;
+  if (axis.ok && !sum_max_min) {
+    axis.ok = false;
+    axis.why_not = std::string(ir::reduce_op_name(s.reduce_op)) + " is not sum, max or min";
+  }
+  if (use_outputs) {
+    p.schedule = Schedule::ReduceOutputs;
+    p.vector = outputs;
+    p.whole_up_to = 1024;
+    p.block = 256;
+    p.unroll = 4;
+    p.tail = Tail::Masked;
+    p.tail_known_empty = known_factor(shape.back()) % kWidestVector == 0;
+  } else if (axis.ok) {
+    p.schedule = Schedule::ReduceAxis;
+    p.vector = axis;
+    p.unroll = 4;
+    p.tail = Tail::Scalar;
+    p.tail_known_empty = known_factor(s.rextents.back()) % kWidestVector == 0;
+  } else {
+    p.schedule = Schedule::ReduceScalar;
+    // What stood in the way of each vector form.
+    p.vector = axis.lane.empty() ? outputs : axis;
+    if (!outputs.lane.empty() && !axis.lane.empty())
+      p.vector.why_not = "along " + outputs.lane + ": " + outputs.why_not + "; along " + axis.lane +
+                         ": " + axis.why_not;
+  }
+  for (size_t d = 0; d < s.axes.size(); ++d) {
+    bool last = d + 1 == s.axes.size();
+    std::string role = use_outputs ? (last ? "blocks, vector" : "rows") : "outputs";
+    p.loops.push_back({s.axes[d]->name, shape[d], role});
+  }
+  for (size_t r = 0; r < s.raxes.size(); ++r) {
+    bool last = r + 1 == s.raxes.size();
+    p.loops.push_back({s.raxes[r]->name, s.rextents[r],
+                       last && p.schedule == Schedule::ReduceAxis ? "reduce, vector" : "reduce"});
+  }
+}
+
+void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
+  const Stage& s = task->stages[p.index];
+  p.task = task;
+  p.stage = s;
+  p.schedule = Schedule::Matmul;
+  const Shape& shape = task->buffers[s.out].shape;
+  const Shape& a = task->buffers[s.a].shape;
+  for (size_t d = 0; d < s.axes.size(); ++d) {
+    bool last = d + 1 == s.axes.size();
+    p.loops.push_back({s.axes[d]->name, shape[d],
+                       d + 2 < s.axes.size() ? "batch"
+                       : last                ? "gemm n"
+                                             : "gemm m"});
+  }
+  p.loops.push_back({"k", a.back(), "gemm k"});
+  if (!s.epilogue.defined()) return;
+  // The epilogue rewrites each finished row segment of C in place.
+  p.value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
+    if (x.kind() == ExprKind::Acc) return ir::load(s.out, DType::float32, s.axes);
+    return {};
+  });
+  p.cost = expr_cost(p.value);
+  p.vector = plan_vector(*task, p.value, s.axes.back()->name);
+  if (p.vector.ok && p.value.dtype() != DType::float32) {
+    p.vector.ok = false;
+    p.vector.why_not = "the epilogue is " + std::string(dtype_name(p.value.dtype()));
+  }
+  if (p.vector.ok) p.tail = Tail::Masked;
+}
+
+}  // namespace
+
+KernelPlan plan_kernel(const Task& task) {
+  KernelPlan plan;
+  plan.task_name = task.name;
+  auto shared = std::make_shared<const Task>(task);
+  for (size_t i = 0; i < task.stages.size(); ++i) {
+    StagePlan p;
+    p.index = static_cast<int>(i);
+    switch (task.stages[i].kind) {
+      case ir::StageKind::Compute: plan_compute(shared, p); break;
+      case ir::StageKind::Reduce: plan_reduce(shared, p); break;
+      case ir::StageKind::Matmul: plan_matmul(shared, p); break;
+    }
+    plan.stages.push_back(std::move(p));
+  }
+  return plan;
+}
+
+std::string KernelPlan::str() const {
+  std::ostringstream os;
+  os << "kernel plan of " << task_name << "\n";
+  for (const StagePlan& p : stages) {
+    const Task& t = *p.task;
+    const ir::Buffer& out = t.buffers[p.stage.out];
+    os << "stage " << p.index << ": b" << p.stage.out << " (" << out.name << ") "
+       << dtype_name(out.dtype)
+       << shape_str(p.stage.kind == ir::StageKind::Compute ? p.task->buffers[p.stage.out].shape
+                                                           : out.shape)
+       << ", " << schedule_name(p.schedule) << "\n";
+    if (p.stage.kind == ir::StageKind::Compute) {
+      os << "  flattened: "
+         << (p.flatten == Flatten::Yes ? "yes, one axis over every element"
+             : p.flatten == Flatten::UsesAxes
+                 ? "no, the value uses an axis outside its loads"
+                 : "no, not every load reads its buffer at the output's index")
+         << "\n";
+      if (p.row_split)
+        os << "  row split: the last axis as rows of " << p.row_split
+           << " (its index was divided by " << p.row_split << ")\n";
+    }
+    if (!p.loops.empty()) {
+      os << "  loops:";
+      for (const Loop& l : p.loops)
+        os << " " << l.var << " < " << ir::to_string(l.extent) << " (" << l.role << ");";
+      os << "\n";
+    }
+    os << "  threads: ";
+    switch (p.schedule) {
+      case Schedule::Single: os << "none (one element)"; break;
+      case Schedule::Elementwise:
+      case Schedule::ReduceOutputs:
+        os << "parallel_for over rows x blocks of the last axis (whole up to " << p.whole_up_to
+           << " elements, else blocks of " << p.block << ")";
+        break;
+      case Schedule::ReduceAxis:
+      case Schedule::ReduceScalar: os << "parallel_for over the outputs"; break;
+      case Schedule::Matmul: os << "ember_rt::gemm's blocks"; break;
+    }
+    if (p.schedule == Schedule::Matmul && !p.value.defined()) {
+      os << "\n  epilogue: none\n";
+      continue;
+    }
+    os << "; cost " << p.cost << " operations per value\n";
+    if (p.vector.ok) {
+      os << "  vector: " << p.vector.lane << ", ember_rt::vf::width lanes";
+      if (p.unroll > 1) os << ", " << p.unroll << " vectors in flight";
+      os << "; tail: "
+         << (p.tail_known_empty       ? "none (the extent is a multiple of every width)"
+             : p.tail == Tail::Scalar ? "a scalar loop"
+                                      : "a masked partial vector")
+         << "\n";
+    } else {
+      os << "  vector: none (" << p.vector.why_not << ")\n";
+    }
+    if (!p.vector.lane.empty()) {
+      for (const LoadPlan& l : p.vector.loads) {
+        os << "  load " << load_text(t, l.load) << ": " << access_name(l.access);
+        if (l.access == Access::Strided) os << " (stride " << l.stride << ")";
+        os << " along " << p.vector.lane;
+        if (l.data_index) os << ", index read from data";
+        if (l.guarded) os << ", masked to the lane range";
+        if (l.widened) os << ", widened to float32";
+        os << "\n";
+      }
+    }
+  }
+  return os.str();
+}
+
+}  // namespace ember::codegen
