@@ -155,8 +155,13 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
         return;
       }
       case ExprKind::Unary:
-        if (static_cast<UnaryOp>(x->op) == UnaryOp::Not ? t != DType::boolean : t != DType::float32)
-          fail(std::string(ir::unary_name(static_cast<UnaryOp>(x->op))) + " of " + type_of(t));
+      {
+        // Float operators take and give float32 vectors; predicates (isnan) give lane masks.
+        const DType in = x->args[0].dtype();
+        if (static_cast<UnaryOp>(x->op) == UnaryOp::Not ? in != DType::boolean
+                                                        : in != DType::float32)
+          fail(std::string(ir::unary_name(static_cast<UnaryOp>(x->op))) + " of " + type_of(in));
+      }
         break;
       case ExprKind::Binary: {
         auto op = static_cast<BinaryOp>(x->op);
