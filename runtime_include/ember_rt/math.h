@@ -17,6 +17,8 @@
 // NaN inputs give NaN outputs everywhere.
 // The polynomial coefficients were fitted for this file (weighted least squares on
 // Chebyshev nodes, coefficients rounded to float and re-checked).
+// The trigonometric and hyperbolic functions (sin, cos, tan, asin, acos, atan, atan2, sinh, cosh,
+// asinh, acosh, atanh, hypot) are in math_trig.h, included at the end.
 #pragma once
 
 #include <cmath>
@@ -315,3 +317,5 @@ inline vf pow(vf a, vf b) {
 
 }  // namespace EMBER_RT_ISA_NS
 }  // namespace ember_rt
+
+#include "math_trig.h"  // sin, cos, tan, asin, ..., atan2, hypot (float, vf and double)
