@@ -44,18 +44,19 @@ inline V round_small(V t) {
   return (t + magic) - magic;
 }
 
-// e^x. Reduce x = n ln2 + r with |r| <= ln2 / 2, approximate e^r by its degree-7 Taylor
-// polynomial (truncation error 5e-9), and scale by 2^n in two steps so subnormal results
-// (n down to -150) come out with a single rounding.
+// x = n ln2 + r with n integral and |r| <= ln2 / 2 (for |x| < 2^22 ln2): returns r, sets n.
+// ln 2 is split in two so that r is nearly exact.
 template <class V>
-inline V exp_t(V x) {
-  // Clamp so n stays in [-150, 129]; out-of-range inputs still overflow / underflow properly.
-  // NaN becomes -104 here (x86 max returns its second operand) and is restored at the end.
-  const V xc = min_raw(max_raw(x, V(-104.0f)), V(89.0f));
+inline V reduce_ln2(V x, V& n) {
   const V magic(12582912.0f);  // as in round_small, fused with the product
-  const V n = madd(xc, V(1.44269504088896341f), magic) - magic;
-  V r = madd(n, V(-kLn2Hi), xc);
-  r = madd(n, V(-kLn2Lo), r);
+  n = madd(x, V(1.44269504088896341f), magic) - magic;
+  const V r = madd(n, V(-kLn2Hi), x);
+  return madd(n, V(-kLn2Lo), r);
+}
+
+// e^r for |r| <= ln2 / 2: the degree-7 Taylor polynomial (truncation error 5e-9).
+template <class V>
+inline V exp_poly(V r) {
   V p(1.0f / 5040.0f);
   p = madd(p, r, V(1.0f / 720.0f));
   p = madd(p, r, V(1.0f / 120.0f));
@@ -63,20 +64,36 @@ inline V exp_t(V x) {
   p = madd(p, r, V(1.0f / 6.0f));
   p = madd(p, r, V(0.5f));
   p = madd(p, r, V(1.0f));
-  p = madd(p, r, V(1.0f));
-  const V n1 = round_small(n * V(0.5f) - V(0.25f));  // floor(n / 2): halves in [-75, 65]
-  const V y = p * exp2i(n1) * exp2i(n - n1);
-  return select(isnan(x), x, y);
+  return madd(p, r, V(1.0f));
 }
 
-// ln x. Write x = m 2^e with m in [sqrt(1/2), sqrt(2)), f = m - 1, s = f / (2 + f); then
-// ln(1 + f) = 2 atanh(s) = f - (f^2/2 - s (f^2/2 + R)) with R = 2s^2/3 + 2s^4/5 + ... (the
-// rearrangement keeps the leading term f exact). |s| < 0.172, so 4 terms of R suffice.
+// p 2^n for integral n in [-250, 254], in two power-of-2 steps so that a subnormal result is
+// rounded once (p 2^floor(n/2) must stay normal: p of order 1, as from exp_poly).
 template <class V>
-inline V log_t(V x) {
-  const auto tiny = lt(x, V(1.17549435e-38f));  // subnormals (and 0, negatives, fixed below)
+inline V scale_pow2(V p, V n) {
+  const V n1 = round_small(n * V(0.5f) - V(0.25f));  // floor(n / 2)
+  return p * exp2i(n1) * exp2i(n - n1);
+}
+
+// e^x = 2^n e^r (reduce_ln2, exp_poly, scale_pow2).
+template <class V>
+inline V exp_t(V x) {
+  // Clamp so n stays in [-150, 129]; out-of-range inputs still overflow / underflow properly.
+  // NaN becomes -104 here (x86 max returns its second operand) and is restored at the end.
+  const V xc = min_raw(max_raw(x, V(-104.0f)), V(89.0f));
+  V n;
+  const V r = reduce_ln2(xc, n);
+  return select(isnan(x), x, scale_pow2(exp_poly(r), n));
+}
+
+// ln m for x = m 2^e (x > 0 finite, subnormals included), m in [sqrt(1/2), sqrt(2)): returns
+// ln m and sets e. With f = m - 1, s = f / (2 + f): ln(1 + f) = 2 atanh(s) = f - (f^2/2 -
+// s (f^2/2 + R)), R = 2s^2/3 + 2s^4/5 + ... (the rearrangement keeps the leading term f exact).
+// |s| < 0.172, so 4 terms of R suffice. Other inputs give garbage; see log_specials.
+template <class V>
+inline V log_reduce(V x, V& e) {
+  const auto tiny = lt(x, V(1.17549435e-38f));      // subnormals (and 0, negatives)
   const V xs = select(tiny, x * V(8388608.0f), x);  // * 2^23
-  V e;
   V m = split_exponent(xs, e);
   e = select(tiny, e - V(23.0f), e);
   const auto big = gt(m, V(1.41421356f));
@@ -89,11 +106,24 @@ inline V log_t(V x) {
   r = madd(r, z, V(2.0f / 5.0f));
   r = madd(r, z, V(2.0f / 3.0f));  // R = r z
   const V hfsq = V(0.5f) * f * f;
-  const V lnm = f - madd(-s, madd(r, z, hfsq), hfsq);
-  V y = madd(e, V(kLn2Hi), madd(e, V(kLn2Lo), lnm));
+  return f - madd(-s, madd(r, z, hfsq), hfsq);
+}
+
+// The special cases of a logarithm y of x: log(inf) = inf, log(+-0) = -inf, log(x < 0) = NaN,
+// NaN stays NaN.
+template <class V>
+inline V log_specials(V x, V y) {
   y = select(eq(x, V(kInf)), x, y);
   y = select(eq(x, V(0.0f)), V(-kInf), y);
   return select(logical_not(ge(x, V(0.0f))), V(std::numeric_limits<float>::quiet_NaN()), y);
+}
+
+// ln x = e ln 2 + ln m.
+template <class V>
+inline V log_t(V x) {
+  V e;
+  const V lnm = log_reduce(x, e);
+  return log_specials(x, madd(e, V(kLn2Hi), madd(e, V(kLn2Lo), lnm)));
 }
 
 // The rounding error of hi = x * x (x of moderate size): hi + lo == x^2 exactly. One FMA when
@@ -318,4 +348,5 @@ inline vf pow(vf a, vf b) {
 }  // namespace EMBER_RT_ISA_NS
 }  // namespace ember_rt
 
-#include "math_trig.h"  // sin, cos, tan, asin, ..., atan2, hypot (float, vf and double)
+#include "math_trig.h"     // sin, cos, tan, asin, ..., atan2, hypot (float, vf and double)
+#include "math_special.h"  // log1p, expm1, erfc, erfinv, lgamma, digamma, softplus, mish, ...
