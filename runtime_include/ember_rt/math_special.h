@@ -4,31 +4,39 @@
 //
 // float and vf share one template per function (as in math.h), so every vector lane equals the
 // scalar float result bit for bit; the double versions (namespace ember_rt) use <cmath>.
-// Worst float error measured against double-precision references, in ulp of the correctly
-// rounded result, over every float (an exhaustive run of the test's sweeps with stride 1):
-//   log1p      u = 1 + x with its exact rounding error d (Fast2Sum): ln u + d / u.   @LOG1P
-//   expm1      x = n ln2 + r: 2^n (e^r - 1) + (2^n - 1), e^r - 1 = r + r^2 P(r) (Taylor);
-//              e^x past n = 24.                                                     @EXPM1
-//   log2       e + ln m / ln 2 (math.h's reduction); exact at powers of 2.          @LOG2
-//   log10      e log10(2) + ln m / ln 10, both constants split in two parts.        @LOG10
-//   exp2       2^n e^{r ln 2}, n = round(x); exact at integers.                     @EXP2
-//   erfc       1 - x erf_small_ratio below |x| = 1/2, else math.h's erfc_tail (t P(t) e^{-x^2}
-//              with x^2 split exactly), so the tail keeps its relative accuracy down to the
-//              subnormals (erfc(10) = 1.4e-45).                                       @ERFC
+// Accuracy: the worst float error against double-precision references, in ulp of the exact
+// result, over every 11th float of either sign (with FMA; the portable build without FMA,
+// every 29th float, in parentheses):
+//   log1p      u = 1 + x with its exact rounding error d (Fast2Sum): ln u + d / u.
+//              1.44 (1.44) ulp.
+//   expm1      x = n ln2 + r: 2^n (e^r - 1) + (2^n - 1), e^r - 1 = r + r^2 q(r) (Taylor);
+//              e^x past n = 24. 1.42 (1.43) ulp.
+//   log2       e + ln m / ln 2 (math.h's reduction); exact at powers of 2. 1.51 (1.82) ulp.
+//   log10      e log10(2) + ln m / ln 10, both constants split in two parts; exact at 10^k
+//              for k = 0..10. 1.60 (1.95) ulp.
+//   exp2       2^n e^{r ln 2}, n = round(x); exact at integers. 0.92 (1.22) ulp.
+//   erfc       1 - x erf_small_ratio(x^2) below |x| = 1/2; above, erfcx(a) e^{-a^2}
+//              (erfc_large: its own fit, math.h's erfc_tail reaches 7 ulp), scaled by 2^n
+//              last, so the tail keeps its relative accuracy down to the subnormals
+//              (erfc(10) = 1.4e-45, as torch). 3.19 (3.24) ulp.
 //   sign trunc frac isnan isinf isfinite copysign   exact (trunc through floor / ceil).
-//   softplus   torch's beta = 1, threshold = 20: x > 20 ? x : log1p(exp(x)).          @SOFTPLUS
-//   logsigmoid min(x, 0) - log1p(exp(-|x|)).                                         @LOGSIGMOID
-//   mish       x tanh(log1p(e^x)) = x n / (n + 2), n = e^x (e^x + 2); below -9 it is
-//              x e^x (1 - e^x / 2), scaled by 2^n last so subnormal results round once; x above
-//              20 gives x.                                              @MISH
-//   selu       torch's constants: scale x, or scale alpha expm1(x) for x <= 0.        @SELU
+//   softplus   torch's beta = 1, threshold = 20: x > 20 ? x : log1p(exp(x)).
+//              1.97 (1.97) ulp.
+//   logsigmoid min(x, 0) - log1p(exp(-|x|)). 1.97 (1.97) ulp.
+//   mish       x tanh(log1p(e^x)) = x n / (n + 2), n = e^x (e^x + 2) from e^x as an unrounded
+//              pair; below -9 x e^x (1 - e^x / 2), scaled by 2^n last so subnormal results round
+//              once; x above 20 gives x. 3.12 (3.26) ulp.
+//   selu       torch's constants: scale x, or scale alpha expm1(x) for x <= 0.
+//              1.72 (1.84) ulp.
 //   fmod       C fmod (exact; torch.fmod), pymod torch.remainder on floats: r = fmod(a, b),
 //              plus b when r != 0 and r, b differ in sign (the result has b's sign). Both are
 //              lane-wise loops over std::fmod: exact everywhere, not vectorized.
 //   erfinv lgamma digamma   lane-wise through the double versions, rounded once to float:
 //              erfinv: Giles' rational first guess, then three Halley steps on erf (on erfc
 //              above 1/2); lgamma: the C library's; digamma: recurrence up to x >= 10, the
-//              asymptotic series, and the reflection formula below 0.
+//              asymptotic series, and the reflection formula below 0. 0.50 ulp from the double
+//              versions, which the test checks against 30-digit values (torch is less
+//              accurate here: its float digamma(1) is 4 ulp off).
 // Special values follow torch's float32 CPU results: sign(NaN) = sign(+-0) = +0; frac(+-inf)
 // = NaN; erfinv(+-1) = +-inf, erfinv(|x| > 1) = NaN; lgamma is +inf at 0, the negative
 // integers and -inf; digamma(+0) = -inf, digamma(-0) = +inf, NaN at the negative integers and
@@ -38,6 +46,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 
 #include "math.h"
@@ -218,21 +227,26 @@ inline V log1p_t(V x) {
   return select(eq(x, V(0.0f)), x, y);      // -0 stays -0
 }
 
+// e^r - 1 for |r| <= ln2 / 2: r + r^2 q(r), q Taylor to degree 6 (truncation error 6e-10).
 template <class V>
-inline V expm1_t(V x) {
-  // Clamp so 2^n stays representable (n in [-43, 128]); NaN becomes -30, restored below.
-  // Below -30, e^x - 1 rounds to -1.
-  const V xc = min_raw(max_raw(x, V(-30.0f)), V(89.0f));
-  V n;
-  const V r = reduce_ln2(xc, n);
-  V q(1.0f / 40320.0f);  // (e^r - 1 - r) / r^2, Taylor to degree 6 (truncation error 6e-10)
+inline V expm1_poly(V r) {
+  V q(1.0f / 40320.0f);
   q = madd(q, r, V(1.0f / 5040.0f));
   q = madd(q, r, V(1.0f / 720.0f));
   q = madd(q, r, V(1.0f / 120.0f));
   q = madd(q, r, V(1.0f / 24.0f));
   q = madd(q, r, V(1.0f / 6.0f));
   q = madd(q, r, V(0.5f));
-  const V em = madd(r * r, q, r);  // e^r - 1
+  return madd(r * r, q, r);
+}
+
+template <class V>
+inline V expm1_t(V x) {
+  // Clamp so 2^n stays representable (n in [-43, 128]); NaN becomes -30, restored below.
+  // Below -30, e^x - 1 rounds to -1.
+  const V xc = min_raw(max_raw(x, V(-30.0f)), V(89.0f));
+  V n;
+  const V em = expm1_poly(reduce_ln2(xc, n));  // e^r - 1
   const V two_n = exp2i(min_raw(n, V(127.0f)));
   // Past n = 24 the -1 is below half an ulp of 2^n e^r (and 2^n may overflow: scale_pow2).
   V y = select(gt(n, V(24.0f)), scale_pow2(em + V(1.0f), n), madd(em, two_n, two_n - V(1.0f)));
@@ -311,18 +325,22 @@ inline V logsigmoid_t(V x) {
   return min(x, V(0.0f)) - log1p_t(exp_t(-abs(x)));
 }
 
+// e^x = 2^k (1 + em) with em = e^r - 1 (expm1_poly) carried as the pair hi = 2^k, lo = 2^k em,
+// so that the rounding of e^x does not enter: x n / (n + 2) with n = e^x (e^x + 2)
+// = hi (hi + 2) + lo (2 hi + 2 + lo) rounded once. Below -9, n / (n + 2) = e (1 - e/2 + e^3/4
+// - ...) is e^x (1 - e^x / 2) to float precision: the result is x (1 + em) (1 - e/2) 2^k,
+// scaled last so that a subnormal result is rounded once.
 template <class V>
 inline V mish_t(V x) {
-  const V e = exp_t(x);
-  const V n = madd(e, e, e + e);  // e^2 + 2e, rounded once
-  const V mid = x * (n / (n + V(2.0f)));
-  // Below -9, tanh(softplus(x)) = n / (n + 2) = e (1 - e/2 + e^3/4 - ...) is e (1 - e/2) to
-  // float precision: the result is x e^r (1 - e/2) 2^k, scaled last so that a subnormal
-  // result is rounded once.
   V k;
-  const V r = reduce_ln2(min_raw(max_raw(x, V(-120.0f)), V(-9.0f)), k);
-  const V xp = x * exp_poly(r);
-  const V tail = scale_pow2(madd(xp, V(-0.5f) * e, xp), k);
+  const V em = expm1_poly(reduce_ln2(min_raw(max_raw(x, V(-120.0f)), V(20.0f)), k));
+  const V hi = exp2i(max_raw(k, V(-20.0f)));  // (k >= -13 where mid is used)
+  const V lo = hi * em;
+  const V n = madd(lo, madd(hi, V(2.0f), V(2.0f)) + lo, hi * (hi + V(2.0f)));
+  const V mid = x * (n / (n + V(2.0f)));
+  const V xe = madd(x, em, x);  // x e^r
+  const V half_e = V(0.5f) * scale_pow2(em + V(1.0f), k);
+  const V tail = scale_pow2(madd(xe, -half_e, xe), k);
   const V y = select(gt(x, V(20.0f)), x, select(lt(x, V(-9.0f)), tail, mid));
   return select(lt(x, V(-120.0f)), x * V(0.0f), y);  // -0, and NaN for -inf (as torch)
 }

