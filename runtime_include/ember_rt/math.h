@@ -204,7 +204,7 @@ inline V tanh_t(V x) {
   const V small = madd(x * z, q, x);
   const V large = V(1.0f) - V(2.0f) / (exp_t(a + a) + V(1.0f));
   const V y = select(lt(a, V(0.625f)), small, select(lt(x, V(0.0f)), -large, large));
-  return select(isnan(x), x, y);
+  return select(logical_or(isnan(x), eq(x, V(0.0f))), x, y);  // NaN, and -0 keeps its sign
 }
 
 template <class V>

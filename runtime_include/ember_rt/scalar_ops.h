@@ -18,10 +18,12 @@ inline double tanh(double x) { return std::tanh(x); }
 inline double erf(double x) { return std::erf(x); }
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double silu(double x) { return x / (1.0 + std::exp(-x)); }
-inline double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752440)); }
+// Through erfc: 1 + erf(x / sqrt 2) cancels to 0 for x below about -8.
+inline double gelu_erf(double x) { return 0.5 * x * std::erfc(x * -0.70710678118654752440); }
+// x * sigmoid(2u) = x * (1 + tanh(u)) / 2, without the cancellation of 1 + tanh(u) for x < 0.
 inline double gelu_tanh(double x) {
   const double k = 0.79788456080286535588;  // sqrt(2 / pi)
-  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+  return x / (1.0 + std::exp(-2.0 * k * (x + 0.044715 * x * x * x)));
 }
 inline double floor(double x) { return std::floor(x); }
 inline double ceil(double x) { return std::ceil(x); }
@@ -29,7 +31,7 @@ inline double round(double x) { return std::nearbyint(x); }
 inline double abs(double x) { return std::fabs(x); }
 inline double pow(double a, double b) { return std::pow(a, b); }
 inline double reciprocal(double x) { return 1.0 / x; }
-inline double relu(double x) { return (x > 0.0 || x != x) ? x : 0.0; }  // NaN stays NaN
+inline double relu(double x) { return x < 0.0 ? 0.0 : x; }  // NaN and -0 stay, as torch
 inline double max(double a, double b) { return (a != a || a > b) ? a : b; }
 inline double min(double a, double b) { return (a != a || a < b) ? a : b; }
 

@@ -290,7 +290,7 @@ std::string ExprEmitter::emit_binary(const Expr& e) const {
       return flt ? "ember_rt::floor(" + infix("/") + ")"
                  : "ember_rt::ifloordiv<" + T + ">(" + a + ", " + b + int_div_check(e) + ")";
     case BinaryOp::Mod:
-      return flt ? "ember_rt::mod(" + a + ", " + b + ")"
+      return flt ? "ember_rt::pymod(" + a + ", " + b + ")"
                  : "ember_rt::imod<" + T + ">(" + a + ", " + b + int_div_check(e) + ")";
     case BinaryOp::Fmod:
       return flt ? "ember_rt::fmod(" + a + ", " + b + ")"

@@ -166,9 +166,7 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
       case ExprKind::Binary: {
         auto op = static_cast<BinaryOp>(x->op);
         DType in = x->args[0].dtype();
-        if (op == BinaryOp::Mod)
-          fail("mod");
-        else if (op == BinaryOp::And || op == BinaryOp::Or ? in != DType::boolean
+        if (op == BinaryOp::And || op == BinaryOp::Or ? in != DType::boolean
                                                            : in != DType::float32)
           fail(std::string(ir::binary_name(op)) + " of " + type_of(in));
         break;

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -39,15 +40,29 @@ INT_UNARY = [n for n in UNARY if TABLE[n][1] in ("signed", "float_or_identity", 
 INT_BINARY = [n for n in BINARY if TABLE[n][1] in ("arith", "integer", "remainder", "compare",
                                                       "logical", "bitwise", "shift")]
 
-# Which ulps each float32 operator may be off by (most are within 4; lgamma and digamma are
-# computed in double precision and rounded once, but torch's float32 reference differs near
-# their zeros, where no float32 result is accurate in relative terms).
-ULPS = {"default": 4}
+# How many ulps an operator may be off by, as a number or a function of the input. The GELUs
+# evaluate a function of a rounded argument (x / sqrt(2), or u = sqrt(2 / pi) * (x + 0.044715
+# x^3)) whose slope magnifies that rounding by about x^2 (erfc) or |2u| (exp), in float32
+# and float64 alike, as in torch.
+ULPS: dict[str, Any] = {
+    "default": 4,
+    "gelu": lambda x: 4 + x.double() ** 2,
+    "gelu_tanh": lambda x: 4 + 0.1 * x.double().abs() ** 3 + 4 * x.double().abs(),
+    # Near its zero (x = 1.4616...) digamma is a difference of nearly equal terms: an absolute
+    # error of a few ulps of 1 is what any evaluation gives there.
+    "digamma": lambda x: 4 + 8 / torch.special.digamma(x.double()).abs(),
+}
+
+
+def ulps_for(name: str, x: torch.Tensor) -> Any:
+    bound = ULPS.get(name, ULPS["default"])
+    return bound(x) if callable(bound) else bound
 
 
 def torch_function(name: str) -> Any:
     """torch's function for a table row: torch.X, torch.special.X, F.X, or an alias."""
-    special = {"equal": torch.eq, "not_equal": torch.ne, "less": torch.lt,
+    special = {"gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+               "equal": torch.eq, "not_equal": torch.ne, "less": torch.lt,
                "less_equal": torch.le, "greater": torch.gt, "greater_equal": torch.ge,
                "floor_divide": torch.floor_divide}
     if name in special:
@@ -81,15 +96,37 @@ def edge_values_f32(rng: np.random.Generator) -> np.ndarray:
     return values.astype(np.float32)
 
 
+def _numpy_reference(fn: Any, x: torch.Tensor) -> torch.Tensor:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return torch.from_numpy(fn(x.numpy()))
+
+
+# Float64 references where torch's own formula loses the result: its gelu computes
+# 1 + erf(x / sqrt(2)), which is 0 for x below about -8 (ember's is x * erfc(-x / sqrt(2)) / 2).
+FLOAT64_REFERENCES: dict[str, Any] = {
+    "gelu": lambda x: 0.5 * x * torch.special.erfc(-x / math.sqrt(2.0)),
+    # x * sigmoid(2u) rather than x * (1 + tanh(u)) / 2, which cancels for negative x.
+    "gelu_tanh": lambda x: x * torch.sigmoid(2 * math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)),
+    # torch's float64 sinh and cosh overflow from exp(x) where the result itself is finite
+    # (x = 710); numpy's are the C library's.
+    "sinh": lambda x: _numpy_reference(np.sinh, x),
+    "cosh": lambda x: _numpy_reference(np.cosh, x),
+}
+
+
 def reference(name: str, args: list[torch.Tensor]) -> torch.Tensor:
     """torch's result on the float64 values, in the dtype torch gives for the inputs."""
-    fn = torch_function(name)
+    fn = FLOAT64_REFERENCES.get(name, torch_function(name))
     out_dtype = fn(*[a[:1] for a in args]).dtype
     wide = [a.double() if a.is_floating_point() else a for a in args]
     return fn(*wide).to(out_dtype)
 
 
-def assert_close_ulps(name: str, got: torch.Tensor, ref: torch.Tensor, ulps: int) -> None:
+def assert_close_ulps(name: str, got: torch.Tensor, ref: torch.Tensor, ulps: Any,
+                      same_as: torch.Tensor | None = None) -> None:
+    """got is within `ulps` of ref, or equal to `same_as` (torch's own result in got's
+    dtype: where float32 itself cannot hold an intermediate, as exp(89) in silu, ember and
+    torch give the same answer)."""
     assert got.dtype == ref.dtype, f"{name}: dtype {got.dtype}, torch {ref.dtype}"
     if not got.is_floating_point():
         bad = (got != ref).nonzero()
@@ -107,6 +144,8 @@ def assert_close_ulps(name: str, got: torch.Tensor, ref: torch.Tensor, ulps: int
     zero = finite & (r == 0)
     sign_ok = ~zero | (torch.signbit(g) == torch.signbit(r)) | (g != 0)
     ok = nan_ok & inf_ok & val_ok & sign_ok
+    if same_as is not None:
+        ok = ok | (got == same_as) | (torch.isnan(got) & torch.isnan(same_as))
     if not bool(ok.all()):
         idx = (~ok).nonzero().flatten()[:6]
         raise AssertionError(f"{name}: {ok.numel() - int(ok.sum())} of {ok.numel()} wrong; "
@@ -128,7 +167,7 @@ def run_all(names: list[str], inputs: list[list[torch.Tensor]]) -> list[torch.Te
 
 
 @pytest.fixture(params=isas())
-def isa(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+def isa(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("EMBER_ISA", request.param)
     ember.clear_memory_cache()
     yield request.param
@@ -153,7 +192,8 @@ def test_float_operators_at_edge_values(isa: str) -> None:
     inputs = [[x] for _ in FLOAT_UNARY] + [[a, b] for _ in FLOAT_BINARY]
     got = run_all(names, inputs)
     for name, args, g in zip(names, inputs, got, strict=True):
-        assert_close_ulps(name, g, reference(name, args), ULPS.get(name, ULPS["default"]))
+        assert_close_ulps(name, g, reference(name, args), ulps_for(name, args[0]),
+                          same_as=torch_function(name)(*args))
 
 
 def test_float64_operators_at_edge_values() -> None:
@@ -165,7 +205,7 @@ def test_float64_operators_at_edge_values() -> None:
     got = run_all(names, inputs)
     for name, args, g in zip(names, inputs, got, strict=True):
         # torch's float64 functions are the C library's; ember's are too, or within 4 ulps.
-        assert_close_ulps(name, g, reference(name, args), ULPS.get(name, ULPS["default"]))
+        assert_close_ulps(name, g, reference(name, args), ulps_for(name, args[0]))
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "bool"])
@@ -185,10 +225,13 @@ def test_integer_operators_match_torch(dtype: str) -> None:
         y = torch.from_numpy(np.asarray(np.roll(values, 5))).to(td)
     names, inputs = [], []
     for name in INT_UNARY:
-        if _torch_accepts(name, [x]):
+        # torch.sign(bool) is the identity; ember asks for a number type (a clear error).
+        if _torch_accepts(name, [x]) and not (name == "sign" and dtype == "bool"):
             names.append(name)
             inputs.append([x])
     for name in INT_BINARY:
+        if dtype == "bool" and TABLE[name][1] not in ("compare", "logical", "bitwise"):
+            continue  # arithmetic on bool: ember asks for a number type (a clear error)
         other = y
         if TABLE[name][1] in ("integer", "remainder"):
             other = torch.where(y == 0, torch.ones_like(y), y)  # zero divisors: see below
@@ -231,9 +274,10 @@ def test_every_unary_operator_converts(name: str) -> None:
             x = x / 4
     fn = torch_function(name)
     check(lambda t: fn(t), x, tol=1e-5)
-    method = getattr(torch.Tensor, name, None)
-    if method is not None:
-        check(lambda t: method(t) * 2, x, tol=1e-5)
+    if hasattr(torch.Tensor, name):
+        # By attribute name: torch 2.13's Dynamo reuses a graph across closures holding
+        # different method descriptors (torch.Tensor.neg, then torch.Tensor.abs).
+        check(lambda t: getattr(t, name)() * 2, x, tol=1e-5)
 
 
 @pytest.mark.parametrize("name", BINARY)

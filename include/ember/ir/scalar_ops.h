@@ -95,7 +95,7 @@
   X(Div, div, div, Div, Cheap, Div, "a / b (true division: integers give float32)")           \
   X(FloorDiv, floordiv, floor_divide, FloorDivide, Cheap, Integer,                             \
     "a // b for integers (rounds down); a zero divisor raises ember.DataError.")               \
-  X(Mod, mod, remainder, Remainder, Cheap, Remainder,                                          \
+  X(Mod, pymod, remainder, Remainder, Cheap, Remainder,                                          \
     "a % b with the divisor's sign (Python and torch.remainder); an integer zero divisor "     \
     "raises ember.DataError, a float one gives NaN.")                                          \
   X(Pow, pow, pow, Pow, Math, Pow, "a ** b")                                                   \

@@ -103,6 +103,16 @@ def silu(input: Any, inplace: bool = False) -> Any:
     return ops.silu(input)
 
 
+def nan_to_num(input: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None, *,
+               out: Any = None) -> Any:
+    if out is not None:
+        raise unsupported("out= arguments")
+    return ops.nan_to_num(
+        input, float(py_value(nan)) if nan is not None else 0.0,
+        None if posinf is None else float(py_value(posinf)),
+        None if neginf is None else float(py_value(neginf)))
+
+
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
     return ops.where(input > 0.0, input, input * float(negative_slope))
 
@@ -314,6 +324,7 @@ def _register_all() -> None:
     register(gelu, F.gelu)
     register(silu, F.silu)
     register(leaky_relu, F.leaky_relu)
+    register(nan_to_num, torch.nan_to_num)
     register(add, torch.add, operator.add, operator.iadd)
     register(sub, torch.sub, torch.subtract, operator.sub, operator.isub)
     register(mul, torch.mul, torch.multiply, operator.mul, operator.imul)

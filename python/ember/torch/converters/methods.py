@@ -23,6 +23,7 @@ _SAME_AS_FUNCTION = {
     "relu": fn.relu, "relu_": fn.relu,
     "clamp": fn.clamp, "clamp_": fn.clamp, "clip": fn.clamp,
     "clamp_min": fn.clamp_min, "clamp_max": fn.clamp_max,
+    "nan_to_num": fn.nan_to_num, "nan_to_num_": fn.nan_to_num,
     "add": fn.add, "add_": fn.add, "sub": fn.sub, "sub_": fn.sub,
     "mul": fn.mul, "mul_": fn.mul, "div": fn.div, "div_": fn.div,
     "true_divide": fn.div, "pow": fn.pow, "floor_divide": fn.floor_divide,
