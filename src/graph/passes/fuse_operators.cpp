@@ -49,8 +49,6 @@ class Fuser {
   }
 
  private:
-  bool single_use(int v) const { return consumers_[v].size() == 1 && !is_output_[v]; }
-
   int new_group(int node) {
     groups_.push_back({{node}, -1, true});
     group_of_[node] = static_cast<int>(groups_.size()) - 1;
@@ -134,25 +132,25 @@ class Fuser {
       int gp = inlinable_group(v, why);
       if (gp == group_of_[i]) continue;  // already in this node's group
       if (gp < 0) {
-        decided(producer_[v], i, why, "");
+        refused(producer_[v], i, why);
       } else if (groups_[gp].anchor < 0) {
         // Inline the producer (prologue of a reduction, or plain inlining).
         if (!traits.takes_prologue) {
-          decided(producer_[v], i, n.op->title + " takes no prologue", "");
+          refused(producer_[v], i, n.op->title + " takes no prologue");
         } else {
           merge(gp, group_of_[i]);
-          decided(producer_[v], i, "", "inlined");
+          fused(producer_[v], i, "inlined");
         }
       } else if (traits.anchor) {
-        decided(producer_[v], i, n.op->title + " is an anchor", "");
+        refused(producer_[v], i, n.op->title + " is an anchor");
       } else if (groups_[group_of_[i]].anchor >= 0) {
-        decided(producer_[v], i, n.op->title + " is already in another anchor's group", "");
+        refused(producer_[v], i, n.op->title + " is already in another anchor's group");
       } else if (std::string refusal = epilogue_refusal(groups_[gp], n, v); !refusal.empty()) {
-        decided(producer_[v], i, refusal, "");
+        refused(producer_[v], i, refusal);
       } else {
         // Become the epilogue of the reduction, matmul or composite.
         merge(group_of_[i], gp);
-        decided(producer_[v], i, "", "epilogue");
+        fused(producer_[v], i, "epilogue");
       }
     }
   }
@@ -165,14 +163,18 @@ class Fuser {
     return s + ")";
   }
 
-  // Logs the decision on fusing `producer` into `consumer` (EMBER_LOG=fusion): refused
-  // with its reason, or fused and how.
-  void decided(int producer, int consumer, const std::string& refusal,
-               const std::string& how) const {
-    if (!log_) return;
-    const std::string edge = node_str(producer) + " into " + node_str(consumer);
-    log_message("fusion", refusal.empty() ? "fused " + edge + ": " + how
-                                          : "refused " + edge + ": " + refusal);
+  // Logs (EMBER_LOG=fusion) that `producer` was fused into `consumer`, and how.
+  void fused(int producer, int consumer, const char* how) const {
+    if (log_) log_message("fusion", "fused " + edge_str(producer, consumer) + ": " + how);
+  }
+
+  // Logs (EMBER_LOG=fusion) that `producer` was not fused into `consumer`, and why.
+  void refused(int producer, int consumer, const std::string& why) const {
+    if (log_) log_message("fusion", "refused " + edge_str(producer, consumer) + ": " + why);
+  }
+
+  std::string edge_str(int producer, int consumer) const {
+    return node_str(producer) + " into " + node_str(consumer);
   }
 
   FlowGraph subgraph(const Group& grp, std::vector<int>& ext_inputs, int& anchor) const {
