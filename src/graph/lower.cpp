@@ -8,6 +8,7 @@
 #include <map>
 
 #include "ember/graph/build.h"
+#include "ember/graph/passes.h"
 #include "ember/ir/simplify.h"
 #include "ember/ops/matmul.h"
 #include "ember/support/error.h"
@@ -17,8 +18,6 @@ namespace ember {
 using ir::Expr;
 
 namespace {
-
-const OpDef* fused_def() { return find_op_def("fused"); }
 
 class GroupLowering {
  public:
@@ -270,18 +269,15 @@ std::map<int, double> scalar_constants(const FlowGraph& graph, const Node& node,
 }
 
 int find_anchor(const FlowGraph& g) {
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    OpKind k = g.nodes[i].op->kind;
-    if (k == OpKind::Reduce || k == OpKind::Matmul || k == OpKind::Composite)
-      return static_cast<int>(i);
-  }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].op->traits().anchor) return static_cast<int>(i);
   return -1;
 }
 
 }  // namespace
 
 ir::Task lower_node(const FlowGraph& graph, const Node& node, const std::string& name) {
-  if (node.op == fused_def()) {
+  if (node.op == &passes::fused_op()) {
     const auto& f = attrs_as<FusedAttrs>(node.attrs);
     GroupLowering gl(*f.graph, name, scalar_constants(graph, node, *f.graph));
     return gl.run(f.anchor);

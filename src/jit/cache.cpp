@@ -27,6 +27,7 @@
 #include "ember/jit/compiler.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
+#include "ember/support/log.h"
 #include "process.h"
 
 #ifndef EMBER_VERSION
@@ -38,11 +39,7 @@ namespace fs = std::filesystem;
 
 namespace detail {
 void debug_log(const std::string& msg) {
-  static const bool enabled = [] {
-    const char* v = std::getenv("EMBER_LOG");
-    return v != nullptr && std::string(v) == "debug";
-  }();
-  if (enabled) std::fprintf(stderr, "ember[debug]: %s\n", msg.c_str());
+  if (log_enabled("debug")) log_message("debug", msg);
 }
 
 std::string unique_suffix() {

@@ -23,12 +23,6 @@ namespace {
 using opdefs::normalize_dim;
 using opdefs::normalize_dims;
 
-// Operators that only reinterpret the shape of a contiguous tensor: on concrete inputs
-// they return a view of the same memory instead of running a kernel.
-bool is_view_op(const std::string& op) {
-  return op == "reshape" || op == "squeeze" || op == "unsqueeze";
-}
-
 std::string cache_key(const std::string& op, const OpAttrs& attrs,
                       const std::vector<TensorType>& types) {
   std::string key = op + "(";
@@ -86,7 +80,12 @@ void clear_imperative_cache() {
 
 std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inputs,
                           const OpAttrs& attrs) {
-  const OpDef& def = op_def(op);
+  return apply(op_def(op), inputs, attrs);
+}
+
+std::vector<Tensor> apply(const OpDef& def, const std::vector<Tensor>& inputs,
+                          const OpAttrs& attrs) {
+  const std::string& op = def.name;
   std::vector<TensorType> types;
   types.reserve(inputs.size());
   bool symbolic = false;
@@ -114,7 +113,8 @@ std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inpu
     }
     return results;
   }
-  if (is_view_op(op)) {
+  // An operator that only reinterprets the shape returns a view of the same memory.
+  if (def.traits().is_view) {
     return {Tensor::from_storage(inputs[0].storage(), outs[0].shape, outs[0].dtype)};
   }
   return compiled_for(def, attrs, types, outs)->run(inputs);

@@ -28,6 +28,31 @@ Registry& registry() {
 
 }  // namespace
 
+OpTraits default_traits(OpKind kind) {
+  OpTraits t;
+  switch (kind) {
+    case OpKind::Elementwise:
+      t.takes_prologue = true;
+      t.fusable_epilogue = true;
+      break;
+    case OpKind::Injective: t.takes_prologue = true; break;
+    case OpKind::Reduce:
+      t.anchor = true;
+      t.takes_prologue = true;
+      t.epilogue = EpilogueRule::Any;
+      break;
+    case OpKind::Matmul:
+      t.anchor = true;
+      t.epilogue = EpilogueRule::Gemm;
+      break;
+    case OpKind::Composite:
+      t.anchor = true;
+      t.epilogue = EpilogueRule::Float32;
+      break;
+  }
+  return t;
+}
+
 const OpDef* find_op_def(const std::string& name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

@@ -22,6 +22,15 @@ OpDef injective(const std::string& name, const std::string& title, int num_input
   return d;
 }
 
+// An injective operator that only reinterprets its input's shape (OpTraits::is_view).
+OpDef view(const std::string& name, const std::string& title) {
+  OpDef d = injective(name, title, 1);
+  OpTraits t = default_traits(OpKind::Injective);
+  t.is_view = true;
+  d.declared_traits = t;
+  return d;
+}
+
 // ---- reshape ----
 
 std::string numel_str(const Shape& s) { return ir::to_string(shape_numel_expr(s)); }
@@ -214,7 +223,7 @@ Shape expand_shape(const TensorType& x, const Shape& given) {
 }  // namespace
 
 EMBER_REGISTER_OP {
-  OpDef d = injective("reshape", "Reshape", 1);
+  OpDef d = view("reshape", "Reshape");
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     check_arity("reshape", in, 1);
     const Shape s = reshape_target(in[0], attrs_as<ShapeAttrs>(a).shape);
@@ -255,7 +264,7 @@ EMBER_REGISTER_OP {
 }
 
 EMBER_REGISTER_OP {
-  OpDef d = injective("squeeze", "Squeeze", 1);
+  OpDef d = view("squeeze", "Squeeze");
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     check_arity("squeeze", in, 1);
     const std::vector<int64_t> dims = squeezed_dims(in[0], attrs_as<DimsAttrs>(a));
@@ -278,7 +287,7 @@ EMBER_REGISTER_OP {
 }
 
 EMBER_REGISTER_OP {
-  OpDef d = injective("unsqueeze", "Unsqueeze", 1);
+  OpDef d = view("unsqueeze", "Unsqueeze");
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     check_arity("unsqueeze", in, 1);
     const std::vector<int64_t>& asked = attrs_as<DimsAttrs>(a).dims;

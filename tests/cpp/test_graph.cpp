@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "ember/graph/flow_graph.h"
 #include "ember/graph/passes.h"
@@ -18,6 +20,36 @@ Tensor seq(const Shape& shape, double start = 0.0, double step = 1.0) {
   std::vector<double> v(shape_numel(shape));
   for (size_t i = 0; i < v.size(); ++i) v[i] = start + step * static_cast<double>(i);
   return from_values(v, shape, DType::float32);
+}
+
+// Sets an environment variable for the life of the object, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// What fuse_operators writes to stderr on g with EMBER_LOG=`log`.
+std::string fusion_log(const FlowGraph& g, const char* log) {
+  ScopedEnv env("EMBER_LOG", log);
+  testing::internal::CaptureStderr();
+  passes::fuse_operators(g);
+  return testing::internal::GetCapturedStderr();
 }
 
 }  // namespace
@@ -94,6 +126,34 @@ TEST(Graph, SharedValuesAreNotInlined) {
   Tensor y = ops::add(ops::sum(e, {0}, true), e);  // e has two consumers
   FlowGraph opt = optimize(trace_from({y}, {x}));
   EXPECT_EQ(opt.nodes.size(), 3u) << opt.str();
+}
+
+TEST(Graph, FusionLogsEveryDecisionWithItsReason) {
+  Tensor x = Tensor::symbol({4}, DType::float32, Device::cpu(), "x");
+  Tensor e = ops::exp(x);
+  Tensor y = ops::add(ops::sum(e, {0}, true), e);  // e has two consumers
+  FlowGraph g = trace_from({y}, {x});
+  ASSERT_EQ(g.nodes.size(), 3u) << g.str();  // y = Exp, y_1 = Sum, y_2 = Add
+  const std::string log = fusion_log(g, "fusion");
+  EXPECT_EQ(log,
+            "ember[fusion]: refused Exp(y) into Sum(y_1): y has 2 uses\n"
+            "ember[fusion]: refused Sum(y_1) into Add(y_2): Add writes float32[4] but y_1 is "
+            "float32[1]\n"
+            "ember[fusion]: refused Exp(y) into Add(y_2): y has 2 uses\n");
+  // Accepted fusions are logged too: a prologue inlined, an epilogue joined.
+  Tensor m = Tensor::symbol({3, 5}, DType::float32, Device::cpu(), "m");
+  FlowGraph r = trace_from({ops::sqrt(ops::sum(ops::mul(m, m), {1}))}, {m});
+  EXPECT_EQ(fusion_log(r, "debug,fusion"),
+            "ember[fusion]: fused Mul(y) into Sum(y_1): inlined\n"
+            "ember[fusion]: fused Sum(y_1) into Sqrt(y_2): epilogue\n");
+  // A matmul reads materialized buffers: its operand's producer is not inlined.
+  Tensor a = Tensor::symbol({3, 2}, DType::float32, Device::cpu(), "a");
+  FlowGraph mm = trace_from({ops::matmul(ops::permute(a, {1, 0}), a)}, {a});
+  EXPECT_EQ(fusion_log(mm, "fusion"),
+            "ember[fusion]: refused Permute(y) into Matmul(y_1): Matmul takes no prologue\n");
+  // Other channels, or none, print nothing.
+  EXPECT_EQ(fusion_log(g, "debug"), "");
+  EXPECT_EQ(fusion_log(g, ""), "");
 }
 
 TEST(Graph, ConstantFolding) {

@@ -93,6 +93,34 @@ TEST(OpsRegistry, KindsAndTitles) {
   EXPECT_TRUE(op_def("softmax").lower != nullptr);
 }
 
+TEST(OpsRegistry, TraitsFollowTheKindUnlessDeclared) {
+  const OpTraits add = op_def("add").traits();
+  EXPECT_FALSE(add.anchor);
+  EXPECT_TRUE(add.takes_prologue);
+  EXPECT_TRUE(add.fusable_epilogue);
+  EXPECT_FALSE(add.is_view);
+  const OpTraits sum = op_def("sum").traits();
+  EXPECT_TRUE(sum.anchor);
+  EXPECT_TRUE(sum.takes_prologue);
+  EXPECT_FALSE(sum.fusable_epilogue);
+  EXPECT_EQ(sum.epilogue, EpilogueRule::Any);
+  EXPECT_TRUE(op_def("matmul").traits().anchor);
+  EXPECT_FALSE(op_def("matmul").traits().takes_prologue);
+  EXPECT_EQ(op_def("matmul").traits().epilogue, EpilogueRule::Gemm);
+  EXPECT_EQ(op_def("softmax").traits().epilogue, EpilogueRule::Float32);
+  EXPECT_EQ(op_def("conv2d").traits().epilogue, EpilogueRule::Float32);
+  // Injective operators are inlined; only those that reinterpret a shape are views.
+  for (const char* op : {"reshape", "squeeze", "unsqueeze"}) {
+    EXPECT_TRUE(op_def(op).traits().is_view) << op;
+    EXPECT_EQ(op_def(op).kind, OpKind::Injective) << op;
+  }
+  for (const char* op : {"permute", "expand", "slice", "concat", "exp", "sum"})
+    EXPECT_FALSE(op_def(op).traits().is_view) << op;
+  EXPECT_FALSE(op_def("permute").traits().anchor);
+  EXPECT_FALSE(op_def("permute").traits().fusable_epilogue);
+  EXPECT_TRUE(op_def("permute").traits().takes_prologue);
+}
+
 TEST(OpsRegistry, UnknownOperatorListsTheKnownOnes) {
   EXPECT_EQ(find_op_def("frobnicate"), nullptr);
   const std::string msg = error_of([] { op_def("frobnicate"); });

@@ -15,7 +15,8 @@ FlowGraph fold_constants(const FlowGraph& g);
 
 // Groups nodes into fused operators: injective producers are inlined into their single
 // consumer, and elementwise consumers of a reduction or a matmul become its epilogue.
-// Last: after it, the graph's nodes are kernels.
+// Last: after it, the graph's nodes are kernels. It asks the operators' traits (OpTraits);
+// with EMBER_LOG=fusion it prints each decision, and the reason for each refusal.
 FlowGraph fuse_operators(const FlowGraph& g);
 
 // The operator that fused nodes are wrapped in ("fused", printed as "Fused").

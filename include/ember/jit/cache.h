@@ -90,7 +90,7 @@ void reset_cache_stats();
 void clear_memory_cache();
 
 namespace detail {
-// Writes "ember[debug]: <msg>" to stderr when EMBER_LOG=debug.
+// Writes "ember[debug]: <msg>" to stderr when EMBER_LOG names debug (support/log.h).
 void debug_log(const std::string& msg);
 // "<pid>.<16 random hex digits>", for names of temporary files that no other thread or
 // process will pick.

@@ -9,9 +9,13 @@
 //   Reduce                 : reduce(args) describes the reduction of one output element;
 //   Matmul                 : lowered by the fusion lowering itself (a Matmul stage);
 //   Composite              : lower(...) gives a whole Task (several stages).
+//
+// Passes never test an operator's name: they ask its traits (OpDef::traits()), and compare
+// operators by identity (the address of the registered OpDef).
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +48,45 @@ struct ReduceDef {
   std::function<ir::Expr(const ir::Expr& acc)> finalize;
 };
 
+// Which elementwise consumers an anchor takes as its epilogue (docs/architecture.md, fusion).
+// Every rule also requires the consumer's output to have the anchor's output shape.
+enum class EpilogueRule : uint8_t {
+  None,     // none
+  Any,      // any: a reduction applies it to its finalized accumulator
+  Float32,  // float32 in and out, and the anchor has one output: its last stage applies it
+  Gemm,     // a float32 product of two float32 matrices (rank >= 2): the GEMM's row epilogue
+};
+
+// What passes ask about an operator. Each kind has defaults (default_traits); an operator
+// that differs from its kind declares its own (OpDef::declared_traits).
+struct OpTraits {
+  // Starts a fusion group and is its one anchor; nodes that are not anchors are inlined
+  // into their consumers through `compute`.
+  bool anchor = false;
+  // Its inputs' producers may be inlined into its loads (a reduction's prologue). Matmul
+  // and composite operators read materialized buffers.
+  bool takes_prologue = false;
+  // May join an anchor's group as its epilogue (elementwise: it reads the anchor's output
+  // at the index it writes).
+  bool fusable_epilogue = false;
+  // As an anchor, which epilogues it takes.
+  EpilogueRule epilogue = EpilogueRule::None;
+  // Only reinterprets the shape of one contiguous input: on concrete inputs it returns a
+  // view of the same memory instead of running a kernel.
+  bool is_view = false;
+  // Not declared yet, and no pass asks: how the operator maps its inputs' layouts to its
+  // output's (every tensor is row-major and contiguous today, docs/tensors.md), and its
+  // gradient. They belong here when a pass needs them.
+};
+
+// The traits of an operator of this kind that declares none:
+//   Elementwise: takes a prologue, may be an epilogue;
+//   Injective:   takes a prologue;
+//   Reduce:      anchor, takes a prologue, any epilogue;
+//   Matmul:      anchor, GEMM epilogue;
+//   Composite:   anchor, float32 epilogue.
+OpTraits default_traits(OpKind kind);
+
 using InferFn =
     std::function<std::vector<TensorType>(const std::vector<TensorType>&, const OpAttrs&)>;
 
@@ -51,6 +94,8 @@ struct OpDef {
   std::string name;   // "add": the key of the registry and the name in ember.ops
   std::string title;  // "Add": as printed in graphs
   OpKind kind = OpKind::Elementwise;
+  // Set only where the operator differs from its kind's default_traits.
+  std::optional<OpTraits> declared_traits;
   int num_inputs = 1;  // -1: any number
   InferFn infer;       // validates the inputs (ember::Error) and gives the output types
   std::function<ir::Expr(const ComputeArgs&)> compute;
@@ -60,6 +105,9 @@ struct OpDef {
   std::function<ir::Task(const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                          const OpAttrs& attrs)>
       lower;
+
+  // What passes ask about this operator: its declared traits, else its kind's defaults.
+  OpTraits traits() const { return declared_traits.value_or(default_traits(kind)); }
 };
 
 // The registry of operator definitions. Ops register themselves at static-init time

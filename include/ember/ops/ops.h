@@ -18,6 +18,10 @@ namespace ember::ops {
 // Applies a registered operator (the generic entry every function below uses).
 std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inputs,
                           const OpAttrs& attrs = NoAttrs{});
+// The same, for a registered operator already in hand (a pass holding a node's OpDef);
+// traces keep its address.
+std::vector<Tensor> apply(const OpDef& def, const std::vector<Tensor>& inputs,
+                          const OpAttrs& attrs = NoAttrs{});
 
 // Forgets the compiled one-node graphs imperative calls keep (by operator, attributes and
 // input types); the next call finds its kernel in the kernel cache again.

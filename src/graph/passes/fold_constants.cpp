@@ -18,7 +18,7 @@ FlowGraph fold_constants(const FlowGraph& g) {
     }
     std::vector<Tensor> in;
     for (int v : n.inputs) in.push_back(out.constants.at(v));
-    std::vector<Tensor> res = ops::apply(n.op->name, in, n.attrs);
+    std::vector<Tensor> res = ops::apply(*n.op, in, n.attrs);
     for (size_t i = 0; i < n.outputs.size(); ++i) out.constants[n.outputs[i]] = res[i];
   }
   return eliminate_dead_code(out);
