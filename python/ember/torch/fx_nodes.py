@@ -1,9 +1,12 @@
-"""Facts about FX nodes the interpreter and the splitter need: their public names, whether
-the user forced them to eager, whether they create tensors or carry shapes, and the check
-of a converter's result against the shape and dtype Dynamo recorded."""
+"""Facts about FX nodes that the phases share: their public names, whether the user forced
+them to eager, whether they update a tensor in place, create tensors or carry shapes, the
+check of a converter's result against the shape and dtype Dynamo recorded, and a copy of a
+graph module."""
 
 from __future__ import annotations
 
+import copy
+import operator
 from typing import Any
 
 import torch
@@ -11,6 +14,29 @@ import torch.fx
 
 from ember.torch import registry
 from ember.torch.context import ConversionFailure, expected_value, sym_dim, sym_dim_free
+
+# Python's in-place operators (``x += y``): a target that updates its first argument.
+INPLACE_OPERATORS = {
+    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+    operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
+    operator.ilshift, operator.irshift, operator.imatmul,
+}
+
+
+def copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """A GraphModule with a copy of gm's graph (node metadata shared shallowly) and the same
+    submodules and attributes."""
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    out = graph.graph_copy(gm.graph, env)
+    graph.output(out)
+    for old, new in env.items():
+        new.meta = copy.copy(old.meta)
+    for node in graph.nodes:
+        if node.op == "output":
+            orig = next(n for n in gm.graph.nodes if n.op == "output")
+            node.meta = copy.copy(orig.meta)
+    return torch.fx.GraphModule(gm, graph)
 
 
 def is_shape_value(meta: Any) -> bool:

@@ -12,14 +12,14 @@ Nodes whose inputs are all constants are evaluated once by PyTorch at compile ti
 become ember constants (constant folding at the FX level: no kernel is compiled for them).
 
 With ``keep_going=True`` the interpreter converts every node it can and records, for the
-others, why it could not: the splitter uses that to cut the graph into ember segments and
-eager nodes, and strict mode to list every unsupported operator at once.
+others, why it could not: the analyze phase (phases/analyze.py) runs it so, and the
+partition phase cuts the graph into ember segments and eager nodes from what it found, and
+strict mode lists every unsupported operator at once.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import operator
 import re
 from typing import Any
 
@@ -41,6 +41,7 @@ from ember.torch.context import (
     weight_to_ember,
 )
 from ember.torch.fx_nodes import (
+    INPLACE_OPERATORS,
     call_text,
     check_shape,
     fetch_attr,
@@ -127,11 +128,6 @@ class Conversion:
 
 
 _RANDOM_WORDS = ("rand", "dropout", "normal", "bernoulli", "multinomial", "uniform", "empty")
-_INPLACE_FUNCS = {
-    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
-    operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
-    operator.ilshift, operator.irshift, operator.imatmul,
-}
 
 
 class FxConverter:
@@ -426,7 +422,7 @@ class FxConverter:
             # whose shape is known only at run time is no constant.
             return False
         name = getattr(node.target, "__name__", str(node.target))
-        if any(w in name for w in _RANDOM_WORDS) or node.target in _INPLACE_FUNCS:
+        if any(w in name for w in _RANDOM_WORDS) or node.target in INPLACE_OPERATORS:
             return False
         if name.endswith("_") and not name.endswith("__"):
             return False

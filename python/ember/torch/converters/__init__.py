@@ -11,7 +11,7 @@
 - norms_losses.py: instance and RMS norms, vector norms and distances, einsum, losses;
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
-  functional by the splitter.
+  functional by the prepare phase (inplace.functionalize).
 """
 
 from ember.torch.converters import (
