@@ -175,7 +175,7 @@ def test_compile_failure_blames_ember_only_for_its_bugs(monkeypatch, kind, is_bu
     def broken(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr(ember.torch.backend, "_build", broken)
+    monkeypatch.setattr(ember.torch.phases.build, "build_graph", broken)
     x = torch.randn(5)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -189,14 +189,14 @@ def test_compile_failure_blames_ember_only_for_its_bugs(monkeypatch, kind, is_bu
 
 
 def test_segment_that_fails_to_compile_counts_as_eager(monkeypatch):
-    build = ember.torch.backend._build
+    build = ember.torch.phases.build.build_graph
 
     def first_segment_broken(conversion, settings, label, args):
         if label == "graph_0/segment_0":
             raise ember.EmberError("no C++ compiler found: set CXX")
         return build(conversion, settings, label, args)
 
-    monkeypatch.setattr(ember.torch.backend, "_build", first_segment_broken)
+    monkeypatch.setattr(ember.torch.phases.build, "build_graph", first_segment_broken)
     model, x = TensorIndexInTheMiddle(), torch.randn(3, 4)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -219,7 +219,7 @@ def test_internal_failure_falls_back_with_warning(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("simulated failure")
 
-    monkeypatch.setattr(ember.torch.backend, "_build", broken)
+    monkeypatch.setattr(ember.torch.phases.build, "build_graph", broken)
     x = torch.randn(5)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -241,9 +241,10 @@ def test_low_precision_compute():
 def test_aten_graphs_from_export(decompose):
     """Graphs of ATen overloads (torch.export, and its core-ATen decomposition) convert through
     the ATen converters."""
-    from ember.torch.backend import CompiledSegment
     from ember.torch.config import Settings
     from ember.torch.interpreter import FxConverter
+    from ember.torch.phases.build import build_graph
+    from ember.torch.phases.wrap import CompiledSegment
 
     class Net(nn.Module):
         def __init__(self):
@@ -269,7 +270,8 @@ def test_aten_graphs_from_export(decompose):
     conversion = FxConverter(gm, list(args), Settings(), keep_going=True).run()
     assert not conversion.failures, {n.name: str(f) for n, f in conversion.failures.items()}
     assert any(isinstance(n.target, torch._ops.OpOverload) for n in gm.graph.nodes)
-    segment = CompiledSegment(gm, list(args), Settings(), conversion, "export")
+    compiled = build_graph(conversion, Settings(), "export", list(args))
+    segment = CompiledSegment(gm, Settings(), "export", conversion, compiled)
     with torch.no_grad():
         for a, e in zip(segment(*args), net(*args), strict=True):
             torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-5)

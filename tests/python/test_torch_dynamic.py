@@ -20,7 +20,7 @@ from torch import nn
 
 import ember
 import ember.torch
-from ember.torch import backend
+from ember.torch.phases import build
 from ember.torch.report import EagerFallbackWarning
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -41,13 +41,13 @@ def fresh():
 def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The labels of the ember graphs built (FlowGraph.build calls) while a test runs."""
     built: list[str] = []
-    real = backend._build
+    real = build.build_graph
 
     def counting(conversion: Any, settings: Any, label: str, *rest: Any) -> Any:
         built.append(label)
         return real(conversion, settings, label, *rest)
 
-    monkeypatch.setattr(backend, "_build", counting)
+    monkeypatch.setattr(build, "build_graph", counting)
     return built
 
 

@@ -97,7 +97,8 @@ def test_dynamic_shapes_tune_at_the_example_size_and_run_at_others(tmp_path):
 
 
 def test_progress_bars_name_the_phases(monkeypatch):
-    from ember.torch import backend, config
+    from ember.torch import config
+    from ember.torch.phases import build
 
     bars: dict[str, list[int]] = {}
 
@@ -111,7 +112,7 @@ def test_progress_bars_name_the_phases(monkeypatch):
     def fake_bar(settings, total, desc, unit="it"):
         return Recorder(desc, total) if settings.progress else config._NoBar()
 
-    monkeypatch.setattr(backend, "progress_bar", fake_bar)
+    monkeypatch.setattr(build, "progress_bar", fake_bar)
     model, x = mlp(37, 53, 11), torch.randn(3, 37)  # shapes no other test compiles
     out = run(model, x, options={"search_space": 1})
     with torch.no_grad():

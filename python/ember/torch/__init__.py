@@ -10,7 +10,8 @@
   (``register_function``, ``register_method``, ``register_module``, priorities and
   capability validators). See docs/add-operator-mapping.md.
 - ``ember.torch.reset()``: clears ember's in-memory caches (torch._dynamo.reset() calls it).
-- ``ember.torch.backend``: the backend itself (``ember_backend``).
+- ``ember.torch.backend``: the backend itself (``ember_backend``); its compile path is
+  ``ember.torch.pipeline.compile_graph``, the phases of ``ember.torch.phases`` in order.
 
 Importing this package imports torch; ``import ember`` alone does not.
 """

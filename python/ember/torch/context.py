@@ -35,7 +35,7 @@ __all__ = [
     "weight_to_ember",
 ]
 
-_TORCH_TO_EMBER = {
+TORCH_TO_EMBER = {
     torch.float32: "float32",
     torch.float16: "float16",
     torch.bfloat16: "bfloat16",
@@ -47,7 +47,7 @@ _TORCH_TO_EMBER = {
     torch.uint8: "uint8",
     torch.bool: "bool",
 }
-_EMBER_TO_TORCH = {v: k for k, v in _TORCH_TO_EMBER.items()}
+_EMBER_TO_TORCH = {v: k for k, v in TORCH_TO_EMBER.items()}
 
 
 class ConversionFailure(Exception):
@@ -109,9 +109,9 @@ def ember_dtype(dtype: torch.dtype | str | None) -> str:
     if isinstance(dtype, str):
         name = dtype
     else:
-        if dtype not in _TORCH_TO_EMBER:
+        if dtype not in TORCH_TO_EMBER:
             raise ConversionFailure("value", f"ember has no dtype for {dtype}")
-        name = _TORCH_TO_EMBER[dtype]
+        name = TORCH_TO_EMBER[dtype]
     low = low_precision()
     return low if (low and name == "float32") else name
 
@@ -260,7 +260,7 @@ def weight_to_ember(tensor: torch.Tensor) -> Any:
     if ctx is not None:
         ctx.captured.append((tensor, tensor_version(tensor)))
     t = tensor.detach()
-    if t.dtype not in _TORCH_TO_EMBER:
+    if t.dtype not in TORCH_TO_EMBER:
         raise ConversionFailure("value", f"ember has no dtype for {t.dtype}")
     low = low_precision()
     if low and t.dtype == torch.float32:

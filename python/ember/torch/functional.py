@@ -1,5 +1,5 @@
-"""Functional forms of PyTorch's writes into part of a tensor, which the splitter puts in
-the graph in place of the writes (see splitter.functionalize).
+"""Functional forms of PyTorch's writes into part of a tensor, which the prepare phase puts
+in the graph in place of the writes (see inplace.functionalize).
 
 ``setitem(x, index, value)`` is ``x[index] = value`` as a value: a new tensor, x itself
 unchanged. Run eagerly it computes exactly what the write leaves in x; ember converts it

@@ -1,9 +1,12 @@
-"""Facts about FX nodes the interpreter and the splitter need: their public names, whether
-the user forced them to eager, whether they create tensors or carry shapes, and the check
-of a converter's result against the shape and dtype Dynamo recorded."""
+"""Facts about FX nodes that the phases share: their public names, whether the user forced
+them to eager, whether they update a tensor in place, create tensors or carry shapes, the
+check of a converter's result against the shape and dtype Dynamo recorded, and a copy of a
+graph module."""
 
 from __future__ import annotations
 
+import copy
+import operator
 from typing import Any
 
 import torch
@@ -12,8 +15,31 @@ import torch.fx
 from ember.torch import registry
 from ember.torch.context import ConversionFailure, expected_value, sym_dim, sym_dim_free
 
+# Python's in-place operators (``x += y``): a target that updates its first argument.
+INPLACE_OPERATORS = {
+    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+    operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
+    operator.ilshift, operator.irshift, operator.imatmul,
+}
 
-def _is_shape_value(meta: Any) -> bool:
+
+def copy_graph_module(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """A GraphModule with a copy of gm's graph (node metadata shared shallowly) and the same
+    submodules and attributes."""
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    out = graph.graph_copy(gm.graph, env)
+    graph.output(out)
+    for old, new in env.items():
+        new.meta = copy.copy(old.meta)
+    for node in graph.nodes:
+        if node.op == "output":
+            orig = next(n for n in gm.graph.nodes if n.op == "output")
+            node.meta = copy.copy(orig.meta)
+    return torch.fx.GraphModule(gm, graph)
+
+
+def is_shape_value(meta: Any) -> bool:
     if isinstance(meta, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return True
     if isinstance(meta, torch.Size):
@@ -31,34 +57,34 @@ _CREATION_NAMES = {
 }
 
 
-def _is_creation(node: torch.fx.Node) -> bool:
+def is_creation(node: torch.fx.Node) -> bool:
     if node.op != "call_function":
         return False
     name = getattr(node.target, "__name__", "")
     return name in _CREATION_NAMES or name.split(".")[0] in _CREATION_NAMES
 
 
-def _fetch_attr(gm: torch.nn.Module, target: str) -> Any:
+def fetch_attr(gm: torch.nn.Module, target: str) -> Any:
     obj: Any = gm
     for part in target.split("."):
         obj = getattr(obj, part)
     return obj
 
 
-def _node_target(gm: torch.fx.GraphModule, node: torch.fx.Node) -> tuple[str, Any]:
+def node_target(gm: torch.fx.GraphModule, node: torch.fx.Node) -> tuple[str, Any]:
     if node.op == "call_method":
         return "method", node.target
     if node.op == "call_module":
-        return "module", type(_fetch_attr(gm, node.target))
+        return "module", type(fetch_attr(gm, node.target))
     return "function", node.target
 
 
 def node_public_name(gm: torch.fx.GraphModule, node: torch.fx.Node) -> str:
-    kind, key = _node_target(gm, node)
+    kind, key = node_target(gm, node)
     return registry.public_name(key, kind=kind)
 
 
-def _forced_keys(items: tuple) -> set:
+def forced_keys(items: tuple) -> set:
     keys: set = set()
     for item in items:
         if isinstance(item, str):
@@ -69,17 +95,17 @@ def _forced_keys(items: tuple) -> set:
             keys.add(("module", item))
         else:
             keys.add(("function", item))
-            if registry._is_tensor_method(item):
+            if registry.is_tensor_method(item):
                 keys.add(("method", item.__name__))
     return keys
 
 
 def is_forced(gm: torch.fx.GraphModule, node: torch.fx.Node, forced: set) -> bool:
-    kind, key = _node_target(gm, node)
+    kind, key = node_target(gm, node)
     return (kind, key) in forced or node_public_name(gm, node) in forced
 
 
-def _is_dynamic(node: torch.fx.Node) -> bool:
+def is_dynamic(node: torch.fx.Node) -> bool:
     def dynamic(v: Any) -> bool:
         if isinstance(v, torch.Tensor):
             return any(not isinstance(d, int) for d in v.shape)
@@ -92,7 +118,7 @@ def _is_dynamic(node: torch.fx.Node) -> bool:
     return any(dynamic(expected_value(n)) for n in node.all_input_nodes)
 
 
-def _check_shape(result: Any, meta: torch.Tensor) -> None:
+def check_shape(result: Any, meta: torch.Tensor) -> None:
     got = tuple(result.shape)
     want = tuple(meta.shape)
     ok = len(got) == len(want)
@@ -113,7 +139,7 @@ def _check_shape(result: Any, meta: torch.Tensor) -> None:
         )
 
 
-def _call_text(node: torch.fx.Node) -> str:
+def call_text(node: torch.fx.Node) -> str:
     def show(v: Any) -> str:
         if isinstance(v, torch.fx.Node):
             meta = expected_value(v)

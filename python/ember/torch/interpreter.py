@@ -12,14 +12,14 @@ Nodes whose inputs are all constants are evaluated once by PyTorch at compile ti
 become ember constants (constant folding at the FX level: no kernel is compiled for them).
 
 With ``keep_going=True`` the interpreter converts every node it can and records, for the
-others, why it could not: the splitter uses that to cut the graph into ember segments and
-eager nodes, and strict mode to list every unsupported operator at once.
+others, why it could not: the analyze phase (phases/analyze.py) runs it so, and the
+partition phase cuts the graph into ember segments and eager nodes from what it found, and
+strict mode lists every unsupported operator at once.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import operator
 import re
 from typing import Any
 
@@ -30,7 +30,7 @@ import ember
 from ember.torch import registry
 from ember.torch.config import Settings
 from ember.torch.context import (
-    _TORCH_TO_EMBER,
+    TORCH_TO_EMBER,
     ConversionFailure,
     conversion_context,
     ember_dtype,
@@ -41,16 +41,17 @@ from ember.torch.context import (
     weight_to_ember,
 )
 from ember.torch.fx_nodes import (
-    _call_text,
-    _check_shape,
-    _fetch_attr,
-    _forced_keys,
-    _is_creation,
-    _is_dynamic,
-    _is_shape_value,
-    _node_target,
+    INPLACE_OPERATORS,
+    call_text,
+    check_shape,
+    fetch_attr,
+    forced_keys,
+    is_creation,
+    is_dynamic,
     is_forced,
+    is_shape_value,
     node_public_name,
+    node_target,
 )
 
 __all__ = ["Conversion", "FxConverter", "NodeView", "node_public_name"]
@@ -127,11 +128,6 @@ class Conversion:
 
 
 _RANDOM_WORDS = ("rand", "dropout", "normal", "bernoulli", "multinomial", "uniform", "empty")
-_INPLACE_FUNCS = {
-    operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
-    operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
-    operator.ilshift, operator.irshift, operator.imatmul,
-}
 
 
 class FxConverter:
@@ -154,7 +150,7 @@ class FxConverter:
         self.weight_args: list[tuple[int, torch.Tensor]] = []
         self.symbol_sources: dict[str, tuple[int, int | None]] = {}
         self.module_converters: dict[int, Any] = {}
-        self.forced = _forced_keys(settings.torch_executed_ops)
+        self.forced = forced_keys(settings.torch_executed_ops)
 
     # -- driver ------------------------------------------------------------------------------
     def run(self) -> Conversion:
@@ -205,7 +201,7 @@ class FxConverter:
             value = meta if meta is not None else example
             if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
                 self.symbol_sources.setdefault(str(value.node.expr), (index, None))
-            elif isinstance(value, torch.Tensor) and value.dtype in _TORCH_TO_EMBER:
+            elif isinstance(value, torch.Tensor) and value.dtype in TORCH_TO_EMBER:
                 for axis, d in enumerate(value.shape):
                     if isinstance(d, torch.SymInt) and getattr(d.node.expr, "is_Symbol", False):
                         self.symbol_sources.setdefault(str(d.node.expr), (index, axis))
@@ -232,7 +228,7 @@ class FxConverter:
             self.weight_args.append((index, real))
             self.converted[node] = "weight"
             return weight_to_ember(real)
-        dtype = _TORCH_TO_EMBER.get(value.dtype)
+        dtype = TORCH_TO_EMBER.get(value.dtype)
         if dtype is None:
             return self._fail(node, ConversionFailure("value", f"ember has no dtype {value.dtype}"))
         try:
@@ -283,7 +279,7 @@ class FxConverter:
 
     def _convert(self, node: torch.fx.Node) -> Any:
         if node.op == "get_attr":
-            attr = _fetch_attr(self.gm, node.target)
+            attr = fetch_attr(self.gm, node.target)
             self.converted[node] = "weight"
             return weight_to_ember(attr) if isinstance(attr, torch.Tensor) else attr
         if node.meta.get("ember_writeback"):
@@ -298,10 +294,10 @@ class FxConverter:
         if self._foldable(node, args, kwargs):
             self.converted[node] = "folded"
             return self._fold(node, args, kwargs)
-        if _is_shape_value(meta) and not _has_symbolic_tensor((args, kwargs)):
+        if is_shape_value(meta) and not _has_symbolic_tensor((args, kwargs)):
             self.converted[node] = "shape"
             return meta
-        kind, key = _node_target(self.gm, node)
+        kind, key = node_target(self.gm, node)
         result, how = self._apply_converter(node, kind, key, args, kwargs)
         result = self._check_result(node, result, meta)
         self.converted[node] = how
@@ -324,7 +320,7 @@ class FxConverter:
         candidates = registry.candidates_for(kind, key)
         if not candidates:
             raise ConversionFailure("unmapped", "no converter is registered")
-        dynamic = _is_dynamic(node)
+        dynamic = is_dynamic(node)
         tried: list[str] = []
         signatures: list[str] = []
         for conv, form in candidates:
@@ -355,7 +351,7 @@ class FxConverter:
             listing = "\n".join(f"    {s}" for s in signatures)
             raise ConversionFailure(
                 "signature",
-                f"the call {_call_text(node)} matches no converter's signature; the "
+                f"the call {call_text(node)} matches no converter's signature; the "
                 f"converters take:\n{listing}",
             )
         reasons = "; ".join(tried + [f"{s}: signature does not match" for s in signatures])
@@ -365,7 +361,7 @@ class FxConverter:
                 kwargs: dict) -> Any:
         try:
             if conv.kind == "module":
-                module = _fetch_attr(self.gm, node.target)
+                module = fetch_attr(self.gm, node.target)
                 key = (id(module), id(conv))
                 instance = self.module_converters.get(key)
                 if instance is None:
@@ -392,7 +388,7 @@ class FxConverter:
             if not isinstance(result, ember.Tensor):
                 raise ConversionFailure(
                     "mismatch", f"the converter returned {type(result).__name__}, torch a tensor")
-            _check_shape(result, meta)
+            check_shape(result, meta)
             want = ember_dtype(meta.dtype)
             if str(result.dtype) != want:
                 result = ember.ops.cast(result, want)
@@ -419,14 +415,14 @@ class FxConverter:
             elif isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                 if sym_dim_free(v):
                     return False
-        if not has_const_tensor and not _is_creation(node):
+        if not has_const_tensor and not is_creation(node):
             return False
         if _has_symbolic_shape(expected_value(node)):
             # torch.zeros(x.size()): the sizes reach it as ember's size names, and a result
             # whose shape is known only at run time is no constant.
             return False
         name = getattr(node.target, "__name__", str(node.target))
-        if any(w in name for w in _RANDOM_WORDS) or node.target in _INPLACE_FUNCS:
+        if any(w in name for w in _RANDOM_WORDS) or node.target in INPLACE_OPERATORS:
             return False
         if name.endswith("_") and not name.endswith("__"):
             return False
@@ -485,7 +481,7 @@ class FxConverter:
         if isinstance(value, ember.Tensor):
             if not value.is_symbolic:
                 return ("const", value.torch())
-            want = _TORCH_TO_EMBER.get(meta.dtype) if isinstance(meta, torch.Tensor) else None
+            want = TORCH_TO_EMBER.get(meta.dtype) if isinstance(meta, torch.Tensor) else None
             if want and str(value.dtype) != want:
                 value = ember.ops.cast(value, want)
             for i, o in enumerate(outputs):

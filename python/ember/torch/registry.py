@@ -193,7 +193,7 @@ def _method_name(method: Any) -> str:
     return name
 
 
-def _is_tensor_method(fn: Any) -> bool:
+def is_tensor_method(fn: Any) -> bool:
     name = getattr(fn, "__name__", None)
     return isinstance(name, str) and getattr(torch.Tensor, name, None) is fn
 
@@ -380,7 +380,7 @@ def _keys_of(target: Any) -> list[tuple[str, Any]]:
     if isinstance(target, type) and issubclass(target, torch.nn.Module):
         return [("module", target)]
     keys = [("function", target)]
-    if _is_tensor_method(target):
+    if is_tensor_method(target):
         keys.append(("method", target.__name__))
     return keys
 
@@ -434,10 +434,10 @@ def candidates_for(kind: str, key: Any) -> list[tuple[Converter, str]]:
             add(_REGISTRY.entries("module", cls), rank, "exact")
     else:
         add(_REGISTRY.entries(kind, key), 0, "exact")
-        if kind == "function" and _is_tensor_method(key):
+        if kind == "function" and is_tensor_method(key):
             add(_REGISTRY.entries("method", key.__name__), 1, "method")
         overload = aten_form(kind, key)
-        if overload is None and kind == "function" and _is_tensor_method(key):
+        if overload is None and kind == "function" and is_tensor_method(key):
             overload = aten_form("method", key.__name__)
         if overload is not None:
             add(_REGISTRY.entries("function", overload), 2, "aten")
@@ -531,7 +531,7 @@ def public_name(target: Any, kind: str | None = None) -> str:
         return f"torch.ops.{target._schema.name.replace('::', '.')}.{target._overloadname}"
     if isinstance(target, torch._ops.OpOverloadPacket):
         return f"torch.ops.{target._qualified_op_name.replace('::', '.')}"
-    if _is_tensor_method(target):
+    if is_tensor_method(target):
         return f"torch.Tensor.{target.__name__}"
     name = _public_names().get(id(target))
     if name is not None:

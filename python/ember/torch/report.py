@@ -7,12 +7,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
+import threading
+import warnings
 from collections import Counter
 from typing import Any
 
 import torch
 import torch.fx
 
+import ember
 from ember.torch import registry
 from ember.torch.context import ConversionFailure, expected_value
 from ember.torch.interpreter import node_public_name
@@ -27,6 +30,10 @@ __all__ = [
 
 # Reports of dry runs in this process, newest last (cleared by ember.torch.reset()).
 dryrun_reports: list[Analysis] = []
+
+# The keys of the warnings given once per process (cleared by ember.torch.reset()).
+_warned: set[str] = set()
+_lock = threading.Lock()
 
 # Errors above these (the harmonic mean of absolute and relative error) are marked.
 THRESHOLDS = {"float64": 1e-9, "float32": 1e-5, "float16": 1e-2, "bfloat16": 5e-2}
@@ -45,6 +52,30 @@ _REASONS = {
 
 class EagerFallbackWarning(UserWarning):
     """Some operators of a graph run in eager PyTorch instead of ember."""
+
+
+def warn_once(key: str, message: str, category: type[Warning] = UserWarning) -> None:
+    """Warns, unless a warning with this key was given before in this process."""
+    with _lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(message, category, stacklevel=3)
+
+
+def clear_warnings() -> None:
+    """Every warning may be given once again."""
+    with _lock:
+        _warned.clear()
+
+
+def blame(e: Exception) -> str:
+    """What a compile failure says about its cause: an ember.EmberError is the user's or the
+    environment's (a missing or broken C++ compiler, a bad setting), with a message that
+    says what to fix; an ember.InternalError or any other exception is a bug in ember."""
+    if isinstance(e, ember.EmberError):
+        return ""
+    return " This is a bug in ember: please report it with the model."
 
 
 def format_table(header: list[str], rows: list[list[str]]) -> str:
@@ -136,6 +167,12 @@ class Analysis:
             lines.append(f"  eager PyTorch, in segments under min_block_size: {len(self.small)} "
                          f"nodes ({_short(', '.join(self.small), 200)})")
         return "\n".join(lines)
+
+
+def print_dryrun(analysis: Analysis) -> None:
+    """Keeps a dry run's report in dryrun_reports and prints it."""
+    dryrun_reports.append(analysis)
+    print(analysis.text())
 
 
 def _span(names: list[str]) -> str:

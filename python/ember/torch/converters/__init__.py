@@ -13,7 +13,7 @@
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
-  functional by the splitter.
+  functional by the prepare phase (inplace.functionalize).
 """
 
 from ember.torch.converters import (

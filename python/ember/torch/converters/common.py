@@ -1,5 +1,5 @@
 """Helpers shared by ember's converters: dtype promotion as torch does it, dims and sizes,
-constants built at compile time, and the checks that an optional core operator exists."""
+constants built at compile time, and whether the core has an operator (has_op)."""
 
 from __future__ import annotations
 
@@ -34,13 +34,6 @@ def unsupported(message: str) -> ConversionFailure:
 
 def has_op(name: str) -> bool:
     return hasattr(ember.ops, name)
-
-
-def need_op(name: str, what: str) -> Callable[..., Any]:
-    fn = getattr(ember.ops, name, None)
-    if fn is None:
-        raise unsupported(f"{what} needs ember.ops.{name}, which this ember build does not have")
-    return fn
 
 
 def is_tensor(v: Any) -> bool:

@@ -51,7 +51,7 @@ def relu(input: Any, inplace: bool = False) -> Any:
 def clamp(input: Any, min: Any = None, max: Any = None) -> Any:
     if min is None and max is None:
         raise unsupported("clamp without min and max")
-    if has_op("clamp") and not is_tensor(min) and not is_tensor(max):
+    if not is_tensor(min) and not is_tensor(max):
         lo = None if min is None else float(py_value(min))
         hi = None if max is None else float(py_value(max))
         return ops.clamp(input, lo, hi)
@@ -78,19 +78,15 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: b
 
 
 def relu6(input: Any, inplace: bool = False) -> Any:
-    return ops.relu6(input) if has_op("relu6") else clamp(input, 0.0, 6.0)
+    return ops.relu6(input)
 
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Any:
-    if has_op("hardsigmoid"):
-        return ops.hardsigmoid(input)
-    return clamp(input + 3.0, 0.0, 6.0) / 6.0
+    return ops.hardsigmoid(input)
 
 
 def hardswish(input: Any, inplace: bool = False) -> Any:
-    if has_op("hardswish"):
-        return ops.hardswish(input)
-    return input * clamp(input + 3.0, 0.0, 6.0) / 6.0
+    return ops.hardswish(input)
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:

@@ -2,9 +2,8 @@
 embedding, resampling and attention (inference only).
 
 Where ember has a dedicated operator (ember.ops.conv2d, layer_norm, ...) the converter
-uses it; several also have a composition of basic ember operators, used when the
-dedicated operator is missing from the ember build (pooling without padding, layer and
-batch norm, nearest upsampling by integer factors, attention).
+uses it; the others (group norm, attention, resampling by a scale factor torch does not
+derive from the sizes) are compositions of basic ember operators.
 """
 
 from __future__ import annotations
@@ -20,10 +19,7 @@ from ember.torch.converters.common import (
     cast,
     constant,
     dtype_name,
-    has_op,
-    is_const,
     is_tensor,
-    need_op,
     ops,
     pair,
     py_value,
@@ -60,9 +56,9 @@ def _add_channel_bias(y: Any, bias: Any) -> Any:
 
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Any:
-    fn = need_op("conv2d", "conv2d")
     dil = pair(dilation)
-    y = fn(input, weight, pair(stride), _conv_padding(padding, weight, dil, 2), dil, int(groups))
+    y = ops.conv2d(input, weight, pair(stride), _conv_padding(padding, weight, dil, 2), dil,
+                   int(groups))
     return _add_channel_bias(y, bias)
 
 
@@ -70,14 +66,8 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
            dilation: Any = 1, groups: int = 1) -> Any:
     dil = pair(dilation, 1)
     pad = _conv_padding(padding, weight, dil, 1)
-    if has_op("conv1d"):
-        y = ops.conv1d(input, weight, pair(stride, 1), pad, dil, int(groups))
-        return _add_channel_bias(y, bias)
-    fn = need_op("conv2d", "conv1d")
-    w = constant(weight.torch().unsqueeze(2)) if is_const(weight) else ops.unsqueeze(weight, [2])
-    y = fn(ops.unsqueeze(input, [2]), w, (1, pair(stride, 1)[0]), (0, pad[0]), (1, dil[0]),
-           int(groups))
-    return _add_channel_bias(ops.squeeze(y, [2]), bias)
+    y = ops.conv1d(input, weight, pair(stride, 1), pad, dil, int(groups))
+    return _add_channel_bias(y, bias)
 
 
 def convolution(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
@@ -93,19 +83,6 @@ def convolution(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, d
 
 
 # ---- pooling -------------------------------------------------------------------------------
-def _pool_windows(x: Any, kernel: tuple, stride: tuple, what: str) -> list[Any]:
-    """The kernel-sized strided views of x's last two dims (no padding, no ceil mode)."""
-    h, w = static_shape(x, what)[-2:]
-    oh, ow = (h - kernel[0]) // stride[0] + 1, (w - kernel[1]) // stride[1] + 1
-    views = []
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            views.append(ops.slice(x, [-2 + rank(x), -1 + rank(x)], [i, j],
-                                   [i + (oh - 1) * stride[0] + 1, j + (ow - 1) * stride[1] + 1],
-                                   [stride[0], stride[1]]))
-    return views
-
-
 def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     if return_indices:
@@ -113,15 +90,7 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     kernel = pair(kernel_size)
     strides = pair(stride) if stride not in (None, [], ()) else kernel
     pad, dil = pair(padding), pair(dilation)
-    if has_op("max_pool2d"):
-        return ops.max_pool2d(input, kernel, strides, pad, dil, bool(ceil_mode))
-    if any(pad) or dil != (1, 1) or ceil_mode:
-        raise unsupported("max_pool2d with padding, dilation or ceil_mode needs ember.ops."
-                          "max_pool2d")
-    out = None
-    for v in _pool_windows(input, kernel, strides, "max_pool2d"):
-        out = v if out is None else ops.maximum(out, v)
-    return out
+    return ops.max_pool2d(input, kernel, strides, pad, dil, bool(ceil_mode))
 
 
 def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -132,15 +101,7 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     kernel = pair(kernel_size)
     strides = pair(stride) if stride not in (None, [], ()) else kernel
     pad = pair(padding)
-    if has_op("avg_pool2d"):
-        return ops.avg_pool2d(input, kernel, strides, pad, bool(ceil_mode),
-                              bool(count_include_pad))
-    if any(pad) or ceil_mode:
-        raise unsupported("avg_pool2d with padding or ceil_mode needs ember.ops.avg_pool2d")
-    out = None
-    for v in _pool_windows(input, kernel, strides, "avg_pool2d"):
-        out = v if out is None else out + v
-    return out / float(kernel[0] * kernel[1])
+    return ops.avg_pool2d(input, kernel, strides, pad, bool(ceil_mode), bool(count_include_pad))
 
 
 def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
@@ -150,12 +111,7 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
     oh, ow = (py_value(s) for s in size)
     if (oh, ow) == (1, 1):
         return ops.mean(input, [rank(input) - 2, rank(input) - 1], True)
-    if has_op("adaptive_avg_pool2d"):
-        return ops.adaptive_avg_pool2d(input, [int(oh), int(ow)])
-    if isinstance(h, int) and isinstance(w, int) and h % oh == 0 and w % ow == 0:
-        return avg_pool2d(input, (h // oh, w // ow))
-    raise unsupported("adaptive_avg_pool2d to sizes that do not divide the input needs "
-                      "ember.ops.adaptive_avg_pool2d")
+    return ops.adaptive_avg_pool2d(input, [int(oh), int(ow)])
 
 
 def _one(v: Any) -> int:
@@ -193,17 +149,7 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
                eps: float = 1e-5, cudnn_enable: bool = True) -> Any:
     n = len(normalized_shape)
     eps = float(py_value(eps))
-    if has_op("layer_norm"):
-        return ops.layer_norm(input, n, weight, bias, eps)
-    dims = list(range(rank(input) - n, rank(input)))
-    centered = input - ops.mean(input, dims, True)
-    var = ops.mean(centered * centered, dims, True)
-    y = centered * ops.rsqrt(var + eps)
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y
+    return ops.layer_norm(input, n, weight, bias, eps)
 
 
 def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None,
@@ -212,29 +158,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
     if training or running_mean is None or running_var is None:
         raise unsupported("batch_norm in training mode (ember compiles inference graphs)")
     eps = float(py_value(eps)) if not is_tensor(eps) else eps
-    if has_op("batch_norm"):
-        return ops.batch_norm(input, running_mean, running_var, weight, bias, eps)
-    channel_shape = [shape_of(input)[1]] + [1] * (rank(input) - 2)
-    params = [p for p in (running_mean, running_var, weight, bias) if p is not None]
-    if all(is_const(p) for p in params) and not is_tensor(eps):
-        mean_t, var_t = running_mean.torch().float(), running_var.torch().float()
-        scale = torch.rsqrt(var_t + eps)
-        if weight is not None:
-            scale = scale * weight.torch().float()
-        shift = -mean_t * scale
-        if bias is not None:
-            shift = shift + bias.torch().float()
-        dt = torch_dtype(dtype_name(input))
-        scale = constant(scale.to(dt).reshape(channel_shape).contiguous())
-        shift = constant(shift.to(dt).reshape(channel_shape).contiguous())
-        return input * scale + shift
-    y = (input - ops.reshape(running_mean, channel_shape)) * ops.reshape(
-        ops.rsqrt(running_var + cast(eps, dtype_name(running_var))), channel_shape)
-    if weight is not None:
-        y = y * ops.reshape(weight, channel_shape)
-    if bias is not None:
-        y = y + ops.reshape(bias, channel_shape)
-    return y
+    return ops.batch_norm(input, running_mean, running_var, weight, bias, eps)
 
 
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,
@@ -259,8 +183,7 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
               sparse: bool = False) -> Any:
     if max_norm is not None:
         raise unsupported("embedding with max_norm (it renormalizes the weights in place)")
-    fn = need_op("embedding", "embedding")
-    return fn(weight, input)
+    return ops.embedding(weight, input)
 
 
 def _output_size(input: Any, size: Any, scale_factor: Any) -> list[int]:
@@ -352,20 +275,8 @@ def upsample_nearest2d(input: Any, output_size: Any, scales_h: Any = None,
     if any(s is not None for s in scales):
         sizes_in = static_shape(input, "nearest upsampling")[2:]
         if not _sizes_say_it_all(sizes_in, out, scales, torch.float32):
-            if not has_op("embedding"):
-                raise unsupported("nearest resampling by a scale_factor other than out / in "
-                                  "needs ember.ops.embedding")
             return _nearest_by_gather(input, out, scales)
-    if has_op("upsample_nearest2d"):
-        return ops.upsample_nearest2d(input, out)
-    n, c, h, w = static_shape(input, "nearest upsampling")
-    if out[0] % h or out[1] % w:
-        raise unsupported("nearest upsampling by a non-integer factor needs "
-                          "ember.ops.upsample_nearest2d")
-    fh, fw = out[0] // h, out[1] // w
-    x = ops.reshape(input, [n, c, h, 1, w, 1])
-    x = ops.expand(x, [n, c, h, fh, w, fw])
-    return ops.reshape(x, [n, c, out[0], out[1]])
+    return ops.upsample_nearest2d(input, out)
 
 
 def _linear_source(size_in: int, size_out: int, scale: Any, dtype: torch.dtype) -> tuple:
@@ -413,12 +324,8 @@ def upsample_bilinear2d(input: Any, output_size: Any, align_corners: bool,
         sizes_in = static_shape(input, "bilinear resampling")[2:]
         compute = torch.float64 if dtype_name(input) == "float64" else torch.float32
         if not _sizes_say_it_all(sizes_in, out, scales, compute):
-            if not has_op("embedding"):
-                raise unsupported("bilinear resampling by a scale_factor other than out / in "
-                                  "needs ember.ops.embedding")
             return _bilinear_by_gather(input, out, scales)
-    fn = need_op("upsample_bilinear2d", "bilinear interpolation")
-    return fn(input, out, bool(align_corners))
+    return ops.upsample_bilinear2d(input, out, bool(align_corners))
 
 
 # ---- attention -----------------------------------------------------------------------------
@@ -430,9 +337,8 @@ def _causal_mask(scores: Any) -> Any:
     q_len, k_len = scores.shape[-2], scores.shape[-1]
     if isinstance(q_len, int) and isinstance(k_len, int):
         return constant(torch.ones(q_len, k_len, dtype=torch.bool).tril())
-    fn = need_op("tril", "a causal mask of symbolic length")
     everywhere = ops.greater_equal(ops.abs(scores), 0.0)
-    return fn(everywhere, 0)
+    return ops.tril(everywhere, 0)
 
 
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,

@@ -15,7 +15,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-import ember
 from ember.torch.context import (
     current_node,
     ember_dtype,
@@ -386,11 +385,7 @@ def _tri(lower: bool) -> Any:
             mask = constant(ones.tril(diagonal) if lower else ones.triu(diagonal))
             zero = 0 if dtype_name(input) != "bool" else False
             return ops.where(mask, input, cast(zero, dtype_name(input)))
-        name = "tril" if lower else "triu"
-        fn = getattr(ember.ops, name, None)
-        if fn is None:
-            raise unsupported(f"{name} of a symbolic shape needs ember.ops.{name}")
-        return fn(input, int(diagonal))
+        return (ops.tril if lower else ops.triu)(input, int(diagonal))
 
     return convert
 

@@ -1,5 +1,5 @@
-"""Converters for writes into a tensor, which the splitter has made functional (see
-splitter.functionalize): ``functional.setitem`` (``x[index] = value``), and the in-place
+"""Converters for writes into a tensor, which the prepare phase has made functional (see
+inplace.functionalize): ``functional.setitem`` (``x[index] = value``), and the in-place
 methods ``fill_``, ``zero_``, ``copy_`` and ``index_put_``, whose result is the updated
 tensor.
 

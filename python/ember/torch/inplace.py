@@ -1,0 +1,224 @@
+"""In-place updates as values, the first rewrite of the prepare phase (phases/prepare.py).
+
+``functionalize``: in-place updates (``x += y``, ``relu_``, ``inplace=True``) become values:
+later uses of the updated tensor read the in-place node instead, and a graph input that is
+updated gets an explicit ``copy_`` back into it at the end (run eagerly). ``x[index] = v``
+becomes the value ``functional.setitem(x, index, v)``, and an update of a basic view of a
+tensor (``x[:, 0].fill_(2)``, ``x.narrow(1, 0, 2).copy_(z)``) is written back into the
+tensor with one. Any other update through a view of something still used makes the graph
+run eagerly. (``x[tensor]`` copies: an update of it stays in the copy.)
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import Any
+
+import torch
+import torch.fx
+
+from ember.torch import functional
+from ember.torch.fx_nodes import INPLACE_OPERATORS
+
+__all__ = ["functionalize", "is_inplace"]
+
+_VIEW_NAMES = {
+    "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "flatten",
+    "unflatten", "squeeze", "unsqueeze", "expand", "expand_as", "narrow", "select", "split",
+    "split_with_sizes", "chunk", "unbind", "contiguous", "detach", "as_strided", "diagonal",
+    "swapaxes", "swapdims", "movedim", "unfold", "to", "type", "type_as", "float", "half",
+    "double", "bfloat16", "int", "long", "bool", "getitem", "alias", "real", "imag",
+}
+_NOT_INPLACE = {"requires_grad_", "share_memory_", "retain_grad_"}
+
+
+def _name(node: torch.fx.Node) -> str:
+    if node.op == "call_method":
+        return node.target
+    return getattr(node.target, "__name__", "")
+
+
+def is_inplace(node: torch.fx.Node) -> bool:
+    if node.op == "call_method":
+        name = node.target
+        return name.endswith("_") and not name.endswith("__") and name not in _NOT_INPLACE
+    if node.op != "call_function":
+        return False
+    if node.target is functional.setitem:
+        return True  # a write into its first argument, as far as functionalize is concerned
+    if node.target in INPLACE_OPERATORS:
+        first = node.args[0] if node.args else None
+        meta = first.meta.get("example_value") if isinstance(first, torch.fx.Node) else None
+        return isinstance(meta, torch.Tensor) or meta is None and isinstance(first, torch.fx.Node)
+    schema = getattr(node.target, "_schema", None)
+    if schema is not None:
+        return bool(schema.is_mutable) and not _name(node).startswith("_")
+    name = _name(node)
+    if name.endswith("_") and not name.endswith("__") and name not in _NOT_INPLACE:
+        return True
+    return _inplace_flag(node)
+
+
+def _inplace_flag(node: torch.fx.Node) -> bool:
+    if node.kwargs.get("inplace") is True:
+        return True
+    try:
+        params = list(inspect.signature(node.target).parameters)
+    except (TypeError, ValueError):
+        return False
+    if "inplace" in params:
+        i = params.index("inplace")
+        return i < len(node.args) and node.args[i] is True
+    return False
+
+
+def _is_view(node: torch.fx.Node) -> bool:
+    if node.op not in ("call_method", "call_function"):
+        return False
+    if node.target is operator.getitem:
+        # x[tensor] (advanced indexing) copies; picking a result of a multi-output node, or
+        # ints, slices, None and Ellipsis, give a view.
+        return not _is_tensor_value(node.args[0]) or _basic_index(node.args[1])
+    return _name(node) in _VIEW_NAMES
+
+
+def _is_tensor_value(v: Any) -> bool:
+    return isinstance(v, torch.fx.Node) and isinstance(v.meta.get("example_value"), torch.Tensor)
+
+
+def _basic_index(index: Any) -> bool:
+    """An index of ints (or sizes), slices, None and Ellipsis only: x[index] is a view."""
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if item is None or item is Ellipsis:
+            continue
+        if isinstance(item, slice):
+            if any(_is_tensor_value(b) or isinstance(b, torch.Tensor)
+                   for b in (item.start, item.stop, item.step)):
+                return False
+            continue
+        if isinstance(item, bool) or not isinstance(item, (int, torch.fx.Node)):
+            return False  # a list, a tensor, a bool
+        if _is_tensor_value(item):
+            return False
+    return True
+
+
+def _view_index(view: torch.fx.Node, base: torch.fx.Node) -> Any:
+    """The basic index that makes `view` from `base` (`base[index]`), when view is such a
+    view of a tensor: a getitem with a basic index, narrow or select with constant
+    arguments. None otherwise."""
+    if not _is_tensor_value(base) or not view.args or view.args[0] is not base:
+        return None
+    if view.target is operator.getitem:
+        return view.args[1] if len(view.args) == 2 and _basic_index(view.args[1]) else None
+    name = _name(view) if view.op in ("call_method", "call_function") else ""
+    if name not in ("narrow", "select") or view.kwargs:
+        return None
+    args = view.args[1:]
+    if len(args) != (3 if name == "narrow" else 2):
+        return None
+    if not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return None
+    rank = base.meta["example_value"].dim()
+    dim = args[0] + rank if args[0] < 0 else args[0]
+    if not 0 <= dim < rank:
+        return None
+    lead = (slice(None),) * dim
+    if name == "select":
+        return (*lead, args[1])
+    start, length = args[1], args[2]
+    stop = start + length
+    if start < 0:  # narrow counts a negative start from the end
+        return (*lead, slice(start, stop if stop < 0 else None))
+    return (*lead, slice(start, stop))
+
+
+def _storage(n: torch.fx.Node) -> torch.fx.Node:
+    """The node whose tensor n updated in place (through a chain of in-place updates)."""
+    while is_inplace(n) and n.args and isinstance(n.args[0], torch.fx.Node):
+        n = n.args[0]
+    return n
+
+
+def _functional_setitems(gm: torch.fx.GraphModule) -> None:
+    """``x[index] = value`` (operator.setitem, a statement without a result) becomes the
+    value ``functional.setitem(x, index, value)``, an update of x like any in-place op."""
+    for n in gm.graph.nodes:
+        if (n.op == "call_function" and n.target is operator.setitem and len(n.args) == 3
+                and _is_tensor_value(n.args[0]) and not n.kwargs):
+            n.target = functional.setitem
+            n.meta["example_value"] = n.args[0].meta["example_value"]
+
+
+def functionalize(gm: torch.fx.GraphModule) -> str | None:
+    """Rewrites gm in place (see the module docstring). Returns None, or why the graph must
+    run eagerly as a whole."""
+    _functional_setitems(gm)
+    nodes = list(gm.graph.nodes)
+    order: dict[torch.fx.Node, float] = {n: i for i, n in enumerate(nodes)}
+    base: dict[torch.fx.Node, torch.fx.Node] = {}
+    for n in nodes:
+        if (_is_view(n) or is_inplace(n)) and n.args and isinstance(n.args[0], torch.fx.Node):
+            base[n] = n.args[0]
+
+    def root(n: torch.fx.Node) -> torch.fx.Node:
+        while n in base:
+            n = base[n]
+        return n
+
+    written: dict[torch.fx.Node, torch.fx.Node] = {}
+    aliases = list(nodes)  # and the write-backs added below
+    changed = False
+    for n in nodes:
+        if not is_inplace(n) or not n.args or not isinstance(n.args[0], torch.fx.Node):
+            continue
+        if "out" in n.kwargs:
+            return f"{n.name} writes into an out= tensor"
+        target = n.args[0]
+        r = root(target)
+        # An update of a basic view of a tensor (y[:, 0].fill_(2), y.narrow(...).copy_(z),
+        # y[:, 0][1] = 5) is written back into that tensor with a functional setitem.
+        owner = target.args[0] if _is_view(target) and target.args else None
+        index = _view_index(target, owner) if isinstance(owner, torch.fx.Node) else None
+        if index is not None and _is_view(_storage(owner)):
+            index = None  # a view of a view: not followed
+        for m in aliases:
+            if m is target or m is n or order[m] > order[n] or root(m) is not r:
+                continue
+            if index is not None and m is owner:
+                continue  # its later users read the write-back
+            if any(order[u] > order[n] for u in m.users):
+                return (f"{n.name} updates {target.name} in place while {m.name}, which shares "
+                        "its memory, is still used")
+        for user in list(target.users):
+            if order[user] > order[n]:
+                user.replace_input_with(target, n)
+        updated = n
+        if index is not None:
+            with gm.graph.inserting_after(n):
+                back = gm.graph.call_function(functional.setitem, (owner, index, n))
+            back.meta["example_value"] = owner.meta["example_value"]
+            back.meta["nn_module_stack"] = n.meta.get("nn_module_stack", {})
+            order[back] = order[n] + 0.5
+            base[back] = owner
+            aliases.append(back)
+            for user in list(owner.users):
+                if user is not back and order.get(user, -1) > order[n]:
+                    user.replace_input_with(owner, back)
+            updated, target, changed = back, owner, True
+        if r.op == "placeholder":
+            if _storage(target) is not r:
+                return f"{n.name} updates a view of the graph input {r.name} in place"
+            written[r] = updated
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    for placeholder, value in written.items():
+        placeholder.meta["ember_mutated"] = True
+        with gm.graph.inserting_before(output):
+            node = gm.graph.call_method("copy_", (placeholder, value))
+            node.meta["ember_writeback"] = True
+            node.meta["example_value"] = placeholder.meta.get("example_value")
+    if written or changed:
+        gm.recompile()
+    return None

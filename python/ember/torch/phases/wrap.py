@@ -1,0 +1,279 @@
+"""Phase 6, wrap: the callable torch calls instead of the graph.
+
+For a whole graph, its CompiledSegment; for a split graph, the partition's GraphModule with
+each compiled segment in place of its submodule (a segment that failed keeps its FX
+submodule and runs eagerly, with a warning), after the one warning that names every
+operator running eagerly. Inputs the graph updates in place are copied back by the eager
+``copy_`` nodes the prepare phase added. The correctness report, when asked for, is made
+here, once every segment is compiled.
+
+A CompiledSegment converts a call's tensors through DLPack (no copies) and runs its
+CompiledGraph in one C++ call. It converts and builds itself again if the weights it
+captured are replaced or updated in place (unless the static single-call path is on), and
+runs its FX graph eagerly if ember fails at run time (bad data, ember.DataError, is raised
+to the caller instead).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.fx
+
+import ember
+from ember.torch import report
+from ember.torch.config import Settings
+from ember.torch.context import tensor_version
+from ember.torch.interpreter import Conversion
+from ember.torch.phases import build, convert
+from ember.torch.phases.partition import Partition
+
+__all__ = ["CompiledSegment", "wrap"]
+
+
+def wrap(parts: Partition, settings: Settings) -> Callable[..., Any]:
+    if not parts.split:
+        (whole,) = parts.segments
+        segment = _compiled(whole.graph, settings, whole.label, whole.conversion, whole.compiled)
+        if parts.reference is not None:
+            _print_correctness(parts.reference, parts.example_inputs, [(segment, None)], set(),
+                               settings)
+        return segment
+    fused, analysis = parts.graph, parts.analysis
+    segments = []
+    failed: list[str] = []
+    for s in parts.segments:
+        if s.error is not None:
+            failed += s.operators
+            e = s.error
+            report.warn_once(f"segment-{s.label}", f"ember could not compile {s.label} "
+                             f"({type(e).__name__}: {e}); its {len(s.operators)} operators "
+                             f"run in eager PyTorch instead.{report.blame(e)}")
+            continue
+        segment = _compiled(s.graph, settings, s.label, s.conversion, s.compiled)
+        segments.append((segment, s.graph))
+        fused.add_submodule(s.name, _SegmentModule(segment, s.graph))
+    fused.recompile()
+    analysis = dataclasses.replace(analysis, failed=analysis.failed + failed)
+    if analysis.eager_count:
+        report.warn_once(f"eager-{analysis.graph_index}", report.fallback_message(analysis),
+                         report.EagerFallbackWarning)
+    if parts.reference is not None:
+        eager_nodes = ({n.name for n, _, _ in analysis.failures} | set(analysis.small)
+                       | set(analysis.failed))
+        _print_correctness(parts.reference, parts.example_inputs, segments, eager_nodes,
+                           settings)
+    return fused.forward
+
+
+def _compiled(gm: torch.fx.GraphModule, settings: Settings, label: str,
+              conversion: Conversion | None, compiled: Any) -> CompiledSegment:
+    assert conversion is not None  # a segment without an error was converted
+    return CompiledSegment(gm, settings, label, conversion, compiled)
+
+
+class _SegmentModule(torch.nn.Module):
+    def __init__(self, segment: CompiledSegment, eager: torch.fx.GraphModule) -> None:
+        super().__init__()
+        self.segment = segment
+        self.eager = eager
+
+    def forward(self, *args: Any) -> Any:
+        return self.segment(*args)
+
+
+# ---- one compiled segment ------------------------------------------------------------------
+class CompiledSegment:
+    """A converted graph and its CompiledGraph (None when the graph computes no tensor),
+    called with the graph's torch arguments (see the module docstring)."""
+
+    def __init__(self, gm: torch.fx.GraphModule, settings: Settings, label: str,
+                 conversion: Conversion, compiled: Any) -> None:
+        self.gm = gm
+        self.settings = settings
+        self.label = label
+        self.failed = False
+        self.static = settings.static_call
+        self._setup(conversion, compiled)
+
+    def _setup(self, conversion: Conversion, compiled: Any) -> None:
+        self.conversion = conversion
+        self.input_index = [i for i, _ in conversion.inputs]
+        self.carrier_sources = [conversion.symbol_sources[name] for name, _ in conversion.carriers]
+        self.scalars = [(value, "float64" if isinstance(value, torch.SymFloat) else "int64")
+                        for _, value in conversion.scalars]
+        self.weight_args = list(conversion.weight_args)
+        self.captured = list(conversion.captured)
+        self.spec = conversion.output_spec
+        self.compiled = compiled
+
+    def _rebuild(self, args: list[Any]) -> None:
+        """Converts and builds the graph again, with the weights of this call."""
+        conversion = convert.convert_graph(self.gm, args, self.settings)
+        compiled = None
+        if conversion.outputs:
+            compiled = build.build_graph(conversion, self.settings, self.label, args)
+        self._setup(conversion, compiled)
+
+    def __call__(self, *args: Any) -> Any:
+        if self.failed:
+            return self.gm(*args)
+        if not self.static and self._weights_changed(args):
+            self._rebuild(list(args))
+        try:
+            tensors = self._run(args)
+        except ember.DataError:
+            # Bad data (an index out of range, an integer division by zero): eager PyTorch
+            # would raise too, so the user gets ember's message and the segment stays compiled.
+            raise
+        except Exception as e:
+            if self.settings.strict:
+                raise
+            self.failed = True
+            report.warn_once(f"run-{self.label}", f"ember failed to run {self.label} "
+                             f"({type(e).__name__}: {e}); it runs in eager PyTorch from now on.")
+            return self.gm(*args)
+        return _assemble(self.spec, tensors, args, self.conversion.symbol_sources)
+
+    def _weights_changed(self, args: tuple) -> bool:
+        for i, t in self.weight_args:
+            if args[i] is not t and not _same_scalar(args[i], t):
+                return True
+        return any(tensor_version(t) != v for t, v in self.captured)
+
+    def _run(self, args: tuple) -> list[Any]:
+        if self.compiled is None:
+            return []
+        inputs = []
+        for i in self.input_index:
+            t = args[i]
+            if t.is_neg():
+                t = t.resolve_neg()
+            inputs.append(ember.from_torch(t if t.is_contiguous() else t.contiguous()))
+        inputs += _extra_inputs(self, args)
+        return [o.torch() for o in self.compiled.run(inputs)]
+
+
+def _same_scalar(new: Any, old: torch.Tensor) -> bool:
+    """A module's Python number (an eps) that Dynamo passes as a 0-d tensor: a new tensor on
+    every call when sizes are dynamic, but the same value."""
+    return (old.dim() == 0 and isinstance(new, torch.Tensor) and new.dim() == 0
+            and new.dtype == old.dtype and bool(new == old))
+
+
+def _extra_inputs(segment: CompiledSegment, args: Any) -> list[Any]:
+    """The inputs that carry sizes: empty [n, 0] tensors binding symbols, and 0-d tensors
+    holding scalars known only at run time."""
+    extra = []
+    for i, axis in segment.carrier_sources:
+        n = int(args[i]) if axis is None else int(args[i].shape[axis])
+        extra.append(ember.from_torch(torch.empty(n, 0)))
+    sources = segment.conversion.symbol_sources
+    for value, dtype in segment.scalars:
+        number = _eval_symbolic(value, args, sources)
+        extra.append(ember.from_torch(torch.tensor(number, dtype=getattr(torch, dtype))))
+    return extra
+
+
+def _assemble(spec: Any, tensors: list[Any], args: tuple, sources: dict) -> Any:
+    tag = spec[0]
+    if tag == "out":
+        return tensors[spec[1]]
+    if tag == "arg":
+        return args[spec[1]]
+    if tag == "const":
+        return spec[1].clone()
+    if tag == "value":
+        return spec[1]
+    if tag == "sym":
+        return _eval_symbolic(spec[1], args, sources)
+    if tag == "item":
+        return _assemble(spec[1], tensors, args, sources).item()
+    return tag(_assemble(s, tensors, args, sources) for s in spec[1])
+
+
+def _eval_symbolic(value: Any, args: tuple, sources: dict) -> Any:
+    expr = value.node.expr
+    binding = {}
+    for sym in expr.free_symbols:
+        i, axis = sources[str(sym)]
+        binding[sym] = _scalar_arg(args[i]) if axis is None else int(args[i].shape[axis])
+    result = expr.xreplace(binding)
+    return value.node.pytype(result)
+
+
+def _scalar_arg(value: Any) -> int | float:
+    """The number a SymInt/SymFloat argument has on this call: a float stays a float (a
+    SymFloat read with int() would truncate 0.125 to 0)."""
+    if isinstance(value, (float, torch.SymFloat)):
+        return float(value)
+    return int(value)
+
+
+# ---- the correctness report ----------------------------------------------------------------
+def _print_correctness(reference: torch.fx.GraphModule, example_inputs: list[Any],
+                       segments: list[tuple[CompiledSegment, Any]], eager_nodes: set[str],
+                       settings: Settings) -> None:
+    """Prints the correctness report. It is a diagnosis: when it cannot be made, ember says
+    why and the graph stays compiled."""
+    try:
+        _correctness_report(reference, _example_values(example_inputs), segments, eager_nodes,
+                            settings)
+    except Exception as e:
+        report.warn_once(f"report-{id(reference)}", "ember could not make the correctness "
+                         f"report ({type(e).__name__}: {e}); the graph stays compiled.")
+
+
+def _example_values(example_inputs: list[Any]) -> list[Any]:
+    """The example inputs with the sizes Dynamo passes as SymInts (and SymFloats) replaced
+    by the values they have in this example, read without adding a guard: eager PyTorch
+    cannot run the reference graph on symbols."""
+    values = []
+    for v in example_inputs:
+        if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            hint = getattr(v.node, "hint", None)
+            if hint is None or isinstance(hint, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                raise ValueError(f"the example input {v} has no known value")
+            v = v.node.pytype(hint)
+        values.append(v)
+    return values
+
+
+def _correctness_report(reference: torch.fx.GraphModule, example_inputs: list[Any],
+                        segments: list[tuple[CompiledSegment, Any]], eager_nodes: set[str],
+                        settings: Settings) -> None:
+    eager = report.eager_values(reference, example_inputs)
+    actual: dict[str, Any] = {}
+    for segment, sub in segments:
+        actual.update(_segment_node_values(segment, sub, example_inputs, eager))
+    print(report.correctness_table(reference, eager, actual, eager_nodes,
+                                   settings.low_precision))
+
+
+def _segment_node_values(segment: CompiledSegment, sub: Any, example_inputs: list[Any],
+                         eager: dict[str, Any]) -> dict[str, Any]:
+    """Every node of a segment computed by ember (a debug graph whose outputs are all the
+    segment's values), fed with eager PyTorch's values of the segment's inputs."""
+    conv = segment.conversion
+    names, outs = [], []
+    for node, value in conv.values.items():
+        if node.op.startswith("call_") and isinstance(value, ember.Tensor) and value.is_symbolic:
+            names.append(node.name)
+            outs.append(value)
+    if not outs:
+        return {}
+    if sub is None:
+        args = list(example_inputs)
+    else:
+        args = [eager.get(p.name) for p in sub.graph.find_nodes(op="placeholder")]
+    ins = [sym for _, sym in conv.inputs] + [sym for _, sym in conv.carriers]
+    ins += [sym for sym, _ in conv.scalars]
+    compiled = ember.graph.optimize(ember.trace_from(outs, ins)).build()
+    inputs = [ember.from_torch(args[i].contiguous()) for i in segment.input_index]
+    inputs += _extra_inputs(segment, args)
+    results = compiled.run(inputs)
+    return {name: r.torch().float() if str(r.dtype) in ("float16", "bfloat16") else r.torch()
+            for name, r in zip(names, results, strict=True)}
