@@ -1,5 +1,5 @@
 """Helpers shared by ember's converters: dtype promotion as torch does it, dims and sizes,
-constants built at compile time, and whether the core has an operator (has_op)."""
+constants built at compile time."""
 
 from __future__ import annotations
 
@@ -30,10 +30,6 @@ def unsupported(message: str) -> ConversionFailure:
     """The error a converter raises for a call it cannot convert (the node then runs in eager
     PyTorch, or strict mode reports it)."""
     return ConversionFailure("error", message)
-
-
-def has_op(name: str) -> bool:
-    return hasattr(ember.ops, name)
 
 
 def is_tensor(v: Any) -> bool:

@@ -21,7 +21,6 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     dtype_name,
-    has_op,
     is_tensor,
     norm_dim,
     norm_dims,

@@ -3,8 +3,8 @@
 A method call passes the tensor first, so most methods reuse the function converters of
 functions.py unchanged (the scalar operators' methods, ``x.sin()``, ``x.eq(y)``, are
 registered by scalar.py). In-place methods (``relu_``, ``add_``, ``masked_fill_``, ...) use
-the same converters: the splitter has already rewritten the graph so that later uses read
-the in-place node's result (see splitter.functionalize).
+the same converters: the prepare phase has already rewritten the graph so that later uses read
+the in-place node's result (see inplace.functionalize).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Converters for torch.nn modules (FX ``call_module`` nodes, and module calls that Dynamo
-inlined when their function-level pieces cannot be converted: see splitter.py).
+inlined when their function-level pieces cannot be converted: see module_calls.py).
 
 Each one reads the module's settings and weights (``self.param``: ember tensors sharing the
 weights' memory) and calls the same converter as the functional form.
