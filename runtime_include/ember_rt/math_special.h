@@ -1,6 +1,6 @@
 // Exponential / logarithm family, special functions and activation scalars for float, vf and
 // double: log1p expm1 log2 log10 exp2 erfc sign trunc frac softplus mish logsigmoid selu,
-// the predicates isnan isinf isfinite, copysign fmod pymod, and erfinv lgamma digamma.
+// the predicates isnan isinf isfinite, copysign fmod pymod, and erfinv lgamma digamma ndtr.
 //
 // float and vf share one template per function (as in math.h), so every vector lane equals the
 // scalar float result bit for bit; the double versions (namespace ember_rt) use <cmath>.
@@ -31,7 +31,7 @@
 //   fmod       C fmod (exact; torch.fmod), pymod torch.remainder on floats: r = fmod(a, b),
 //              plus b when r != 0 and r, b differ in sign (the result has b's sign). Both are
 //              lane-wise loops over std::fmod: exact everywhere, not vectorized.
-//   erfinv lgamma digamma   lane-wise through the double versions, rounded once to float:
+//   erfinv lgamma digamma ndtr   lane-wise through the double versions, rounded once to float:
 //              erfinv: Giles' rational first guess, then three Halley steps on erf (on erfc
 //              above 1/2); lgamma: the C library's; digamma: recurrence up to x >= 10, the
 //              asymptotic series, and the reflection formula below 0. 0.50 ulp from the double
@@ -94,6 +94,9 @@ inline double lgamma(double x) {
 #endif
 }
 
+// The standard normal CDF, through erfc (no cancellation for x < 0). The float versions round
+// this once: 0.5 ulp.
+inline double ndtr(double x) { return 0.5 * std::erfc(x * -0.70710678118654752440); }
 inline double digamma(double x) {
   constexpr double kPi = 3.14159265358979323846;
   if (x == 0.0) return std::copysign(std::numeric_limits<double>::infinity(), -x);
@@ -411,6 +414,10 @@ inline float digamma(float x) {
 }
 inline vf digamma(vf x) {
   return detail::map_lanes(x, [](float v) { return digamma(v); });
+}
+inline float ndtr(float x) { return static_cast<float>(ember_rt::ndtr(static_cast<double>(x))); }
+inline vf ndtr(vf x) {
+  return detail::map_lanes(x, [](float v) { return ndtr(v); });
 }
 
 }  // namespace EMBER_RT_ISA_NS

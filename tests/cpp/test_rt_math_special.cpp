@@ -437,6 +437,21 @@ TEST(RtMathSpecial, Digamma) {
   EXPECT_EQ(digamma(-1e-30f), 1.0000000150474662e30f);
 }
 
+// ndtr: rounded once from the double version; that one against 0.5 erfc(-x / sqrt 2) in long
+// double, which has the argument's rounding magnified less.
+TEST(RtMathSpecial, Ndtr) {
+  std::vector<float> x = sweep_all();
+  check_ulp(
+      "ndtr", x, VF(ndtr), SF(ndtr),
+      [](double v) {
+        return static_cast<double>(0.5L * std::erfc(static_cast<long double>(v) / std::sqrt(2.0L)));
+      },
+      0.6);
+  expect_values("ndtr", VF(ndtr), SF(ndtr), {kNaN, kInf, -kInf, 0.0f, -0.0f, -40.0f},
+                {kNaN, 1.0f, 0.0f, 0.5f, 0.5f, 0.0f});
+  EXPECT_EQ(ndtr(-10.0f), 7.61985302e-24f);
+}
+
 TEST(RtMathSpecial, DoubleVersions) {
   const double inf = std::numeric_limits<double>::infinity();
   for (double v : {-1e300, -745.5, -30.0, -2.5, -1.0, -0.75, -1e-310, -0.0, 0.0, 1e-310, 1e-8, 0.3,

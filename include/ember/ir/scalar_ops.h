@@ -70,6 +70,7 @@
   X(Erfinv, erfinv, erfinv, Erfinv, Lanewise, Float, "The inverse error function.")          \
   X(Lgamma, lgamma, lgamma, Lgamma, Lanewise, Float, "log |gamma(x)|")                       \
   X(Digamma, digamma, digamma, Digamma, Lanewise, Float, "d/dx log gamma(x)")                \
+  X(Ndtr, ndtr, ndtr, Ndtr, Lanewise, Float, "The standard normal CDF.")                      \
   X(Sign, sign, sign, Sign, Cheap, Signed, "-1, 0 or 1 (0 for NaN, as torch).")              \
   X(Trunc, trunc, trunc, Trunc, Cheap, FloatOrIdentity, "Rounds toward zero.")               \
   X(Frac, frac, frac, Frac, Cheap, Float, "x - trunc(x)")                                    \
