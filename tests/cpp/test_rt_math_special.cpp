@@ -444,7 +444,7 @@ TEST(RtMathSpecial, Ndtr) {
   check_ulp(
       "ndtr", x, VF(ndtr), SF(ndtr),
       [](double v) {
-        return static_cast<double>(0.5L * std::erfc(static_cast<long double>(v) / std::sqrt(2.0L)));
+        return static_cast<double>(0.5L * std::erfc(-static_cast<long double>(v) / std::sqrt(2.0L)));
       },
       0.6);
   expect_values("ndtr", VF(ndtr), SF(ndtr), {kNaN, kInf, -kInf, 0.0f, -0.0f, -40.0f},
