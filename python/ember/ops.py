@@ -14,6 +14,7 @@ the operator, the shapes and the rule.
 from __future__ import annotations
 
 from ember import _C
+from ember._C import Tensor
 
 _ops = _C.ops
 
@@ -68,8 +69,28 @@ hardswish = _ops.hardswish
 layer_norm = _ops.layer_norm
 batch_norm = _ops.batch_norm
 
+
+
+def clamp_min(x: Tensor, min: Tensor | float) -> Tensor:  # noqa: A002 (torch's name)
+    """max(x, min) elementwise; `min` may be a tensor (broadcast) or a number."""
+    return _ops.maximum(x, min)
+
+
+def clamp_max(x: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002 (torch's name)
+    """min(x, max) elementwise; `max` may be a tensor (broadcast) or a number."""
+    return _ops.minimum(x, max)
+
+
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """x clamped to [min_val, max_val] (torch.nn.functional.hardtanh)."""
+    return _ops.clamp(x, min_val, max_val)
+
+
 __all__ = [
     "SCALAR_OPS",
+    "clamp_max",
+    "clamp_min",
+    "hardtanh",
     "scalar_op_table",
     "adaptive_avg_pool2d",
     "arange",

@@ -342,6 +342,12 @@ def test_clamp_with_tensor_bounds() -> None:
     hi = torch.tensor([5.0, 5.0, 5.0, 5.0, 6.0])
     check(lambda t, a, b: (torch.clamp(t, a, b), torch.clamp_min(t, a), torch.clamp_max(t, b),
                            t.clamp(min=a)), x, lo, hi, tol=0)
+    ex, elo, ehi = (ember.from_torch(v) for v in (x, lo, hi))
+    assert_close_ulps("clamp_min", ember.ops.clamp_min(ex, elo).torch(), torch.clamp_min(x, lo), 0)
+    assert_close_ulps("clamp_max", ember.ops.clamp_max(ex, ehi).torch(), torch.clamp_max(x, hi), 0)
+    y = torch.linspace(-3, 3, 13)
+    assert_close_ulps("hardtanh", ember.ops.hardtanh(ember.from_torch(y), -0.5, 2.0).torch(),
+                      torch.nn.functional.hardtanh(y, -0.5, 2.0), 0)
 
 
 def test_table_reaches_every_layer() -> None:
