@@ -10,43 +10,12 @@
 #include <limits>
 #include <vector>
 
-#include "ember_rt/math.h"
+#include "rt_math_check.h"
 
 namespace ember_rt {
 namespace {
 
-constexpr int W = vf::width;
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
-
-uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
-bool same(float a, float b) { return (a != a && b != b) || bits_of(a) == bits_of(b); }
-
-// Every `stride`-th float in [lo, hi] (walking the bit patterns, so every binade is covered).
-std::vector<float> sweep(float lo, float hi, uint32_t stride) {
-  std::vector<float> v;
-  auto walk = [&](float from, float to) {  // from, to >= 0
-    for (uint64_t u = bits_of(from); u <= bits_of(to); u += stride) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
-  };
-  if (hi > 0) walk(lo > 0 ? lo : 0.0f, hi);
-  if (lo < 0) {
-    const size_t start = v.size();
-    walk(hi < 0 ? -hi : 0.0f, -lo);
-    for (size_t i = start; i < v.size(); ++i) v[i] = -v[i];
-  }
-  return v;
-}
-
-// Applies f to x through the vector path (full vectors plus one partial tail).
-template <class F>
-std::vector<float> eval_vec(F f, const std::vector<float>& x) {
-  std::vector<float> y(x.size());
-  size_t i = 0;
-  for (; i + W <= x.size(); i += W) f(vf::load(&x[i])).store(&y[i]);
-  const int rest = static_cast<int>(x.size() - i);
-  if (rest > 0) f(vf::load_partial(&x[i], rest)).store_partial(&y[i], rest);
-  return y;
-}
+using namespace testing;  // NOLINT: the shared checks
 
 struct ErrStats {
   double max_rel = 0, max_abs = 0;

@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "ember_rt/math.h"
+#include "rt_math_check.h"
 
 // The sweeps visit every EMBER_TEST_SWEEP_STRIDE-th float of either sign; the accuracy figures
 // in math_special.h's header come from a build with -DEMBER_TEST_SWEEP_STRIDE=11.
@@ -22,17 +22,12 @@
 namespace ember_rt {
 namespace {
 
-constexpr int W = vf::width;
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
-const float kMax = std::numeric_limits<float>::max();
+using namespace testing;  // NOLINT: the shared checks
+
 const float kDenormMin = std::numeric_limits<float>::denorm_min();
 
-uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
-bool same(float a, float b) { return (a != a && b != b) || bits_of(a) == bits_of(b); }
-
 // Every `stride`-th finite float of both signs with magnitude in [lo, hi] (lo, hi >= 0).
-std::vector<float> sweep(float lo, float hi, uint32_t stride) {
+std::vector<float> sweep_both_signs(float lo, float hi, uint32_t stride) {
   std::vector<float> v;
   for (uint64_t u = bits_of(lo); u <= bits_of(hi); u += stride) {
     const float x = std::bit_cast<float>(static_cast<uint32_t>(u));
@@ -42,68 +37,12 @@ std::vector<float> sweep(float lo, float hi, uint32_t stride) {
   return v;
 }
 std::vector<float> sweep_all(uint32_t stride = EMBER_TEST_SWEEP_STRIDE) {
-  std::vector<float> v = sweep(0.0f, kMax, stride);
+  std::vector<float> v = sweep_both_signs(0.0f, kMax, stride);
   for (float s : {kInf, -kInf, kNaN, -kNaN, kMax, -kMax, kDenormMin, -kDenormMin}) v.push_back(s);
   return v;
 }
 void append(std::vector<float>& v, const std::vector<float>& more) {
   v.insert(v.end(), more.begin(), more.end());
-}
-
-// f through the vector path: full vectors plus one partial tail.
-template <class F>
-std::vector<float> eval_vec(F f, const std::vector<float>& x) {
-  std::vector<float> y(x.size());
-  size_t i = 0;
-  for (; i + W <= x.size(); i += W) f(vf::load(&x[i])).store(&y[i]);
-  const int rest = static_cast<int>(x.size() - i);
-  if (rest > 0) f(vf::load_partial(&x[i], rest)).store_partial(&y[i], rest);
-  return y;
-}
-
-// |y - r| in units of the float spacing at r (subnormal spacing below 2^-126).
-double ulp_error(float y, double r) {
-  int e = 0;
-  std::frexp(r, &e);  // |r| = f 2^e, f in [0.5, 1)
-  const double ulp = r == 0 ? 0x1p-149 : std::ldexp(1.0, std::max(e - 1, -126) - 23);
-  return std::fabs(static_cast<double>(y) - r) / ulp;
-}
-
-// Checks the scalar and vector versions of a float function against a double reference:
-// bitwise equal to each other, NaN / infinite exactly where the rounded reference is (and only
-// there), otherwise within max_ulp of ref. Returns the worst ulp error.
-template <class FV, class FS, class R>
-double check_ulp(const char* name, const std::vector<float>& x, FV fv, FS fs, R ref,
-                 double max_ulp) {
-  const std::vector<float> yv = eval_vec(fv, x);
-  double worst = 0;
-  float at = 0;
-  int failures = 0;
-  for (size_t i = 0; i < x.size() && failures < 10; ++i) {
-    const float ys = fs(x[i]);
-    if (!same(yv[i], ys)) {
-      ADD_FAILURE() << name << "(" << x[i] << "): vector " << yv[i] << " != scalar " << ys;
-      ++failures;
-    }
-    const double r = ref(static_cast<double>(x[i]));
-    const float rf = static_cast<float>(r);
-    if (std::isnan(rf) || std::isinf(rf) || std::isnan(ys) || std::isinf(ys)) {
-      if (!same(ys, rf) && !(std::isnan(rf) && std::isnan(ys))) {
-        ADD_FAILURE() << name << "(" << x[i] << ") = " << ys << ", expected " << rf;
-        ++failures;
-      }
-      continue;
-    }
-    const double err = ulp_error(ys, r);
-    if (err > worst) worst = err, at = x[i];
-    if (!(err <= max_ulp)) {
-      ADD_FAILURE() << name << "(" << x[i] << ") = " << ys << ", expected " << r << " (" << err
-                    << " ulp)";
-      ++failures;
-    }
-  }
-  std::printf("  %-10s worst %.3f ulp (x=%.9g), %zu points\n", name, worst, at, x.size());
-  return worst;
 }
 
 // fn applied to each input through the scalar and the vector path: the two agree bitwise;
@@ -134,9 +73,9 @@ const std::vector<float> kSpecial = {kNaN,   kInf,    -kInf, 0.0f,   -0.0f, 1.0f
 
 TEST(RtMathSpecial, Log1p) {
   std::vector<float> x = sweep_all();
-  append(x, sweep(0.0f, 1e-3f, 4099));  // small arguments, both signs
-  append(x, sweep(0.5f, 1.0f, 31));     // near the pole and u = 1 + x exact
-  append(x, sweep(1.0f, 3.0f, 31));     // the Fast2Sum switch at 1
+  append(x, sweep_both_signs(0.0f, 1e-3f, 4099));  // small arguments, both signs
+  append(x, sweep_both_signs(0.5f, 1.0f, 31));     // near the pole and u = 1 + x exact
+  append(x, sweep_both_signs(1.0f, 3.0f, 31));     // the Fast2Sum switch at 1
   check_ulp(
       "log1p", x, VF(log1p), SF(log1p), [](double v) { return std::log1p(v); }, 2.0);
   expect_values("log1p", VF(log1p), SF(log1p), kSpecial,
@@ -146,8 +85,8 @@ TEST(RtMathSpecial, Log1p) {
 
 TEST(RtMathSpecial, Expm1) {
   std::vector<float> x = sweep_all();
-  append(x, sweep(0.0f, 1.0f, 4099));
-  append(x, sweep(85.0f, 90.0f, 1));  // overflow threshold
+  append(x, sweep_both_signs(0.0f, 1.0f, 4099));
+  append(x, sweep_both_signs(85.0f, 90.0f, 1));  // overflow threshold
   check_ulp(
       "expm1", x, VF(expm1), SF(expm1), [](double v) { return std::expm1(v); }, 2.0);
   expect_values("expm1", VF(expm1), SF(expm1), kSpecial,
@@ -159,7 +98,7 @@ TEST(RtMathSpecial, Expm1) {
 
 TEST(RtMathSpecial, Log2Log10) {
   std::vector<float> x = sweep_all();
-  append(x, sweep(0.5f, 2.0f, 31));
+  append(x, sweep_both_signs(0.5f, 2.0f, 31));
   check_ulp(
       "log2", x, VF(log2), SF(log2), [](double v) { return std::log2(v); }, 2.5);
   check_ulp(
@@ -181,7 +120,7 @@ TEST(RtMathSpecial, Log2Log10) {
 
 TEST(RtMathSpecial, Exp2) {
   std::vector<float> x = sweep_all();
-  append(x, sweep(120.0f, 160.0f, 7));  // overflow and the subnormal results
+  append(x, sweep_both_signs(120.0f, 160.0f, 7));  // overflow and the subnormal results
   check_ulp(
       "exp2", x, VF(exp2), SF(exp2), [](double v) { return std::exp2(v); }, 1.5);
   expect_values("exp2", VF(exp2), SF(exp2), kSpecial,
@@ -194,7 +133,7 @@ TEST(RtMathSpecial, Exp2) {
 
 TEST(RtMathSpecial, Erfc) {
   std::vector<float> x = sweep_all();
-  append(x, sweep(0.0f, 11.0f, 97));  // the polynomial / tail switch and the deep tail
+  append(x, sweep_both_signs(0.0f, 11.0f, 97));  // the polynomial / tail switch and the deep tail
   check_ulp(
       "erfc", x, VF(erfc), SF(erfc), [](double v) { return std::erfc(v); }, 4.0);
   expect_values("erfc", VF(erfc), SF(erfc), kSpecial,
@@ -207,7 +146,7 @@ TEST(RtMathSpecial, Erfc) {
 
 TEST(RtMathSpecial, SignTruncFrac) {
   std::vector<float> x = sweep_all();
-  append(x, sweep(0.0f, 20.0f, 1009));
+  append(x, sweep_both_signs(0.0f, 20.0f, 1009));
   const std::vector<float> ys = eval_vec(VF(sign), x), yt = eval_vec(VF(trunc), x),
                            yf = eval_vec(VF(frac), x);
   for (size_t i = 0; i < x.size(); ++i) {
@@ -231,7 +170,7 @@ TEST(RtMathSpecial, SignTruncFrac) {
 
 TEST(RtMathSpecial, Activations) {
   std::vector<float> x = sweep_all();
-  append(x, sweep(0.0f, 130.0f, 211));  // both tails, the thresholds at +-20, subnormal results
+  append(x, sweep_both_signs(0.0f, 130.0f, 211));  // both tails, the thresholds at +-20, subnormal results
   const auto softplus_ref = [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); };
   const auto mish_ref = [](double v) { return v * std::tanh(std::log1p(std::exp(v))); };
   const auto logsigmoid_ref = [](double v) {
@@ -376,7 +315,7 @@ TEST(RtMathSpecial, Erfinv) {
     }
   }
   // float: the double version rounded once.
-  std::vector<float> x = sweep(0.0f, 1.0f, EMBER_TEST_SWEEP_STRIDE);
+  std::vector<float> x = sweep_both_signs(0.0f, 1.0f, EMBER_TEST_SWEEP_STRIDE);
   check_ulp(
       "erfinv", x, VF(erfinv), SF(erfinv), [](double v) { return erfinv(v); }, 0.5);
   expect_values(
@@ -389,7 +328,7 @@ TEST(RtMathSpecial, Erfinv) {
 
 TEST(RtMathSpecial, Lgamma) {
   std::vector<float> x = sweep_all();
-  append(x, sweep(0.0f, 10.0f, 1009));
+  append(x, sweep_both_signs(0.0f, 10.0f, 1009));
   check_ulp(
       "lgamma", x, VF(lgamma), SF(lgamma), [](double v) { return std::lgamma(v); }, 0.5);
   expect_values("lgamma", VF(lgamma), SF(lgamma), kSpecial,
