@@ -106,11 +106,17 @@ inline T ishr(T a, T count) {
   return static_cast<T>(a >> static_cast<int>(count));
 }
 template <class T>
-inline T imax(T a, T b) { return a > b ? a : b; }
+inline T imax(T a, T b) {
+  return a > b ? a : b;
+}
 template <class T>
-inline T imin(T a, T b) { return a < b ? a : b; }
+inline T imin(T a, T b) {
+  return a < b ? a : b;
+}
 template <class T>
-inline T iabs(T a) { return a < 0 ? static_cast<T>(-a) : a; }
+inline T iabs(T a) {
+  return a < 0 ? static_cast<T>(-a) : a;
+}
 template <class T>
 inline T ipow(T base, T e) {
   if (e < 0) return base == 1 ? 1 : (base == -1 ? ((e & 1) ? -1 : 1) : 0);

@@ -170,7 +170,8 @@ TEST(RtMathSpecial, SignTruncFrac) {
 
 TEST(RtMathSpecial, Activations) {
   std::vector<float> x = sweep_all();
-  append(x, sweep_both_signs(0.0f, 130.0f, 211));  // both tails, the thresholds at +-20, subnormal results
+  append(x, sweep_both_signs(0.0f, 130.0f,
+                             211));  // both tails, the thresholds at +-20, subnormal results
   const auto softplus_ref = [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); };
   const auto mish_ref = [](double v) { return v * std::tanh(std::log1p(std::exp(v))); };
   const auto logsigmoid_ref = [](double v) {
@@ -383,7 +384,8 @@ TEST(RtMathSpecial, Ndtr) {
   check_ulp(
       "ndtr", x, VF(ndtr), SF(ndtr),
       [](double v) {
-        return static_cast<double>(0.5L * std::erfc(-static_cast<long double>(v) / std::sqrt(2.0L)));
+        return static_cast<double>(0.5L *
+                                   std::erfc(-static_cast<long double>(v) / std::sqrt(2.0L)));
       },
       0.6);
   expect_values("ndtr", VF(ndtr), SF(ndtr), {kNaN, kInf, -kInf, 0.0f, -0.0f, -40.0f},

@@ -27,7 +27,6 @@
 //   cost    Cheap (a few instructions) | Math (a polynomial) | Lanewise (a loop over lanes in
 //           double precision: not worth a vector)
 //   domain  which dtypes it takes and what it returns (UnaryDomain below)
-// Rows whose fn is empty are IR-only (built by other operators, not registered on their own).
 #define EMBER_UNARY_OPS(X)                                                                   \
   X(Neg, neg, neg, Neg, Cheap, Signed, "-x")                                                 \
   X(Abs, abs, abs, Abs, Cheap, Signed, "|x|")                                                \
@@ -70,7 +69,7 @@
   X(Erfinv, erfinv, erfinv, Erfinv, Lanewise, Float, "The inverse error function.")          \
   X(Lgamma, lgamma, lgamma, Lgamma, Lanewise, Float, "log |gamma(x)|")                       \
   X(Digamma, digamma, digamma, Digamma, Lanewise, Float, "d/dx log gamma(x)")                \
-  X(Ndtr, ndtr, ndtr, Ndtr, Lanewise, Float, "The standard normal CDF.")                      \
+  X(Ndtr, ndtr, ndtr, Ndtr, Lanewise, Float, "The standard normal CDF.")                     \
   X(Sign, sign, sign, Sign, Cheap, Signed, "-1, 0 or 1 (0 for NaN, as torch).")              \
   X(Trunc, trunc, trunc, Trunc, Cheap, FloatOrIdentity, "Rounds toward zero.")               \
   X(Frac, frac, frac, Frac, Cheap, Float, "x - trunc(x)")                                    \
@@ -89,42 +88,43 @@
 // EMBER_BINARY_OPS(X): X(Enum, name, fn, Title, cost, kind, doc)
 //   name    its name in printed IR and its ember_rt function (float operands)
 //   kind    how it treats dtypes (BinaryKind below)
-#define EMBER_BINARY_OPS(X)                                                                    \
-  X(Add, add, add, Add, Cheap, Arith, "a + b")                                                 \
-  X(Sub, sub, sub, Sub, Cheap, Arith, "a - b")                                                 \
-  X(Mul, mul, mul, Mul, Cheap, Arith, "a * b")                                                 \
-  X(Div, div, div, Div, Cheap, Div, "a / b (true division: integers give float32)")           \
-  X(FloorDiv, floordiv, floor_divide, FloorDivide, Cheap, Integer,                             \
-    "a // b for integers (rounds down); a zero divisor raises ember.DataError.")               \
-  X(Mod, pymod, remainder, Remainder, Cheap, Remainder,                                          \
-    "a % b with the divisor's sign (Python and torch.remainder); an integer zero divisor "     \
-    "raises ember.DataError, a float one gives NaN.")                                          \
-  X(Pow, pow, pow, Pow, Math, Pow, "a ** b")                                                   \
-  X(Max, max, maximum, Maximum, Cheap, Arith, "Elementwise maximum (NaN if either is NaN).")   \
-  X(Min, min, minimum, Minimum, Cheap, Arith, "Elementwise minimum (NaN if either is NaN).")   \
-  X(Eq, eq, equal, Equal, Cheap, Compare, "a == b, as bool.")                                  \
-  X(Ne, ne, not_equal, NotEqual, Cheap, Compare, "a != b, as bool.")                           \
-  X(Lt, lt, less, Less, Cheap, Compare, "a < b, as bool.")                                     \
-  X(Le, le, less_equal, LessEqual, Cheap, Compare, "a <= b, as bool.")                         \
-  X(Gt, gt, greater, Greater, Cheap, Compare, "a > b, as bool.")                               \
-  X(Ge, ge, greater_equal, GreaterEqual, Cheap, Compare, "a >= b, as bool.")                   \
-  X(And, logical_and, logical_and, LogicalAnd, Cheap, Logical, "a and b, as bool.")                    \
-  X(Or, logical_or, logical_or, LogicalOr, Cheap, Logical, "a or b, as bool.")                         \
-  X(Xor, logical_xor, logical_xor, LogicalXor, Cheap, Logical, "a xor b, as bool.")                    \
-  X(Atan2, atan2, atan2, Atan2, Math, Float, "The angle of the point (b, a): atan(a / b) in "  \
-                                             "the right quadrant.")                            \
-  X(Hypot, hypot, hypot, Hypot, Math, Float, "sqrt(a * a + b * b) without overflow.")          \
-  X(Copysign, copysign, copysign, Copysign, Cheap, Float, "|a| with the sign of b.")           \
-  X(Fmod, fmod, fmod, Fmod, Cheap, Remainder,                                                  \
-    "a % b with the dividend's sign (C fmod, torch.fmod); an integer zero divisor raises "     \
-    "ember.DataError, a float one gives NaN.")                                                 \
-  X(BitAnd, bitwise_and, bitwise_and, BitwiseAnd, Cheap, Bitwise, "a & b (integers and bool).")     \
-  X(BitOr, bitwise_or, bitwise_or, BitwiseOr, Cheap, Bitwise, "a | b (integers and bool).")         \
-  X(BitXor, bitwise_xor, bitwise_xor, BitwiseXor, Cheap, Bitwise, "a ^ b (integers and bool).")     \
-  X(Shl, shl, bitwise_left_shift, BitwiseLeftShift, Cheap, Shift,                              \
-    "a << b for integers; a shift by the bit width or more gives 0, as torch.")                \
-  X(Shr, shr, bitwise_right_shift, BitwiseRightShift, Cheap, Shift,                            \
-    "a >> b for integers, arithmetic for signed types; a shift by the bit width or more "      \
+#define EMBER_BINARY_OPS(X)                                                                     \
+  X(Add, add, add, Add, Cheap, Arith, "a + b")                                                  \
+  X(Sub, sub, sub, Sub, Cheap, Arith, "a - b")                                                  \
+  X(Mul, mul, mul, Mul, Cheap, Arith, "a * b")                                                  \
+  X(Div, div, div, Div, Cheap, Div, "a / b (true division: integers give float32)")             \
+  X(FloorDiv, floordiv, floor_divide, FloorDivide, Cheap, Integer,                              \
+    "a // b for integers (rounds down); a zero divisor raises ember.DataError.")                \
+  X(Mod, pymod, remainder, Remainder, Cheap, Remainder,                                         \
+    "a % b with the divisor's sign (Python and torch.remainder); an integer zero divisor "      \
+    "raises ember.DataError, a float one gives NaN.")                                           \
+  X(Pow, pow, pow, Pow, Math, Pow, "a ** b")                                                    \
+  X(Max, max, maximum, Maximum, Cheap, Arith, "Elementwise maximum (NaN if either is NaN).")    \
+  X(Min, min, minimum, Minimum, Cheap, Arith, "Elementwise minimum (NaN if either is NaN).")    \
+  X(Eq, eq, equal, Equal, Cheap, Compare, "a == b, as bool.")                                   \
+  X(Ne, ne, not_equal, NotEqual, Cheap, Compare, "a != b, as bool.")                            \
+  X(Lt, lt, less, Less, Cheap, Compare, "a < b, as bool.")                                      \
+  X(Le, le, less_equal, LessEqual, Cheap, Compare, "a <= b, as bool.")                          \
+  X(Gt, gt, greater, Greater, Cheap, Compare, "a > b, as bool.")                                \
+  X(Ge, ge, greater_equal, GreaterEqual, Cheap, Compare, "a >= b, as bool.")                    \
+  X(And, logical_and, logical_and, LogicalAnd, Cheap, Logical, "a and b, as bool.")             \
+  X(Or, logical_or, logical_or, LogicalOr, Cheap, Logical, "a or b, as bool.")                  \
+  X(Xor, logical_xor, logical_xor, LogicalXor, Cheap, Logical, "a xor b, as bool.")             \
+  X(Atan2, atan2, atan2, Atan2, Math, Float,                                                    \
+    "The angle of the point (b, a): atan(a / b) in "                                            \
+    "the right quadrant.")                                                                      \
+  X(Hypot, hypot, hypot, Hypot, Math, Float, "sqrt(a * a + b * b) without overflow.")           \
+  X(Copysign, copysign, copysign, Copysign, Cheap, Float, "|a| with the sign of b.")            \
+  X(Fmod, fmod, fmod, Fmod, Cheap, Remainder,                                                   \
+    "a % b with the dividend's sign (C fmod, torch.fmod); an integer zero divisor raises "      \
+    "ember.DataError, a float one gives NaN.")                                                  \
+  X(BitAnd, bitwise_and, bitwise_and, BitwiseAnd, Cheap, Bitwise, "a & b (integers and bool).") \
+  X(BitOr, bitwise_or, bitwise_or, BitwiseOr, Cheap, Bitwise, "a | b (integers and bool).")     \
+  X(BitXor, bitwise_xor, bitwise_xor, BitwiseXor, Cheap, Bitwise, "a ^ b (integers and bool).") \
+  X(Shl, shl, bitwise_left_shift, BitwiseLeftShift, Cheap, Shift,                               \
+    "a << b for integers; a shift by the bit width or more gives 0, as torch.")                 \
+  X(Shr, shr, bitwise_right_shift, BitwiseRightShift, Cheap, Shift,                             \
+    "a >> b for integers, arithmetic for signed types; a shift by the bit width or more "       \
     "gives 0 or -1, as torch.")
 
 namespace ember::ir {
