@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bindings.h"
-#include "ember/graph/build.h"
+#include "ember/compile/build.h"
 #include "ember/graph/flow_graph.h"
 #include "ember/graph/pipeline.h"
 #include "ember/runtime/compiled_graph.h"

@@ -4,7 +4,6 @@
 #include <set>
 #include <sstream>
 
-#include "ember/graph/build.h"
 #include "ember/support/error.h"
 
 namespace ember {
@@ -91,6 +90,8 @@ void FlowGraph::verify() const {
 
 namespace {
 
+std::string node_title(const Node& n) { return n.op ? n.op->title : "?"; }
+
 std::string node_line(const FlowGraph& g, const Node& n) {
   std::ostringstream os;
   for (size_t i = 0; i < n.outputs.size(); ++i)
@@ -144,15 +145,19 @@ std::string FlowGraph::fingerprint() const {
   return os.str();
 }
 
-std::shared_ptr<CompiledGraph> FlowGraph::build() const { return build_graph(*this); }
-
-std::shared_ptr<CompiledGraph> FlowGraph::build(const BuildOptions& options) const {
-  return build_graph(*this, options);
-}
-
-std::vector<Tensor> FlowGraph::operator()(const std::vector<Tensor>& in) const {
-  if (!compiled_) compiled_ = build();
-  return compiled_->run(in);
+AttrFields FusedAttrs::fields() const {
+  std::string fused = "[";
+  if (graph) {
+    for (size_t i = 0; i < graph->nodes.size(); ++i) {
+      if (i > 0) fused += ", ";
+      fused += node_title(graph->nodes[i]);
+    }
+  }
+  AttrFields f = {{"fused", fused + "]"}};
+  if (graph && anchor >= 0 && anchor < static_cast<int>(graph->nodes.size())) {
+    f.emplace_back("anchor", node_title(graph->nodes[anchor]));
+  }
+  return f;
 }
 
 }  // namespace ember

@@ -3,8 +3,6 @@
 #include <charconv>
 #include <string>
 
-#include "ember/graph/flow_graph.h"
-
 namespace ember {
 namespace {
 
@@ -29,8 +27,6 @@ std::string num(double v) {
 }
 
 std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : "None"; }
-
-std::string node_title(const Node& n) { return n.op ? n.op->title : "?"; }
 
 }  // namespace
 
@@ -120,21 +116,6 @@ AttrFields NormAttrs::fields() const {
   f.emplace_back("eps", num(eps));
   f.emplace_back("weight", py_bool(has_weight));
   f.emplace_back("bias", py_bool(has_bias));
-  return f;
-}
-
-AttrFields FusedAttrs::fields() const {
-  std::string fused = "[";
-  if (graph) {
-    for (size_t i = 0; i < graph->nodes.size(); ++i) {
-      if (i > 0) fused += ", ";
-      fused += node_title(graph->nodes[i]);
-    }
-  }
-  AttrFields f = {{"fused", fused + "]"}};
-  if (graph && anchor >= 0 && anchor < static_cast<int>(graph->nodes.size())) {
-    f.emplace_back("anchor", node_title(graph->nodes[anchor]));
-  }
   return f;
 }
 

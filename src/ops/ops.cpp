@@ -2,19 +2,16 @@
 //
 // apply() is the one entry: it checks the inputs against the OpDef, infers the output
 // types (shape and dtype errors come from the OpDef's rule), then either records a trace
-// (any symbolic input) or runs the operator at once as a one-node graph whose compiled
-// form is cached by (operator, attributes, input types).
+// (any symbolic input) or runs the operator at once (run_compiled, defined by the
+// compiler in src/compile/imperative.cpp).
 #include "ember/ops/ops.h"
 
 #include <algorithm>
 #include <cfloat>
 #include <limits>
-#include <mutex>
 #include <numeric>
-#include <unordered_map>
 
 #include "common.h"
-#include "ember/runtime/compiled_graph.h"
 #include "ember/support/error.h"
 
 namespace ember::ops {
@@ -23,60 +20,7 @@ namespace {
 using opdefs::normalize_dim;
 using opdefs::normalize_dims;
 
-std::string cache_key(const std::string& op, const OpAttrs& attrs,
-                      const std::vector<TensorType>& types) {
-  std::string key = op + "(";
-  for (const auto& [name, value] : attr_fields(attrs)) key += name + "=" + value + ";";
-  key += ")";
-  // A fused operator's fields name its nodes only: key it by its whole graph.
-  if (const auto* f = std::get_if<FusedAttrs>(&attrs); f && f->graph) {
-    key += "{" + f->graph->fingerprint() + "}";
-  }
-  for (const TensorType& t : types) key += "|" + t.str() + "@" + t.device.str();
-  return key;
-}
-
-struct CompileCache {
-  std::mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<CompiledGraph>> graphs;
-};
-
-CompileCache& compile_cache() {
-  static CompileCache* c = new CompileCache();  // never destroyed: outlives static users
-  return *c;
-}
-
-// The compiled one-node graph for this operator, attributes and input types.
-std::shared_ptr<CompiledGraph> compiled_for(const OpDef& def, const OpAttrs& attrs,
-                                            const std::vector<TensorType>& types,
-                                            const std::vector<TensorType>& outs) {
-  const std::string key = cache_key(def.name, attrs, types);
-  CompileCache& cache = compile_cache();
-  {
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.graphs.find(key);
-    if (it != cache.graphs.end()) return it->second;
-  }
-  FlowGraph g;
-  std::vector<int> ids;
-  for (size_t i = 0; i < types.size(); ++i) {
-    ids.push_back(g.add_value(types[i], "x" + std::to_string(i)));
-    g.inputs.push_back(ids.back());
-  }
-  const int node = g.add_node(&def, attrs, ids, outs);
-  g.outputs = g.nodes[node].outputs;
-  std::shared_ptr<CompiledGraph> built = g.build();  // outside the lock: may take seconds
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  return cache.graphs.emplace(key, std::move(built)).first->second;
-}
-
 }  // namespace
-
-void clear_imperative_cache() {
-  CompileCache& cache = compile_cache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  cache.graphs.clear();
-}
 
 std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inputs,
                           const OpAttrs& attrs) {
@@ -109,7 +53,7 @@ std::vector<Tensor> apply(const OpDef& def, const std::vector<Tensor>& inputs,
     node->inputs = inputs;
     node->outputs = outs;
     for (size_t i = 0; i < outs.size(); ++i) {
-      results.push_back(Tensor::traced(outs[i], node, static_cast<int>(i)));
+      results.push_back(Tensor::traced(outs[i], node, static_cast<int>(i), def.title));
     }
     return results;
   }
@@ -117,7 +61,7 @@ std::vector<Tensor> apply(const OpDef& def, const std::vector<Tensor>& inputs,
   if (def.traits().is_view) {
     return {Tensor::from_storage(inputs[0].storage(), outs[0].shape, outs[0].dtype)};
   }
-  return compiled_for(def, attrs, types, outs)->run(inputs);
+  return run_compiled(def, attrs, inputs, outs);
 }
 
 Tensor scalar(double value, DType dtype) { return from_values({value}, Shape{}, dtype); }

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "ember/graph/flow_graph.h"
 #include "ember/support/error.h"
 #include "ember/tensor/tensor.h"
 
@@ -228,7 +227,7 @@ std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";
   std::string s = header(*this);
   if (is_symbolic()) {
-    if (trace() && trace()->op) s += "\nfrom " + trace()->op->title;
+    if (trace() && !impl_->op_title.empty()) s += "\nfrom " + impl_->op_title;
     return s;
   }
   if (device().kind != DeviceKind::cpu) return s + "\n(values on " + device().str() + ")";

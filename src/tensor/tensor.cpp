@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <string_view>
 
 #include "ember/support/error.h"
 
@@ -147,70 +148,33 @@ void check_creatable(const Shape& shape, const char* what) {
 
 }  // namespace
 
-// ---- shapes -------------------------------------------------------------------------------------
+// ---- devices ------------------------------------------------------------------------------------
 
-bool shape_is_concrete(const Shape& s) {
-  for (const auto& d : s) {
-    if (!d.as_int().has_value()) return false;
+Device Device::parse(const std::string& s) {
+  if (s == "cpu") return Device::cpu();
+  if (s == "cuda") return Device{DeviceKind::cuda, 0};
+  constexpr std::string_view kCuda = "cuda:";
+  std::string_view v = s;
+  if (v.substr(0, kCuda.size()) == kCuda && v.size() > kCuda.size() &&
+      v.size() <= kCuda.size() + 4) {
+    int index = 0;
+    bool digits = true;
+    for (char c : v.substr(kCuda.size())) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) digits = false;
+      index = index * 10 + (c - '0');
+    }
+    if (digits) return Device{DeviceKind::cuda, index};
   }
-  return true;
+  EMBER_THROW("unknown device '" << s << "'; valid devices are \"cpu\", \"cuda\" and "
+                                 << "\"cuda:N\" (N a device index, e.g. \"cuda:1\")");
 }
 
-int64_t shape_numel(const Shape& s) {
-  int64_t n = 1;
-  for (const auto& d : s) {
-    auto v = d.as_int();
-    EMBER_ASSERT(v.has_value(), "shape_numel of the symbolic shape " << shape_str(s));
-    EMBER_CHECK(!__builtin_mul_overflow(n, *v, &n),
-                "the shape " << shape_str(s) << " has more elements than int64 can count");
-  }
-  return n;
+std::string Device::str() const {
+  if (kind == DeviceKind::cpu) return "cpu";
+  return "cuda:" + std::to_string(index);
 }
 
-size_t shape_nbytes(const Shape& s, DType dtype) {
-  int64_t n = shape_numel(s);
-  int64_t bytes = 0;
-  EMBER_CHECK(n >= 0 && !__builtin_mul_overflow(n, int64_t{dtype_size(dtype)}, &bytes),
-              "a " << dtype_name(dtype) << shape_str(s) << " tensor needs more bytes than "
-                   << "int64 can count; no machine can hold it");
-  return static_cast<size_t>(bytes);
-}
-
-ir::Expr shape_numel_expr(const Shape& s) {
-  ir::Expr n(int64_t{1});
-  for (const auto& d : s) n = n * d;
-  return n;
-}
-
-std::string shape_str(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += s[i].defined() ? ir::to_string(s[i]) : "?";
-  }
-  return out + "]";
-}
-
-bool shape_equal(const Shape& a, const Shape& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!ir::equal(a[i], b[i])) return false;
-  }
-  return true;
-}
-
-Shape concrete_shape(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
-
-std::vector<int64_t> shape_values(const Shape& s) {
-  std::vector<int64_t> out;
-  out.reserve(s.size());
-  for (const auto& d : s) {
-    auto v = d.as_int();
-    EMBER_ASSERT(v.has_value(), "shape_values of the symbolic shape " << shape_str(s));
-    out.push_back(*v);
-  }
-  return out;
-}
+// ---- types --------------------------------------------------------------------------------------
 
 std::string TensorType::str() const { return dtype_name(dtype) + shape_str(shape); }
 
@@ -261,11 +225,13 @@ Tensor Tensor::symbol(const Shape& shape, DType dtype, Device device, const std:
   return Tensor(std::move(impl));
 }
 
-Tensor Tensor::traced(const TensorType& type, std::shared_ptr<TraceNode> trace, int index) {
+Tensor Tensor::traced(const TensorType& type, std::shared_ptr<TraceNode> trace, int index,
+                      std::string op_title) {
   auto impl = std::make_shared<TensorImpl>();
   impl->type = type;
   impl->trace = std::move(trace);
   impl->trace_index = index;
+  impl->op_title = std::move(op_title);
   return Tensor(std::move(impl));
 }
 

@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ember/ir/dtype.h"
 #include "ember/ir/expr.h"
 #include "ember/runtime/thread_pool.h"
 #include "ember/support/error.h"
-#include "ember/tensor/dtype.h"
 
 namespace ember::tune {
 

@@ -9,7 +9,7 @@
 
 #include "ember/codegen/codegen.h"
 #include "ember/codegen/kernel_plan.h"
-#include "ember/graph/build.h"
+#include "ember/compile/build.h"
 #include "ember/graph/flow_graph.h"
 #include "ember/ops/ops.h"
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "ember/graph/flow_graph.h"
+#include "ember/ir/dtype.h"
 #include "ember/ops/attrs.h"
 #include "ember/support/error.h"
-#include "ember/tensor/dtype.h"
 #include "ember/tensor/tensor.h"
 
 namespace ember {
@@ -319,7 +319,7 @@ TEST(PrintTest, SymbolicTensors) {
   trace->op = &def;
   TensorType type{DType::float32, {ir::var("n"), 8}, Device::cpu()};
   trace->outputs = {type};
-  EXPECT_EQ(Tensor::traced(type, trace, 0).str(),
+  EXPECT_EQ(Tensor::traced(type, trace, 0, def.title).str(),
             "Tensor(shape=(n, 8), dtype='float32', device='cpu')\nfrom Matmul");
 }
 

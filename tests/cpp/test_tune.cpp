@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ember/graph/build.h"
+#include "ember/compile/build.h"
 #include "ember/graph/pipeline.h"
 #include "ember/jit/cache.h"
 #include "ember/ops/ops.h"

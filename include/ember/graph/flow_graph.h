@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ember/ops/op_def.h"
+#include "ember/ops/trace.h"
 
 namespace ember {
 
@@ -21,14 +22,6 @@ struct Node {
   OpAttrs attrs;
   std::vector<int> inputs;
   std::vector<int> outputs;
-};
-
-// The operator that produced a symbolic tensor (Tensor::trace()).
-struct TraceNode {
-  const OpDef* op = nullptr;
-  OpAttrs attrs;
-  std::vector<Tensor> inputs;
-  std::vector<TensorType> outputs;
 };
 
 class FlowGraph {
@@ -58,11 +51,12 @@ class FlowGraph {
   // what the graph returns.
   std::string str() const;
 
+  // Compiling and running: defined by the compiler (src/compile/build.cpp, build_graph).
   // Runs the graph on concrete inputs (builds and caches a CompiledGraph on first call).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
   // Generates, compiles (or loads from the cache) and links every kernel.
   std::shared_ptr<CompiledGraph> build() const;
-  // The same with tuning, dumps and progress (ember/graph/build.h).
+  // The same with tuning, dumps and progress (ember/compile/build.h).
   std::shared_ptr<CompiledGraph> build(const BuildOptions& options) const;
 
  private:

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/ir/dtype.h"
 #include "ember/ir/scalar_ops.h"
-#include "ember/tensor/dtype.h"
 
 namespace ember::ir {
 

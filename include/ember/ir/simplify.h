@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ember/ir/expr.h"
-#include "ember/tensor/tensor.h"
+#include "ember/ir/shape.h"
 
 namespace ember::ir {
 

@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "ember/ir/dtype.h"
 #include "ember/ir/expr.h"
-#include "ember/tensor/tensor.h"
+#include "ember/ir/shape.h"
 
 namespace ember::ir {
 

@@ -165,6 +165,7 @@ struct NormAttrs {
 struct FusedAttrs {
   std::shared_ptr<const FlowGraph> graph;
   int anchor = -1;
+  // Defined beside FlowGraph (src/graph/flow_graph.cpp): it names the subgraph's nodes.
   AttrFields fields() const;
   bool operator==(const FusedAttrs& o) const { return graph == o.graph && anchor == o.anchor; }
 };

@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "ember/graph/flow_graph.h"
 #include "ember/ir/scalar_ops.h"
+#include "ember/ops/attrs.h"
+#include "ember/ops/op_def.h"
+#include "ember/ops/trace.h"
+#include "ember/tensor/tensor.h"
 
 namespace ember::ops {
 
@@ -22,6 +25,13 @@ std::vector<Tensor> apply(const std::string& op, const std::vector<Tensor>& inpu
 // traces keep its address.
 std::vector<Tensor> apply(const OpDef& def, const std::vector<Tensor>& inputs,
                           const OpAttrs& attrs = NoAttrs{});
+
+// Runs `def` at once on concrete inputs, whose output types it inferred (`outputs`): as a
+// one-node graph, compiled on first use and kept per operator, attributes and input types.
+// apply() calls it; the compiler defines it (src/compile/imperative.cpp).
+std::vector<Tensor> run_compiled(const OpDef& def, const OpAttrs& attrs,
+                                 const std::vector<Tensor>& inputs,
+                                 const std::vector<TensorType>& outputs);
 
 // Forgets the compiled one-node graphs imperative calls keep (by operator, attributes and
 // input types); the next call finds its kernel in the kernel cache again.

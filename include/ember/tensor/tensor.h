@@ -10,28 +10,23 @@
 #include <string>
 #include <vector>
 
-#include "ember/ir/expr.h"
-#include "ember/tensor/dtype.h"
+#include "ember/ir/dtype.h"
+#include "ember/ir/shape.h"
 
 namespace ember {
 
-// A shape: one integer expression per dimension. A dimension is a constant or a symbol.
-using Shape = std::vector<ir::Expr>;
+enum class DeviceKind : uint8_t { cpu, cuda };
 
-bool shape_is_concrete(const Shape& s);
-// Product of the dimensions; every dimension must be constant (else ember::InternalError).
-// A product past int64 is an ember::Error.
-int64_t shape_numel(const Shape& s);
-// Bytes of a tensor of that shape and dtype; an ember::Error when they overflow.
-size_t shape_nbytes(const Shape& s, DType dtype);
-// Product of the dimensions as an expression.
-ir::Expr shape_numel_expr(const Shape& s);
-// "[2, 3]" or "[n, 768]".
-std::string shape_str(const Shape& s);
-bool shape_equal(const Shape& a, const Shape& b);
-Shape concrete_shape(const std::vector<int64_t>& dims);
-// Values of a concrete shape (ember::InternalError if a dimension is symbolic).
-std::vector<int64_t> shape_values(const Shape& s);
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;
+
+  static Device cpu() { return {}; }
+  // "cpu", "cuda", "cuda:1"; anything else is an ember::Error.
+  static Device parse(const std::string& s);
+  std::string str() const;
+  bool operator==(const Device&) const = default;
+};
 
 // The type of a value in a graph.
 struct TensorType {
@@ -68,13 +63,14 @@ class Storage {
   std::shared_ptr<void> owner_;
 };
 
-struct TraceNode;  // ember/graph/trace.h: the operator that produced a symbolic tensor
+struct TraceNode;  // ember/ops/trace.h: the operator call that produced a symbolic tensor
 
 struct TensorImpl {
   TensorType type;
   std::shared_ptr<Storage> storage;  // null for a symbolic tensor
   std::shared_ptr<TraceNode> trace;  // null for a concrete tensor or a graph input
   int trace_index = 0;
+  std::string op_title;              // the title of the trace's operator ("Matmul"), printed
   std::string name;                  // the symbol's name, for printing graphs
 };
 
@@ -90,8 +86,10 @@ class Tensor {
   // A symbolic tensor: no memory, no trace (an input of a graph to be traced).
   static Tensor symbol(const Shape& shape, DType dtype, Device device = Device::cpu(),
                        const std::string& name = "");
-  // The output `index` of a traced operator.
-  static Tensor traced(const TensorType& type, std::shared_ptr<TraceNode> trace, int index);
+  // The output `index` of a traced operator, whose title (`op_title`, e.g. "Matmul") str()
+  // prints.
+  static Tensor traced(const TensorType& type, std::shared_ptr<TraceNode> trace, int index,
+                       std::string op_title);
 
   bool defined() const { return impl_ != nullptr; }
   const TensorImpl* impl() const { return impl_.get(); }

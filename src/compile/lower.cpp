@@ -7,7 +7,7 @@
 // inlined.
 #include <map>
 
-#include "ember/graph/build.h"
+#include "ember/compile/build.h"
 #include "ember/graph/passes.h"
 #include "ember/ir/simplify.h"
 #include "ember/ops/matmul.h"

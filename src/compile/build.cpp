@@ -1,7 +1,7 @@
 // FlowGraph -> CompiledGraph: lower every node, tune the GEMM blocking of matmul kernels when
 // asked, generate one kernel per distinct task, compile the kernels together (through the
 // cache), and link the launches.
-#include "ember/graph/build.h"
+#include "ember/compile/build.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -169,6 +169,19 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
     plan.modules = module;
   }
   return std::make_shared<CompiledGraph>(std::move(plan));
+}
+
+// FlowGraph's own ways to compile and run (declared in ember/graph/flow_graph.h).
+
+std::shared_ptr<CompiledGraph> FlowGraph::build() const { return build_graph(*this); }
+
+std::shared_ptr<CompiledGraph> FlowGraph::build(const BuildOptions& options) const {
+  return build_graph(*this, options);
+}
+
+std::vector<Tensor> FlowGraph::operator()(const std::vector<Tensor>& in) const {
+  if (!compiled_) compiled_ = build();
+  return compiled_->run(in);
 }
 
 }  // namespace ember

@@ -1,4 +1,4 @@
-#include "ember/tensor/dtype.h"
+#include "ember/ir/dtype.h"
 
 #include <array>
 #include <cctype>
@@ -97,30 +97,6 @@ std::string dtype_ctype(DType t) { return info(t).ctype; }
 std::string dtype_compute_ctype(DType t) {
   if (t == DType::float16 || t == DType::bfloat16) return "float";
   return info(t).ctype;
-}
-
-Device Device::parse(const std::string& s) {
-  if (s == "cpu") return Device::cpu();
-  if (s == "cuda") return Device{DeviceKind::cuda, 0};
-  constexpr std::string_view kCuda = "cuda:";
-  std::string_view v = s;
-  if (v.substr(0, kCuda.size()) == kCuda && v.size() > kCuda.size() &&
-      v.size() <= kCuda.size() + 4) {
-    int index = 0;
-    bool digits = true;
-    for (char c : v.substr(kCuda.size())) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) digits = false;
-      index = index * 10 + (c - '0');
-    }
-    if (digits) return Device{DeviceKind::cuda, index};
-  }
-  EMBER_THROW("unknown device '" << s << "'; valid devices are \"cpu\", \"cuda\" and "
-                                 << "\"cuda:N\" (N a device index, e.g. \"cuda:1\")");
-}
-
-std::string Device::str() const {
-  if (kind == DeviceKind::cpu) return "cpu";
-  return "cuda:" + std::to_string(index);
 }
 
 }  // namespace ember

@@ -1,4 +1,4 @@
-// Element types and devices.
+// Element types: what a tensor, a buffer and an expression hold.
 #pragma once
 
 #include <cstdint>
@@ -33,18 +33,5 @@ std::string dtype_ctype(DType t);
 // The C++ type arithmetic happens in: float for float16/bfloat16/float32, double for
 // float64, the storage type for integers and bool.
 std::string dtype_compute_ctype(DType t);
-
-enum class DeviceKind : uint8_t { cpu, cuda };
-
-struct Device {
-  DeviceKind kind = DeviceKind::cpu;
-  int index = 0;
-
-  static Device cpu() { return {}; }
-  // "cpu", "cuda", "cuda:1"; anything else is an ember::Error.
-  static Device parse(const std::string& s);
-  std::string str() const;
-  bool operator==(const Device&) const = default;
-};
 
 }  // namespace ember
