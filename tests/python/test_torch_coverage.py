@@ -473,3 +473,10 @@ def test_what_cannot_be_exact_runs_eagerly():
     with pytest.raises(Exception, match="einsum"), torch.no_grad():
         torch._dynamo.reset()
         torch.compile(fn, backend="ember", options={"strict": True})(a, d, t)
+
+
+def test_squeeze_of_no_dims_and_of_a_0d_tensor():
+    """dim=() squeezes nothing; a 0-d tensor takes dim 0 and stays 0-d (torch's rules)."""
+    x = torch.randn(5, 1, 5, 1)
+    check(lambda t: (t.squeeze(()) * 2, torch.squeeze(t, (1, 3)) + 1, t.squeeze((1, 2)) - 1), x)
+    check(lambda t: (t.sum().squeeze(0) * 2, torch.squeeze(t.sum(), (0,)) + 1), x)

@@ -100,6 +100,9 @@ def expand_as(input: Any, other: Any) -> Any:
 def squeeze(input: Any, dim: Any = None) -> Any:
     if dim is None:
         return ops.squeeze(input, None)
+    # torch: dim=() squeezes nothing, and a 0-d tensor takes dim 0 or -1 and stays 0-d.
+    if (isinstance(dim, (tuple, list)) and len(dim) == 0) or rank(input) == 0:
+        return input
     dims = [d for d in norm_dims(dim, rank(input)) if input.shape[d] == 1]
     return ops.squeeze(input, dims) if dims else input
 
