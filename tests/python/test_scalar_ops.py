@@ -366,3 +366,30 @@ def test_table_reaches_every_layer() -> None:
         if TABLE[name][1] in ("float", "div", "pow"):
             operands = [ember.from_torch(torch.ones(3))] * arity
         assert list(getattr(ember.ops, name)(*operands).shape) == [3], name
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda f, i: ember.ops.bitwise_and(f, f),
+         "bitwise_and: expected integer or bool tensors, got float32[3]"),
+        (lambda f, i: ember.ops.bitwise_not(f),
+         "bitwise_not: expected an integer or bool tensor, got float32[3]"),
+        (lambda f, i: ember.ops.bitwise_left_shift(f, f),
+         "bitwise_left_shift: expected integer tensors, got float32[3]"),
+        (lambda f, i: ember.ops.floor_divide(f, f),
+         "floor_divide: ember implements it for integer tensors, got float32[3]; for floating "
+         "point use floor(a / b)"),
+        (lambda f, i: ember.ops.sin(i),
+         "sin: expected a floating-point tensor (float16, bfloat16, float32 or float64), got "
+         "int32; cast it first with ember.ops.cast(x, ember.float32)"),
+        (lambda f, i: ember.ops.celu(f, 0.0), "celu: alpha must not be 0"),
+        (lambda f, i: ember.ops.celu(i), "celu: expected a floating-point tensor, got int32"),
+    ],
+)
+def test_dtype_rule_messages(call: Any, message: str) -> None:
+    f = ember.from_torch(torch.ones(3))
+    i = ember.from_torch(torch.ones(3, dtype=torch.int32))
+    with pytest.raises(ember.EmberError) as info:
+        call(f, i)
+    assert str(info.value).startswith(message), str(info.value)
