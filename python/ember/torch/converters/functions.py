@@ -27,7 +27,8 @@ from ember.torch.converters.common import (
     ops,
     py_value,
     rank,
-    static_int,
+    size_product,
+    size_value,
     to_float,
     transposed_constant,
     unsupported,
@@ -255,10 +256,16 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
         correction = 1 if unbiased is None or unbiased is True else 0
     centered = x - ops.mean(x, dims, True)
     total = ops.sum(centered * centered, dims, keepdim)
-    count = 1
-    for d in dims:
-        count *= static_int(x.shape[d], "the reduced size of var")
-    return total / float(builtins.max(count - py_value(correction), 0))
+    correction = py_value(correction)
+    count = size_product([x.shape[d] for d in dims])
+    if isinstance(count, int):
+        return total / float(builtins.max(count - correction, 0))
+    # A symbolic count: Dynamo takes symbolic sizes >= 2, so count - correction > 0 for the
+    # usual corrections; others would need torch's max(count - correction, 0).
+    if correction not in (0, 1):
+        raise unsupported(f"var with correction={correction} over the symbolic size {count}")
+    divisor = count if correction == 0 else f"({count} - 1)"
+    return total / size_value(divisor, dtype_name(total))
 
 
 def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
