@@ -414,3 +414,13 @@ def test_a_slice_whose_stop_torch_clamps_to_a_symbolic_size(builds):
             x = torch.randn(2, n, 3)
             assert max_err(compiled(x), fn(x)) < 1e-4, n
     assert builds
+
+
+def test_an_unspecialized_global_float_under_sqrt(builds):
+    # GPT-2's gelu_new: math.sqrt(2 / math.pi) of a global float, which Dynamo passes as a
+    # 0-d float64 input read with .item() (torch._sym_sqrt of it), plus `is not` tests.
+    def fn(x):
+        k = math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1.0 + torch.tanh(k * (x + 0.044715 * torch.pow(x, 3.0))))
+
+    check_lengths(fn, x3, (8, 12, 5), builds)

@@ -9,13 +9,14 @@ the same functions for the Tensor-method, nn.Module and ATen forms.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from ember.torch.context import ember_dtype
+from ember.torch.context import ember_dtype, expected_value
 from ember.torch.converters.common import (
     binary,
     cast,
@@ -314,7 +315,28 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     return y if bias is None else y + bias
 
 
+# ---- Python scalars -----------------------------------------------------------------------
+def sym_sqrt(a: Any) -> Any:
+    """``torch._sym_sqrt`` (``math.sqrt`` of a float Dynamo did not specialize, e.g.
+    ``math.sqrt(2 / math.pi)`` of a global): a 0-d tensor read with ``.item()`` stays one, so
+    its square root is taken in its dtype (float64 for a Python float), as Python does."""
+    if is_tensor(a):
+        return ops.sqrt(to_float(a))
+    return math.sqrt(float(py_value(a)))
+
+
+def identity_test(a: Any, b: Any) -> Any:
+    """``a is b`` / ``a is not b``: Dynamo decided it when tracing (identity cannot change
+    between calls that reuse the graph), so the result is its record."""
+    recorded = expected_value()
+    if isinstance(recorded, bool):
+        return recorded
+    raise unsupported("an identity test whose result Dynamo did not record")
+
+
 def _register_all() -> None:
+    register(sym_sqrt, torch._sym_sqrt)
+    register(identity_test, operator.is_, operator.is_not)
     register(relu, torch.relu, F.relu, torch.relu_)
     register(clamp, torch.clamp, torch.clip)
     register(clamp_min, torch.clamp_min)
