@@ -113,7 +113,7 @@ void def_binary(nb::class_<Tensor>& cls, const char* name, const char* rname, co
   cls.def(
       name,
       [op](const Tensor& self, const Operand& other) {
-        Operand me{self};
+        Operand me{self, 0.0, false, std::nullopt};
         return fn(self, operand_tensor(other, me, op));
       },
       nb::is_operator());
@@ -121,7 +121,7 @@ void def_binary(nb::class_<Tensor>& cls, const char* name, const char* rname, co
     cls.def(
         rname,
         [op](const Tensor& self, const Operand& other) {
-          Operand me{self};
+          Operand me{self, 0.0, false, std::nullopt};
           return fn(operand_tensor(other, me, op), self);
         },
         nb::is_operator());

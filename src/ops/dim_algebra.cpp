@@ -173,17 +173,43 @@ Shape canonical_shape(const Shape& s) {
   return out;
 }
 
+namespace {
+
+// Removes the dimensions the two shapes share (canonical forms compared; constants stay).
+void cancel_common(const Shape& a, const Shape& b, std::vector<Expr>* ra, std::vector<Expr>* rb) {
+  for (const Expr& d : a) ra->push_back(canonical_dim(d));
+  for (const Expr& d : b) {
+    const Expr k = canonical_dim(d);
+    auto it = k.as_int() ? ra->end() : std::find_if(ra->begin(), ra->end(), [&](const Expr& x) {
+      return ir::equal(x, k);
+    });
+    if (it != ra->end()) {
+      ra->erase(it);
+    } else {
+      rb->push_back(k);
+    }
+  }
+}
+
+}  // namespace
+
 bool same_numel_exact(const Shape& a, const Shape& b) {
+  std::vector<Expr> ra, rb;
+  cancel_common(a, b, &ra, &rb);
   Expr na(1), nb(1);
-  for (const Expr& d : a) na = na * d;
-  for (const Expr& d : b) nb = nb * d;
+  for (const Expr& d : ra) na = na * d;
+  for (const Expr& d : rb) nb = nb * d;
   return poly_equal(poly_of(na, true), poly_of(nb, true));
 }
 
 bool solve_numel_exact(const Shape& in, const Shape& known, Expr* solved) {
+  // Equal dimensions cancel first, so that a known size that is not a single term
+  // ((s + 1) // 2, s - 1) divides out when the input has it as a dimension.
+  std::vector<Expr> rest_in, rest_known;
+  cancel_common(in, known, &rest_in, &rest_known);
   Expr ni(1), nk(1);
-  for (const Expr& d : in) ni = ni * d;
-  for (const Expr& d : known) nk = nk * d;
+  for (const Expr& d : rest_in) ni = ni * d;
+  for (const Expr& d : rest_known) nk = nk * d;
   const Poly pk = poly_of(nk, true);
   // Only a single term (a product of atoms times a number) can be divided out.
   if (pk.terms.size() != 1) return false;

@@ -250,8 +250,11 @@ void CompiledGraph::Impl::find_symbol_sources() {
     for (const auto& s : l.scratch) add_vars(s.shape);
   }
   for (const auto& name : needed) {
-    EMBER_ASSERT(sources.count(name), "ExecPlan: symbol '" << name << "' is not a dimension of "
-                                                           << "any input, so no run can bind it");
+    EMBER_CHECK(sources.count(name),
+                "the graph's sizes use the symbol '"
+                    << name << "', but no input has a dimension that is '" << name
+                    << "' itself (only expressions of it, or none), so no run can bind it; give "
+                       "one input a dimension that is the symbol alone");
   }
 }
 

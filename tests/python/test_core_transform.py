@@ -168,3 +168,22 @@ def test_indexing_errors() -> None:
     assert len(x) == 2
     rows = list(x)
     assert len(rows) == 2 and rows[0].shape == (3,)
+
+
+def test_reshape_cancels_dimensions_spelled_differently():
+    # [(1 + n) // 2, 2] into [(n + 1) // 2, 2, -1]: the known dims are a sum over 2, which
+    # the element-count algebra cannot divide out; equal dims cancel first.
+    x = ember.symbol(["((1 + n) // 2)", 2], "float32", name="x")
+    y = ember.ops.reshape(x, ["((n + 1) // 2)", 2, -1])
+    assert y.shape[-1] == 1 and y.shape[1] == 2
+    z = ember.ops.reshape(x, [2, "((n + 1) // 2)"])  # same count, dims swapped
+    with pytest.raises(ember.EmberError, match="no input has a dimension that is 'n' itself"):
+        ember.trace_from([y * 2.0, z], [x]).build()
+    n = ember.symbol(["n"], "float32", name="n_carrier")  # binds n at run time
+    graph = ember.trace_from([y * 2.0, z, n + 0.0], [x, n])
+    t = torch.arange(8.0).reshape(4, 2)
+    out_y, out_z, _ = graph(ember.from_torch(t), ember.from_torch(torch.zeros(7)))
+    torch.testing.assert_close(out_y.torch(), t.reshape(4, 2, 1) * 2)
+    torch.testing.assert_close(out_z.torch(), t.reshape(2, 4))
+    with pytest.raises(ember.EmberError, match="number of elements must stay the same"):
+        ember.ops.reshape(x, ["((n + 1) // 2)", 3])

@@ -323,3 +323,104 @@ def test_an_input_sized_by_an_expression_unifies_with_computed_sizes(builds):
             x = torch.randn(2, 4, n)
             assert max_err(compiled(x), fn(x)) < 1e-4, n
     assert len(builds) == 2, builds
+
+
+# ---- sizes used as values, and sizes that Dynamo's guards pin ------------------------------
+def test_var_and_std_over_symbolic_sizes(builds):
+    # The divisor N - correction is the symbolic size read at run time.
+    def fn(x):
+        return (x.var(1), x.std(-1, keepdim=True), torch.var(x, (0, 1), correction=0),
+                x.std(1, unbiased=False))
+
+    check_lengths(fn, x3, (8, 12, 5), builds)
+
+
+def test_attention_with_a_symbolic_head_size(builds):
+    # The default scale 1 / sqrt(E) of a symbolic head size E is computed at run time.
+    def fn(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+    def make(n: int) -> tuple:
+        g = torch.Generator().manual_seed(n)
+        return tuple(torch.randn(2, 3, 5, n, generator=g) for _ in range(3))
+
+    check_lengths(fn, make, (8, 16, 6), builds)
+
+
+def test_chunk_and_split_of_a_symbolic_dimension(builds):
+    # Uneven pieces ((n + 2) // 3 each, the rest last) as torch records them.
+    def fn(x):
+        a, b, c = x.chunk(3, dim=1)
+        p, q = torch.split(x, x.shape[1] // 2 + 1, dim=1)
+        return a * 2, b + 1, c.sum(1), p - 1, q * q
+
+    check_lengths(fn, x3, (8, 7, 11), builds)
+
+
+def test_a_size_pinned_by_a_view_is_a_constant(builds):
+    # Viewing the last (symbolic) dim as (2, 3) makes Dynamo guard that it is 6; ember
+    # takes the guard instead of failing to prove s * s == s * 6.
+    def fn(x):
+        y = torch.softmax(x, 3)
+        return y.reshape(*y.shape[:-1], 2, 3).exp(), y * 2
+
+    check_lengths(fn, lambda n: (torch.randn(n, 3, 6, 6),), (5, 7, 4), builds)
+
+
+def test_a_view_to_fixed_sizes_of_a_symbolic_product(builds):
+    # view(-1, 35) of [b, 6, h - 1, w - 1] with (h - 1) * (w - 1) == 35 by the guards;
+    # then batch_norm with 35 channels.
+    bn = nn.BatchNorm1d(35).eval()
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+
+    def fn(x):
+        y = torch.nn.functional.conv2d(x, torch.ones(6, 3, 2, 2) / 12)
+        return bn(y.view(-1, 35))
+
+    check_lengths(fn, lambda n: (torch.randn(n, 3, 6, 8),), (5, 7, 3), builds)
+
+
+def test_a_broadcast_against_a_constant_size_after_pooling(builds):
+    # max_pool2d's output length (s - 2) // 2 + 1 broadcasts with 2: Dynamo guards that it
+    # is 2, and ember's result is refined to it.
+    def fn(x):
+        y = torch.nn.functional.max_pool2d(x, 2)
+        return y + torch.arange(2.0), y.mean()
+
+    check_lengths(fn, lambda n: (torch.randn(n, 2, 5, 4),), (3, 6, 2), builds)
+
+
+def test_group_norm_of_half_a_symbolic_size(builds):
+    # (s + 1) // 2 channels: the group reshape must see (1 + s) // 2 and (s + 1) // 2 as one
+    # size.
+    def fn(x):
+        y = x[:, ::2]
+        return torch.nn.functional.group_norm(y.reshape(y.shape[0], y.shape[1], -1), 1)
+
+    check_lengths(fn, lambda n: (torch.randn(2, n, 4),), (7, 9, 5), builds)
+
+
+def test_a_slice_whose_stop_torch_clamps_to_a_symbolic_size(builds):
+    # x[:, 2:4] of a dimension s that Dynamo guarded s <= 4: torch's length is s - 2.
+    # (Dynamo may recompile for another length; each graph must convert in strict mode.)
+    def fn(x):
+        return x[:, 2:4] * 2, x[:, 1:9:2] + 1
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    with torch.no_grad():
+        for n in (3, 4, 7):
+            x = torch.randn(2, n, 3)
+            assert max_err(compiled(x), fn(x)) < 1e-4, n
+    assert builds
+
+
+def test_an_unspecialized_global_float_under_sqrt(builds):
+    # GPT-2's gelu_new: math.sqrt(2 / math.pi) of a global float, which Dynamo passes as a
+    # 0-d float64 input read with .item() (torch._sym_sqrt of it), plus `is not` tests.
+    def fn(x):
+        k = math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1.0 + torch.tanh(k * (x + 0.044715 * torch.pow(x, 3.0))))
+
+    check_lengths(fn, x3, (8, 12, 5), builds)

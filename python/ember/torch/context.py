@@ -9,6 +9,7 @@ import contextlib
 import contextvars
 import dataclasses
 import re
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = [
     "derived_constant",
     "ember_dtype",
     "expected_value",
+    "guarded_int",
     "input_dim",
     "low_precision",
     "runtime_scalar",
@@ -132,6 +134,9 @@ def sym_dim(value: Any) -> int | str:
         as_int = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
         if as_int is not None:
             return int(as_int)
+        known = guarded_int(value)
+        if known is not None:
+            return known
         expr = node.expr
         if getattr(expr, "is_Symbol", False):
             return str(expr)
@@ -157,6 +162,9 @@ def sym_size(value: Any) -> int | str:
         as_int = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
         if as_int is not None:
             return int(as_int)
+        known = guarded_int(value)
+        if known is not None:
+            return known
         return size_text(node.expr)
     if isinstance(value, str):
         return value
@@ -297,8 +305,54 @@ def conversion_context(settings: Settings) -> Iterator[_Context]:
 
 
 def sym_dim_free(v: Any) -> bool:
-    """True when a SymInt/SymFloat has free symbols (its value is not known now)."""
+    """True when a SymInt/SymFloat has free symbols (its value is not known now). A SymInt
+    that Dynamo's guards fix to one value (guarded_int) is known."""
     try:
-        return bool(v.node.expr.free_symbols)
+        free = bool(v.node.expr.free_symbols)
     except AttributeError:
         return False
+    return free and guarded_int(v) is None
+
+
+_GUARDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # shape env -> {expr: value}
+
+
+def guarded_int(value: Any) -> int | None:
+    """The value of a symbolic size that Dynamo's guards fix to one value, else None.
+
+    With dynamic shapes, a size such as ``s1`` or ``(s3 // 2)`` stays symbolic in the
+    recorded shapes even when a guard made during tracing pins it (a ``view`` to fixed
+    sizes, a broadcast against a constant size): every call that reaches this graph has
+    that value, or Dynamo recompiles. The shape environment answers, from its replacements
+    and the guards' axioms, whether the size equals the value it had when traced."""
+    if not isinstance(value, torch.SymInt):
+        return None
+    node = value.node
+    env = getattr(node, "shape_env", None)
+    expr = getattr(node, "expr", None)
+    if env is None or expr is None or not expr.free_symbols:
+        return None
+    try:
+        cache = _GUARDED.setdefault(env, {})
+    except TypeError:  # not weakly referenceable
+        cache = {}
+    key = str(expr)
+    if key in cache:
+        return cache[key]
+    known: int | None = None
+    try:
+        import sympy
+
+        simplified = env.simplify(expr)
+        if simplified.is_Integer:
+            known = int(simplified)
+        else:
+            hint = node.hint if getattr(node, "hint", None) is not None else None
+            if hint is not None:
+                proven = env._maybe_evaluate_static(sympy.Eq(simplified, int(hint)))
+                if proven is not None and bool(proven):
+                    known = int(hint)
+    except Exception:  # the shape environment's API moved: treat the size as symbolic
+        known = None
+    cache[key] = known
+    return known

@@ -12,8 +12,15 @@ from typing import Any
 import torch
 import torch.fx
 
+import ember
 from ember.torch import registry
-from ember.torch.context import ConversionFailure, expected_value, sym_dim, sym_dim_free
+from ember.torch.context import (
+    ConversionFailure,
+    expected_value,
+    guarded_int,
+    sym_dim,
+    sym_dim_free,
+)
 
 # Python's in-place operators (``x += y``): a target that updates its first argument.
 INPLACE_OPERATORS = {
@@ -137,6 +144,24 @@ def check_shape(result: Any, meta: torch.Tensor) -> None:
             "mismatch",
             f"the converter's result has shape {list(got)}, torch's has {[str(d) for d in want]}",
         )
+
+
+def refine_known_dims(result: Any, meta: torch.Tensor) -> Any:
+    """result with each symbolic dimension that torch's record (under Dynamo's guards) fixes
+    to a constant made that constant: an exact slice of the whole dimension, which inlines
+    into the consumers. Later operators then see the size Dynamo guarantees (a broadcast
+    against a constant size, a reshape to fixed sizes) instead of an expression ember cannot
+    prove equal to it."""
+    axes, stops = [], []
+    for axis, (g, w) in enumerate(zip(result.shape, meta.shape, strict=True)):
+        if isinstance(g, str):
+            known = w if isinstance(w, int) else guarded_int(w)
+            if known is not None:
+                axes.append(axis)
+                stops.append(int(known))
+    if not axes:
+        return result
+    return ember.ops.slice(result, axes, [0] * len(axes), stops, None, clamp=False)
 
 
 def call_text(node: torch.fx.Node) -> str:

@@ -52,6 +52,7 @@ from ember.torch.fx_nodes import (
     is_shape_value,
     node_public_name,
     node_target,
+    refine_known_dims,
 )
 
 __all__ = ["Conversion", "FxConverter", "NodeView", "node_public_name"]
@@ -389,6 +390,7 @@ class FxConverter:
                 raise ConversionFailure(
                     "mismatch", f"the converter returned {type(result).__name__}, torch a tensor")
             check_shape(result, meta)
+            result = refine_known_dims(result, meta)
             want = ember_dtype(meta.dtype)
             if str(result.dtype) != want:
                 result = ember.ops.cast(result, want)

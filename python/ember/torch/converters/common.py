@@ -13,6 +13,7 @@ from ember.torch.context import (
     ConversionFailure,
     derived_constant,
     ember_dtype,
+    guarded_int,
     runtime_scalar,
     sym_dim_free,
     sym_size,
@@ -76,6 +77,9 @@ def py_value(v: Any) -> Any:
     if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         if sym_dim_free(v):
             raise unsupported(f"the scalar {v} is known only at run time")
+        known = guarded_int(v)
+        if known is not None:
+            return known
         return v.node.pytype(v.node.expr)
     return v
 
@@ -209,3 +213,26 @@ def transposed_constant(w: Any) -> Any:
 
 def slice_axis(x: Any, axis: int, start: int, stop: int, step: int = 1) -> Any:
     return ops.slice(x, [axis], [start], [stop], [step])
+
+
+def size_value(size: int | str, dtype: str) -> Any:
+    """A size used as a value: the int itself, or for a symbolic size (a symbol or a size
+    expression, as ember shapes spell it) a 0-d ember tensor of `dtype` that holds it at run
+    time (``arange(n, n + 1)`` read back; it inlines into its consumers)."""
+    if isinstance(size, int):
+        return size
+    one = ops.arange(size, f"({size} + 1)", 1, "int64")
+    return ops.cast(ops.reshape(one, []), dtype)
+
+
+def size_product(sizes: Sequence[int | str]) -> int | str:
+    """The product of sizes: an int when all are ints, else ember's text for it."""
+    const, parts = 1, []
+    for s in sizes:
+        if isinstance(s, int):
+            const *= s
+        else:
+            parts.append(f"({s})")
+    if not parts:
+        return const
+    return "(" + " * ".join(([str(const)] if const != 1 else []) + parts) + ")"

@@ -9,13 +9,14 @@ the same functions for the Tensor-method, nn.Module and ATen forms.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from ember.torch.context import ember_dtype
+from ember.torch.context import ember_dtype, expected_value
 from ember.torch.converters.common import (
     binary,
     cast,
@@ -27,7 +28,8 @@ from ember.torch.converters.common import (
     ops,
     py_value,
     rank,
-    static_int,
+    size_product,
+    size_value,
     to_float,
     transposed_constant,
     unsupported,
@@ -255,10 +257,16 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
         correction = 1 if unbiased is None or unbiased is True else 0
     centered = x - ops.mean(x, dims, True)
     total = ops.sum(centered * centered, dims, keepdim)
-    count = 1
-    for d in dims:
-        count *= static_int(x.shape[d], "the reduced size of var")
-    return total / float(builtins.max(count - py_value(correction), 0))
+    correction = py_value(correction)
+    count = size_product([x.shape[d] for d in dims])
+    if isinstance(count, int):
+        return total / float(builtins.max(count - correction, 0))
+    # A symbolic count: Dynamo takes symbolic sizes >= 2, so count - correction > 0 for the
+    # usual corrections; others would need torch's max(count - correction, 0).
+    if correction not in (0, 1):
+        raise unsupported(f"var with correction={correction} over the symbolic size {count}")
+    divisor = count if correction == 0 else f"({count} - 1)"
+    return total / size_value(divisor, dtype_name(total))
 
 
 def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
@@ -307,7 +315,28 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     return y if bias is None else y + bias
 
 
+# ---- Python scalars -----------------------------------------------------------------------
+def sym_sqrt(a: Any) -> Any:
+    """``torch._sym_sqrt`` (``math.sqrt`` of a float Dynamo did not specialize, e.g.
+    ``math.sqrt(2 / math.pi)`` of a global): a 0-d tensor read with ``.item()`` stays one, so
+    its square root is taken in its dtype (float64 for a Python float), as Python does."""
+    if is_tensor(a):
+        return ops.sqrt(to_float(a))
+    return math.sqrt(float(py_value(a)))
+
+
+def identity_test(a: Any, b: Any) -> Any:
+    """``a is b`` / ``a is not b``: Dynamo decided it when tracing (identity cannot change
+    between calls that reuse the graph), so the result is its record."""
+    recorded = expected_value()
+    if isinstance(recorded, bool):
+        return recorded
+    raise unsupported("an identity test whose result Dynamo did not record")
+
+
 def _register_all() -> None:
+    register(sym_sqrt, torch._sym_sqrt)
+    register(identity_test, operator.is_, operator.is_not)
     register(relu, torch.relu, F.relu, torch.relu_)
     register(clamp, torch.clamp, torch.clip)
     register(clamp_min, torch.clamp_min)

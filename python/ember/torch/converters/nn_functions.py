@@ -25,6 +25,7 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_value,
     static_int,
     static_shape,
     transposed_constant,
@@ -348,8 +349,13 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         raise unsupported("scaled_dot_product_attention with dropout_p > 0")
     if enable_gqa and query.shape[-3] != key.shape[-3]:
         raise unsupported("grouped-query attention (enable_gqa with fewer key heads)")
-    head_dim = static_int(query.shape[-1], "the head dimension")
-    factor = float(py_value(scale)) if scale is not None else 1.0 / math.sqrt(head_dim)
+    head_dim = query.shape[-1]
+    if scale is not None:
+        factor: Any = float(py_value(scale))
+    elif isinstance(head_dim, int):
+        factor = 1.0 / math.sqrt(head_dim)
+    else:  # a symbolic head size: 1 / sqrt(E) at run time, in float64 as torch computes it
+        factor = ops.cast(ops.rsqrt(size_value(head_dim, "float64")), dtype_name(query))
     scores = ops.matmul(query * factor, transposed_constant(key))
     if is_causal:
         scores = ops.where(_causal_mask(scores), scores, float("-inf"))

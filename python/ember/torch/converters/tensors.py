@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+import ember
 from ember.torch.context import (
     current_node,
     ember_dtype,
@@ -38,6 +39,7 @@ from ember.torch.converters.common import (
     rank,
     reshape_dims,
     shape_of,
+    size_product,
     sizes_arg,
     slice_axis,
     static_int,
@@ -51,7 +53,27 @@ def reshape(input: Any, *shape: Any) -> Any:
     sizes = sizes_arg(shape)
     if sizes and isinstance(sizes[0], torch.dtype):
         raise unsupported("view(dtype) reinterprets memory")
-    return ops.reshape(input, reshape_dims(sizes))
+    try:
+        return ops.reshape(input, reshape_dims(sizes))
+    except ember.EmberError as e:
+        if "number of elements must stay the same" not in str(e):
+            raise
+        return _reshape_as_recorded(input, e)
+
+
+def _reshape_as_recorded(input: Any, error: Exception) -> Any:
+    """A reshape whose element counts ember cannot show equal, although Dynamo's guards
+    make them so (a symbolic size that a view pins, ``view(-1, 35)`` of ``[s0, 6, s1 - 1,
+    s2 - 1]``): torch traced the node, so its recorded output has the input's element count
+    on every call this graph serves. The input is flattened and taken as a run of exactly
+    that many elements (an exact slice of the whole), then given torch's shape."""
+    meta = expected_value()
+    if not isinstance(meta, torch.Tensor) or all(isinstance(d, int) for d in input.shape):
+        raise error
+    out = [sym_size(d) for d in meta.shape]
+    flat = ops.reshape(input, [-1])
+    flat = ops.slice(flat, [0], [0], [size_product(out)], None, clamp=False)
+    return ops.reshape(flat, out)
 
 
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
@@ -123,8 +145,28 @@ def stack(tensors: Any, dim: int = 0, *, out: Any = None) -> Any:
     return cat([ops.unsqueeze(x, [d]) for x in tensors], d)
 
 
+def _split_as_recorded(tensor: Any, d: int) -> tuple:
+    """A split of a symbolic dimension into the pieces torch recorded for the node: their
+    sizes are size expressions (``(s0 + 2) // 3``, and the rest for the last one) that add
+    up to the dimension, so each piece is an exact slice."""
+    pieces = expected_value()
+    if not isinstance(pieces, (tuple, list)) or not all(
+            isinstance(p, torch.Tensor) and p.dim() == rank(tensor) for p in pieces):
+        raise unsupported("a split of a symbolic dimension without torch's record of it")
+    out, start = [], "0"
+    for p in pieces:
+        length = sym_size(p.shape[d])
+        stop = f"({start} + {length})"
+        out.append(ops.slice(tensor, [d], [start if start != "0" else 0], [stop], None,
+                             clamp=False))
+        start = stop
+    return tuple(out)
+
+
 def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> Any:
     d = norm_dim(dim, rank(tensor))
+    if isinstance(tensor.shape[d], str):
+        return _split_as_recorded(tensor, d)
     size = static_int(tensor.shape[d], "the split dimension")
     if isinstance(split_size_or_sections, (tuple, list)):
         sections = [static_int(s, "a split section") for s in split_size_or_sections]
@@ -140,6 +182,8 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> Any:
 
 def chunk(input: Any, chunks: int, dim: int = 0) -> Any:
     d = norm_dim(dim, rank(input))
+    if isinstance(input.shape[d], str):
+        return _split_as_recorded(input, d)
     size = static_int(input.shape[d], "the chunked dimension")
     step = -(-size // int(chunks))
     return split(input, step, d)
@@ -253,7 +297,7 @@ def _slice_bounds(x: Any, axis: int, s: slice, sizes: tuple, out_axis: int) -> t
     # they give the length torch computed (Dynamo's guards keep it so for later calls).
     start = 0 if s.start is None else s.start
     stop = END if s.stop is None or (isinstance(s.stop, int) and s.stop >= END) else s.stop
-    _check_length(axis, start, stop, step, sizes, out_axis)
+    stop = _check_length(axis, start, stop, step, sizes, out_axis)
     return sym_size(start), sym_size(stop), step, True
 
 
@@ -279,7 +323,10 @@ def _as_sympy(v: Any) -> Any:
 
 
 def _check_length(axis: int, start: Any, stop: Any, step: int, sizes: tuple,
-                  out_axis: int) -> None:
+                  out_axis: int) -> Any:
+    """The stop that gives the length torch computed: `stop` itself, or the end of the
+    dimension when torch clamped the stop to it (Dynamo guarded that stop >= size, as for
+    ``x[:, 2:4]`` of a dimension of size s <= 4)."""
     import sympy
 
     meta_in, meta_out = sizes
@@ -293,17 +340,22 @@ def _check_length(axis: int, start: Any, stop: Any, step: int, sizes: tuple,
         e = _as_sympy(v)
         return n + e if e.is_number and e < 0 else e
 
-    span = position(stop) - position(start)
-    if step == 1:
-        length = span
-    else:  # torch's own spelling of a rounded-up division, so that sympy compares them
+    def length(stop: Any) -> Any:
+        span = position(stop) - position(start)
+        if step == 1:
+            return span
+        # torch's own spelling of a rounded-up division, so that sympy compares them
         from torch.utils._sympy.functions import FloorDiv
 
-        length = FloorDiv(span + step - 1, step)
-    if sympy.simplify(_as_sympy(meta_out[out_axis]) - length) != 0:
-        raise unsupported(
-            f"the slice [{start}:{stop}:{step}] of a dimension of size {n}: torch's length is "
-            f"{meta_out[out_axis]}, and ember slices symbolic sizes only with bounds in range")
+        return FloorDiv(span + step - 1, step)
+
+    want = _as_sympy(meta_out[out_axis])
+    for candidate in (stop, END):
+        if sympy.simplify(want - length(candidate)) == 0:
+            return candidate
+    raise unsupported(
+        f"the slice [{start}:{stop}:{step}] of a dimension of size {n}: torch's length is "
+        f"{meta_out[out_axis]}, and ember slices symbolic sizes only with bounds in range")
 
 
 # ---- dtypes and creation --------------------------------------------------------------------
