@@ -47,7 +47,7 @@ import importlib.metadata as md
 import shutil
 
 wanted = {"torch": "2.13.0", "numpy": None, "pytest": None, "tqdm": None, "ruff": None,
-          "expecttest": None,
+          "expecttest": None, "transformers": "5.24.0",
           "nanobind": None, "scikit-build-core": None}
 if shutil.which("cmake") is None:
     wanted["cmake"] = None
@@ -66,6 +66,9 @@ PY
 )
 if [[ -n "$missing_pip" ]]; then
   step "pip install $missing_pip"
+  # torch==2.13.0 is always named, so that no other requirement (transformers) can make pip
+  # resolve another torch.
+  [[ " $missing_pip " == *" torch=="* ]] || missing_pip="torch==2.13.0 $missing_pip"
   # shellcheck disable=SC2086
   "$PYTHON" -m pip install $missing_pip
 fi
