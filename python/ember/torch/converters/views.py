@@ -21,7 +21,14 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ember.torch.context import current_node, ember_dtype, expected_value
+from ember import EmberError
+from ember.torch.context import (
+    current_node,
+    ember_dtype,
+    expected_value,
+    sym_dim_free,
+    sym_size,
+)
 from ember.torch.converters import composites as cmp
 from ember.torch.converters import functions as fn
 from ember.torch.converters import tensors as tn
@@ -355,7 +362,9 @@ def expand_copy(input: Any, size: Any, *, implicit: bool = False, out: Any = Non
 
 def view_copy(input: Any, size: Any, *, out: Any = None) -> Any:
     _no_out(out)
-    return tn.reshape(input, size)
+    if any(isinstance(v, torch.dtype) for v in sizes_arg([size])):
+        raise unsupported("view(dtype) reinterprets memory")
+    return _reshape(input, sizes_arg([size]))
 
 
 def squeeze_copy(input: Any, dim: Any = None, *, out: Any = None) -> Any:
@@ -653,23 +662,36 @@ def fill(input: Any, value: Any) -> Any:
 
 
 def sum_to_size(self: Any, *size: Any) -> Any:
-    target = [static_int(s, "a size") for s in sizes_arg(size)]
+    target = sizes_arg(size)
     shape = shape_of(self)
     lead = len(shape) - len(target)
     if lead < 0:
         raise unsupported("sum_to_size to more dimensions than the tensor has")
-    dims = list(range(lead)) + [
-        lead + i for i, t in enumerate(target) if t == 1 and shape[lead + i] != 1]
+    dims = list(range(lead))
+    for i, t in enumerate(target):
+        if isinstance(t, torch.SymInt) and sym_dim_free(t):
+            if sym_size(t) != shape[lead + i]:  # it may be 1 when the graph runs
+                raise unsupported(f"sum_to_size to the size {t} known only at run time")
+        elif int(t) == 1 and shape[lead + i] != 1:
+            dims.append(lead + i)
     if not dims:
         return self
     if _result_is_empty(shape):
         raise unsupported("sum_to_size of an empty tensor")
-    summed = fn.sum_(self, dims, True)
-    return ops.reshape(summed, target)
+    return _reshape(fn.sum_(self, dims, True), target)
+
+
+def _reshape(x: Any, sizes: list[Any]) -> Any:
+    """x reshaped to sizes, or a clean fallback where ember cannot prove that a symbolic
+    element count stays the same."""
+    try:
+        return ops.reshape(x, reshape_dims(sizes))
+    except EmberError as e:
+        raise unsupported(f"a reshape ember cannot check: {e}") from e
 
 
 def reshape_as(self: Any, other: Any) -> Any:
-    return ops.reshape(self, reshape_dims(shape_of(other)))
+    return _reshape(self, shape_of(other))
 
 
 def ravel(input: Any) -> Any:
