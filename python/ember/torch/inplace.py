@@ -29,6 +29,9 @@ _VIEW_NAMES = {
     "split_with_sizes", "chunk", "unbind", "contiguous", "detach", "as_strided", "diagonal",
     "swapaxes", "swapdims", "movedim", "unfold", "to", "type", "type_as", "float", "half",
     "double", "bfloat16", "int", "long", "bool", "getitem", "alias", "real", "imag",
+    "moveaxis", "linalg_diagonal", "ravel", "positive", "conj", "resolve_conj", "resolve_neg",
+    "tensor_split", "hsplit", "vsplit", "dsplit", "unsafe_split", "unsafe_chunk",
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "broadcast_tensors", "meshgrid",
 }
 _NOT_INPLACE = {"requires_grad_", "share_memory_", "retain_grad_"}
 

@@ -12,6 +12,8 @@
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
+- views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
+  splits, stacks, grids, shuffles, and creation functions computed at compile time;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """
@@ -26,10 +28,11 @@ from ember.torch.converters import (
     norms_losses,
     scalar,
     tensors,
+    views,
     writes,
 )
 
 __all__ = [
     "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "tensors", "writes",
+    "scalar", "tensors", "views", "writes",
 ]

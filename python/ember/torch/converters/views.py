@@ -1,0 +1,837 @@
+"""Converters for views, copies, splits, stacks and creation functions built on the shape
+converters of tensors.py and the gathers of composite_math.py: the ``*_copy`` forms of the
+views, diagonals and their scatters, ``as_strided``, ``unfold``, the ``h/v/dsplit`` and
+``h/v/d/column_stack`` families, ``atleast_*d``, ``meshgrid``, ``block_diag``, ``rot90``,
+pixel and channel shuffles, ``fftshift``, and creation functions whose arguments are all
+known at compile time (windows, ``logspace``), computed once by torch.
+
+Views that read elements in a new order (diagonals, ``unfold``, ``as_strided``) are gathers
+of positions computed at compile time: the same torch view applied to ``arange`` gives the
+flat position of every element read, so the converter and torch agree by construction.
+Calls a converter cannot compute exactly raise ``unsupported`` and run in eager PyTorch.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ember import EmberError
+from ember.torch.context import (
+    current_node,
+    ember_dtype,
+    expected_value,
+    sym_dim_free,
+    sym_size,
+)
+from ember.torch.converters import composites as cmp
+from ember.torch.converters import functions as fn
+from ember.torch.converters import tensors as tn
+from ember.torch.converters import writes
+from ember.torch.converters.common import (
+    cast,
+    common_dtype,
+    constant,
+    dtype_name,
+    full,
+    is_float_dtype,
+    is_tensor,
+    norm_dim,
+    norm_dims,
+    ops,
+    py_value,
+    rank,
+    reshape_dims,
+    shape_of,
+    sizes_arg,
+    slice_axis,
+    static_int,
+    static_shape,
+    unsupported,
+)
+from ember.torch.converters.composite_math import int_constant, static_size, take, take_static
+from ember.torch.converters.functions import register
+from ember.torch.registry import builtin_registrations, register_method
+
+
+def _no_out(out: Any) -> None:
+    if out is not None:
+        raise unsupported("out= arguments")
+
+
+def _result_is_empty(shape: list[Any]) -> bool:
+    return any(isinstance(d, int) and d == 0 for d in shape)
+
+
+def _zeros(shape: list[Any], dtype: str) -> Any:
+    return full(shape, False if dtype == "bool" else 0, dtype)
+
+
+def _inverse(order: list[int]) -> list[int]:
+    back = [0] * len(order)
+    for i, d in enumerate(order):
+        back[d] = i
+    return back
+
+
+def _permute(x: Any, order: list[int]) -> Any:
+    return x if order == list(range(len(order))) else ops.permute(x, order)
+
+
+# ---- gathers of positions computed by torch -------------------------------------------------
+def _gather_dims(x: Any, dims: list[int], positions: Callable[[torch.Tensor], torch.Tensor],
+                 what: str) -> Any:
+    """x with its dimensions `dims` (static sizes) replaced by what `positions` reads: the
+    other dimensions in order, then positions(arange over dims).shape. `positions` is the
+    torch view applied to the flat positions of those dimensions."""
+    sizes = [static_size(x, d, what) for d in dims]
+    others = [d for d in range(rank(x)) if d not in dims]
+    index = positions(torch.arange(math.prod(sizes), dtype=torch.int64).view(sizes))
+    other_shape = [shape_of(x)[d] for d in others]
+    out_shape = other_shape + list(index.shape)
+    if _result_is_empty(out_shape) or math.prod(sizes) == 0:
+        return _zeros(out_shape, dtype_name(x))
+    moved = _permute(x, others + dims)
+    flat = ops.reshape(moved, reshape_dims(other_shape) + [math.prod(sizes)])
+    if index.dim() == 0:
+        picked = take(flat, len(others), int_constant(index.reshape(1)))
+        return ops.reshape(picked, reshape_dims(out_shape))
+    return take(flat, len(others), int_constant(index.contiguous()))
+
+
+def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Any:
+    n = rank(input)
+    d1, d2 = norm_dim(dim1, n), norm_dim(dim2, n)
+    if d1 == d2:
+        raise unsupported("diagonal with dim1 == dim2")
+    k = static_int(offset, "a diagonal offset")
+    return _gather_dims(input, [d1, d2], lambda a: torch.diagonal(a, k, 0, 1), "a diagonal")
+
+
+def linalg_diagonal(A: Any, *, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Any:
+    return diagonal(A, offset, dim1, dim2)
+
+
+def diagonal_copy(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1, *,
+                  out: Any = None) -> Any:
+    _no_out(out)
+    return diagonal(input, offset, dim1, dim2)
+
+
+def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Any:
+    """torch.diagonal(result, offset, dim1, dim2) is input; every other element is zero."""
+    if rank(input) == 0:
+        raise unsupported("diag_embed of a 0-d tensor")
+    r = rank(input) + 1
+    d1, d2 = norm_dim(dim1, r), norm_dim(dim2, r)
+    if d1 == d2:
+        raise unsupported("diag_embed with dim1 == dim2")
+    k = static_int(offset, "a diagonal offset")
+    length = static_size(input, rank(input) - 1, "the embedded diagonal")
+    side = length + builtins.abs(k)
+    other_shape = shape_of(input)[:-1]
+    index = torch.full((side, side), length, dtype=torch.int64)
+    torch.diagonal(index, k).copy_(torch.arange(length))
+    if length == 0 or _result_is_empty(other_shape):
+        grid = _zeros(other_shape + [side, side], dtype_name(input))
+    else:
+        padded = ops.concat([input, _zeros(other_shape + [1], dtype_name(input))], r - 2)
+        grid = take(padded, r - 2, int_constant(index))
+    # grid: the other dimensions, then dim1's, then dim2's; placed at dim1 and dim2.
+    rest = iter(range(r - 2))
+    order = [r - 2 if p == d1 else r - 1 if p == d2 else next(rest) for p in range(r)]
+    return _permute(grid, order)
+
+
+def diag(input: Any, diagonal: Any = 0, *, out: Any = None) -> Any:
+    _no_out(out)
+    if rank(input) == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if rank(input) == 2:
+        return globals()["diagonal"](input, diagonal, 0, 1)
+    raise unsupported(f"diag of a tensor of rank {rank(input)}")
+
+
+def diagflat(input: Any, offset: Any = 0) -> Any:
+    return diag_embed(ops.reshape(input, [-1]), offset, 0, 1)
+
+
+def diagonal_scatter(input: Any, src: Any, offset: Any = 0, dim1: Any = 0,
+                     dim2: Any = 1) -> Any:
+    n = rank(input)
+    d1, d2 = norm_dim(dim1, n), norm_dim(dim2, n)
+    if d1 == d2:
+        raise unsupported("diagonal_scatter with dim1 == dim2")
+    k = static_int(offset, "a diagonal offset")
+    rows, cols = static_size(input, d1, "a diagonal"), static_size(input, d2, "a diagonal")
+    base = torch.arange(rows * cols, dtype=torch.int64).view(rows, cols)
+    picked = torch.diagonal(base, k).reshape(-1)
+    if picked.numel() == 0 or _result_is_empty(shape_of(input)):
+        return input
+    others = [d for d in range(n) if d != d1 and d != d2]
+    order = others + [d1, d2]
+    other_shape = [shape_of(input)[d] for d in others]
+    flat = ops.reshape(_permute(input, order), reshape_dims(other_shape) + [rows * cols])
+    source = cast(src, dtype_name(input))
+    joined = ops.concat([flat, source], n - 2)
+    index = torch.arange(rows * cols, dtype=torch.int64)
+    index[picked] = rows * cols + torch.arange(picked.numel())
+    out = take_static(joined, n - 2, index.tolist())
+    out = ops.reshape(out, reshape_dims(other_shape) + [rows, cols])
+    return _permute(out, _inverse(order))
+
+
+def select_scatter(input: Any, src: Any, dim: Any, index: Any) -> Any:
+    d = norm_dim(dim, rank(input))
+    size = static_size(input, d, "a scattered dimension")
+    i = static_int(index, "a select_scatter index")
+    if not -size <= i < size:
+        raise unsupported(f"select_scatter index {i} out of range for size {size}")
+    i = i + size if i < 0 else i
+    return slice_scatter(input, ops.unsqueeze(cast(src, dtype_name(input)), [d]), d, i, i + 1)
+
+
+def slice_scatter(input: Any, src: Any, dim: Any = 0, start: Any = None, end: Any = None,
+                  step: Any = 1) -> Any:
+    d = norm_dim(dim, rank(input))
+    size = static_size(input, d, "a scattered dimension")
+    bounds = [None if v is None else static_int(v, "a slice bound") for v in (start, end)]
+    stride = static_int(step, "a slice step")
+    if stride <= 0:
+        raise unsupported("slice_scatter with a step < 1")
+    picked = list(range(size))[slice(bounds[0], bounds[1], stride)]
+    if not picked or _result_is_empty(shape_of(input)):
+        return input
+    joined = ops.concat([input, cast(src, dtype_name(input))], d)
+    index = list(range(size))
+    for j, p in enumerate(picked):
+        index[p] = size + j
+    return take_static(joined, d, index)
+
+
+# ---- as_strided ------------------------------------------------------------------------------
+def _input_meta() -> tuple[Any, Any]:
+    node = current_node()
+    src = node.args[0] if node is not None and node.args else None
+    if src is None and node is not None:
+        src = node.kwargs.get("input", node.kwargs.get("self"))
+    meta = expected_value(src) if isinstance(src, torch.fx.Node) else None
+    return src, meta
+
+
+def _storage_offset(offset: Any) -> int:
+    """as_strided reads the input's storage: the offset into the input's row-major values
+    that `offset` means, for an input that is contiguous (Dynamo guards the strides of graph
+    inputs). Without an offset torch starts at the input's own offset; an explicit offset
+    counts from the start of the storage, known only for a tensor the graph allocated
+    itself (not a graph input, whose storage offset is not guarded, nor a view)."""
+    src, meta = _input_meta()
+    if not isinstance(meta, torch.Tensor) or not meta.is_contiguous():
+        raise unsupported("as_strided of a tensor that is not known to be contiguous")
+    if offset is None:
+        return 0
+    k = static_int(offset, "a storage offset")
+    if src.op != "call_function" and src.op != "call_method":
+        raise unsupported("as_strided with a storage_offset of a graph input (its offset in "
+                          "its storage is known only at run time)")
+    fresh = (meta._base is None and meta.storage_offset() == 0
+             and meta.untyped_storage().nbytes() == meta.numel() * meta.element_size())
+    if not fresh:
+        raise unsupported("as_strided with a storage_offset of a view")
+    return k
+
+
+def _strided_positions(n: int, size: Any, stride: Any, offset: int) -> torch.Tensor:
+    sizes = [static_int(s, "an as_strided size") for s in size]
+    strides = [static_int(s, "an as_strided stride") for s in stride]
+    try:
+        return torch.as_strided(torch.arange(n, dtype=torch.int64), sizes, strides, offset)
+    except RuntimeError as e:
+        raise unsupported(f"as_strided reading outside the tensor's elements ({e})") from e
+
+
+def as_strided(input: Any, size: Any, stride: Any, storage_offset: Any = None) -> Any:
+    start = _storage_offset(storage_offset)
+    n = math.prod(static_shape(input, "as_strided"))
+    positions = _strided_positions(n, size, stride, start)
+    flat = ops.reshape(input, [n])
+    return _gather_dims(flat, [0], lambda a: a.flatten()[positions], "as_strided")
+
+
+def as_strided_copy(input: Any, size: Any, stride: Any, storage_offset: Any = None, *,
+                    out: Any = None) -> Any:
+    _no_out(out)
+    return as_strided(input, size, stride, storage_offset)
+
+
+def as_strided_scatter(input: Any, src: Any, size: Any, stride: Any,
+                       storage_offset: Any = None) -> Any:
+    """torch writes src into an as_strided view of a clone of input; the clone of a
+    contiguous tensor is contiguous from offset 0, so the offset counts from input's start."""
+    _, meta = _input_meta()
+    if not isinstance(meta, torch.Tensor) or not meta.is_contiguous():
+        raise unsupported("as_strided_scatter of a tensor that is not known to be contiguous")
+    start = 0 if storage_offset is None else static_int(storage_offset, "a storage offset")
+    n = math.prod(static_shape(input, "as_strided_scatter"))
+    positions = _strided_positions(n, size, stride, start).reshape(-1)
+    if positions.unique().numel() != positions.numel():
+        raise unsupported("as_strided_scatter into overlapping positions")
+    if positions.numel() == 0 or n == 0:
+        return input
+    joined = ops.concat([ops.reshape(input, [n]),
+                         ops.reshape(cast(src, dtype_name(input)), [positions.numel()])], 0)
+    index = torch.arange(n, dtype=torch.int64)
+    index[positions] = n + torch.arange(positions.numel())
+    return ops.reshape(take_static(joined, 0, index.tolist()), shape_of(input))
+
+
+# ---- unfold, movedim, rot90 --------------------------------------------------------------------
+def unfold(input: Any, dimension: Any, size: Any, step: Any) -> Any:
+    length, stride = static_int(size, "an unfold size"), static_int(step, "an unfold step")
+    if rank(input) == 0:
+        if length > 1:
+            raise unsupported("unfold of a 0-d tensor with size > 1")
+        return ops.reshape(input, [1])
+    n = rank(input)
+    d = norm_dim(dimension, n)
+    out = _gather_dims(input, [d], lambda a: a.unfold(0, length, stride), "an unfolded dim")
+    # out: the other dimensions, the windows, then the window elements.
+    return _permute(out, list(range(d)) + [n - 1] + list(range(d, n - 1)) + [n])
+
+
+def unfold_copy(input: Any, dimension: Any, size: Any, step: Any, *, out: Any = None) -> Any:
+    _no_out(out)
+    return unfold(input, dimension, size, step)
+
+
+def movedim(input: Any, source: Any, destination: Any) -> Any:
+    n = rank(input)
+    src = source if isinstance(source, (tuple, list)) else [source]
+    dst = destination if isinstance(destination, (tuple, list)) else [destination]
+    if len(src) != len(dst):
+        raise unsupported("movedim with different numbers of source and destination dims")
+    src = [norm_dim(d, n) for d in src]
+    dst = [norm_dim(d, n) for d in dst]
+    order = [-1] * n
+    for s, t in zip(src, dst, strict=True):
+        order[t] = s
+    rest = iter(d for d in range(n) if d not in src)
+    order = [next(rest) if o == -1 else o for o in order]
+    return _permute(input, order)
+
+
+def rot90(input: Any, k: Any = 1, dims: Any = (0, 1)) -> Any:
+    if len(dims) != 2 or rank(input) < 2:
+        raise unsupported("rot90 needs two dims of a tensor of rank >= 2")
+    d0, d1 = norm_dim(dims[0], rank(input)), norm_dim(dims[1], rank(input))
+    if d0 == d1:
+        raise unsupported("rot90 with equal dims")
+    turns = static_int(k, "rot90's k") % 4
+    if turns == 1:
+        return ops.transpose(cmp.flip(input, [d1]), d0, d1)
+    if turns == 2:
+        return cmp.flip(input, [d0, d1])
+    if turns == 3:
+        return ops.transpose(cmp.flip(input, [d0]), d0, d1)
+    return input
+
+
+# ---- copies of views ---------------------------------------------------------------------------
+def _copy_of(view: Callable[..., Any]) -> Callable[..., Any]:
+    def convert(input: Any, *args: Any, out: Any = None, **kwargs: Any) -> Any:
+        _no_out(out)
+        return view(input, *args, **kwargs)
+
+    convert.__qualname__ = f"{view.__name__}_copy"
+    return convert
+
+
+def alias(input: Any) -> Any:
+    return input
+
+
+def expand_copy(input: Any, size: Any, *, implicit: bool = False, out: Any = None) -> Any:
+    _no_out(out)
+    return tn.expand(input, size)
+
+
+def view_copy(input: Any, size: Any, *, out: Any = None) -> Any:
+    _no_out(out)
+    if any(isinstance(v, torch.dtype) for v in sizes_arg([size])):
+        raise unsupported("view(dtype) reinterprets memory")
+    return _reshape(input, sizes_arg([size]))
+
+
+def squeeze_copy(input: Any, dim: Any = None, *, out: Any = None) -> Any:
+    _no_out(out)
+    return tn.squeeze(input, dim)
+
+
+def real_values(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """conj, conj_physical, resolve_conj, resolve_neg, real, positive: the tensor itself for
+    real dtypes (torch rejects positive of a bool tensor)."""
+    if dtype_name(input).startswith("complex"):
+        raise unsupported("a complex tensor")
+    _no_out(kwargs.get("out"))
+    return input
+
+
+# ---- splits ------------------------------------------------------------------------------------
+def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
+    return tn.split(input, list(split_sizes), dim)
+
+
+def split_with_sizes_copy(input: Any, split_sizes: Any, dim: Any = 0, *,
+                          out: Any = None) -> Any:
+    _no_out(out)
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def tensor_split(input: Any, indices_or_sections: Any, dim: Any = 0) -> Any:
+    d = norm_dim(dim, rank(input))
+    size = static_size(input, d, "a split dimension")
+    if isinstance(indices_or_sections, (tuple, list)):
+        cuts = [static_int(i, "a split index") for i in indices_or_sections]
+    else:
+        parts = static_int(indices_or_sections, "a number of sections")
+        if parts <= 0:
+            raise unsupported("tensor_split into fewer than one section")
+        small, extra = divmod(size, parts)
+        cuts, at = [], 0
+        for i in range(parts - 1):
+            at += small + (1 if i < extra else 0)
+            cuts.append(at)
+    out, start = [], 0
+    for stop in cuts + [size]:
+        lo = builtins.min(builtins.max(start + size if start < 0 else start, 0), size)
+        hi = builtins.min(builtins.max(stop + size if stop < 0 else stop, 0), size)
+        out.append(slice_axis(input, d, lo, builtins.max(hi, lo)))
+        start = stop
+    return tuple(out)
+
+
+def _directional_split(axis: Callable[[int], int], name: str) -> Callable[..., Any]:
+    def convert(input: Any, indices_or_sections: Any) -> Any:
+        d = axis(rank(input))
+        if d < 0 or d >= rank(input):
+            raise unsupported(f"{name} of a tensor of rank {rank(input)}")
+        if not isinstance(indices_or_sections, (tuple, list)):
+            parts = static_int(indices_or_sections, "a number of sections")
+            if parts <= 0 or static_size(input, d, "a split dimension") % parts:
+                raise unsupported(f"{name} into sections that do not divide the dimension")
+        return tensor_split(input, indices_or_sections, d)
+
+    convert.__qualname__ = name
+    return convert
+
+
+hsplit = _directional_split(lambda n: 1 if n >= 2 else (0 if n == 1 else -1), "hsplit")
+vsplit = _directional_split(lambda n: 0 if n >= 2 else -1, "vsplit")
+dsplit = _directional_split(lambda n: 2 if n >= 3 else -1, "dsplit")
+
+
+def chunk_cat(tensors: Any, dim: Any, num_chunks: Any) -> Any:
+    """Each tensor padded with zeros along dim to a multiple of num_chunks, viewed as
+    [*leading, num_chunks, -1], and the views concatenated along the last dimension."""
+    chunks = static_int(num_chunks, "a number of chunks")
+    items = list(tensors)
+    if not items or chunks < 1:
+        raise unsupported("_chunk_cat of no tensors or into no chunks")
+    d = norm_dim(dim, rank(items[0]))
+    dt = common_dtype(*items)
+    parts = []
+    for t in items:
+        shape = static_shape(t, "_chunk_cat")
+        if d >= len(shape):
+            raise unsupported("_chunk_cat with a dim beyond a tensor's rank")
+        x = cast(t, dt)
+        size = shape[d]
+        step = -(-size // chunks)
+        if step * chunks != size:
+            pad_shape = list(shape)
+            pad_shape[d] = step * chunks - size
+            x = ops.concat([x, _zeros(pad_shape, dt)], d) if size else _zeros(
+                shape[:d] + [step * chunks] + shape[d + 1:], dt)
+        width = step * math.prod(shape[d + 1:])
+        if width == 0:
+            continue
+        parts.append(ops.reshape(x, shape[:d] + [chunks, width]))
+    if not parts:
+        raise unsupported("_chunk_cat of tensors with no elements")
+    return parts[0] if len(parts) == 1 else ops.concat(parts, d + 1)
+
+
+# ---- stacks and grids --------------------------------------------------------------------------
+def _atleast(n: int) -> Callable[..., Any]:
+    def one(x: Any) -> Any:
+        r = rank(x)
+        if r >= n:
+            return x
+        shape = shape_of(x)
+        if n == 3 and r == 2:
+            return ops.reshape(x, reshape_dims(shape + [1]))
+        if n == 3 and r == 1:
+            return ops.reshape(x, reshape_dims([1] + shape + [1]))
+        return ops.reshape(x, reshape_dims([1] * (n - r) + shape))
+
+    def convert(*tensors: Any) -> Any:
+        if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+            return tuple(one(t) for t in tensors[0])
+        if len(tensors) == 1:
+            return one(tensors[0])
+        return tuple(one(t) for t in tensors)
+
+    convert.__qualname__ = f"atleast_{n}d"
+    convert.one = one  # type: ignore[attr-defined]
+    return convert
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
+
+
+def hstack(tensors: Any, *, out: Any = None) -> Any:
+    _no_out(out)
+    items = [atleast_1d.one(t) for t in tensors]  # type: ignore[attr-defined]
+    return tn.cat(items, 0 if rank(items[0]) == 1 else 1)
+
+
+def vstack(tensors: Any, *, out: Any = None) -> Any:
+    _no_out(out)
+    return tn.cat([atleast_2d.one(t) for t in tensors], 0)  # type: ignore[attr-defined]
+
+
+def dstack(tensors: Any, *, out: Any = None) -> Any:
+    _no_out(out)
+    return tn.cat([atleast_3d.one(t) for t in tensors], 2)  # type: ignore[attr-defined]
+
+
+def column_stack(tensors: Any, *, out: Any = None) -> Any:
+    _no_out(out)
+    items = [ops.reshape(t, reshape_dims(shape_of(t)[:1] + [1]) if rank(t) else [1, 1])
+             if rank(t) <= 1 else t for t in tensors]
+    return tn.cat(items, 1)
+
+
+def broadcast_to(input: Any, size: Any) -> Any:
+    return tn.expand(input, list(size))
+
+
+def broadcast_tensors(*tensors: Any) -> Any:
+    meta = expected_value()
+    if not isinstance(meta, (tuple, list)) or not meta:
+        raise unsupported("broadcast_tensors without torch's result shapes")
+    target = list(meta[0].shape)
+    return tuple(tn.expand(t, target) for t in tensors)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> Any:
+    items = list(tensors[0]) if len(tensors) == 1 and isinstance(
+        tensors[0], (tuple, list)) else list(tensors)
+    if indexing not in (None, "ij", "xy"):
+        raise unsupported(f"meshgrid with indexing={indexing!r}")
+    if any(rank(t) > 1 for t in items) or not items:
+        raise unsupported("meshgrid of tensors of rank > 1")
+    sizes = [shape_of(t)[0] if rank(t) else 1 for t in items]
+    axes = list(range(len(items)))
+    if indexing == "xy" and len(items) >= 2:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(items)
+    for i, a in enumerate(axes):
+        shape[a] = sizes[i]
+    grids = []
+    for i, t in enumerate(items):
+        view = [1] * len(items)
+        view[axes[i]] = sizes[i]
+        grids.append(tn.expand(ops.reshape(t, reshape_dims(view)), shape))
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors: Any) -> Any:
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return tn.stack([ops.reshape(g, [-1]) for g in grids], 1)
+
+
+def block_diag(*tensors: Any) -> Any:
+    if not tensors:
+        raise unsupported("block_diag of no tensors")
+    dt = common_dtype(*tensors)
+    blocks = []
+    for t in tensors:
+        if rank(t) > 2:
+            raise unsupported("block_diag of a tensor of rank > 2")
+        shape = static_shape(t, "block_diag")
+        shape = [1, 1] if not shape else ([1] + shape if len(shape) == 1 else shape)
+        blocks.append((cast(ops.reshape(t, shape), dt), shape))
+    total_cols = builtins.sum(s[1] for _, s in blocks)
+    rows, at = [], 0
+    for block, (r, c) in blocks:
+        if r == 0:
+            at += c
+            continue
+        parts = [p for p in (_zeros([r, at], dt) if at else None,
+                             block if c else None,
+                             _zeros([r, total_cols - at - c], dt)
+                             if total_cols - at - c else None) if p is not None]
+        rows.append(parts[0] if len(parts) == 1 else ops.concat(parts, 1))
+        at += c
+    total_rows = builtins.sum(s[0] for _, s in blocks)
+    if not rows or total_cols == 0:
+        return _zeros([total_rows, total_cols], dt)
+    return rows[0] if len(rows) == 1 else ops.concat(rows, 0)
+
+
+# ---- shuffles, shifts --------------------------------------------------------------------------
+def pixel_shuffle(input: Any, upscale_factor: Any) -> Any:
+    r = static_int(upscale_factor, "an upscale factor")
+    if rank(input) < 3:
+        raise unsupported("pixel_shuffle of a tensor of rank < 3")
+    shape = shape_of(input)
+    lead, (c, h, w) = shape[:-3], static_shape(input, "pixel_shuffle")[-3:]
+    if c % (r * r):
+        raise unsupported("pixel_shuffle of channels not divisible by upscale_factor**2")
+    k = len(lead)
+    x = ops.reshape(input, reshape_dims(lead + [c // (r * r), r, r, h, w]))
+    x = ops.permute(x, list(range(k)) + [k, k + 3, k + 1, k + 4, k + 2])
+    return ops.reshape(x, reshape_dims(lead + [c // (r * r), h * r, w * r]))
+
+
+def pixel_unshuffle(input: Any, downscale_factor: Any) -> Any:
+    r = static_int(downscale_factor, "a downscale factor")
+    if rank(input) < 3:
+        raise unsupported("pixel_unshuffle of a tensor of rank < 3")
+    shape = shape_of(input)
+    lead, (c, h, w) = shape[:-3], static_shape(input, "pixel_unshuffle")[-3:]
+    if h % r or w % r:
+        raise unsupported("pixel_unshuffle of sizes not divisible by downscale_factor")
+    k = len(lead)
+    x = ops.reshape(input, reshape_dims(lead + [c, h // r, r, w // r, r]))
+    x = ops.permute(x, list(range(k)) + [k, k + 2, k + 4, k + 1, k + 3])
+    return ops.reshape(x, reshape_dims(lead + [c * r * r, h // r, w // r]))
+
+
+def channel_shuffle(input: Any, groups: Any) -> Any:
+    g = static_int(groups, "a number of groups")
+    if rank(input) < 3:
+        raise unsupported("channel_shuffle of a tensor of rank < 3")
+    shape = shape_of(input)
+    c = static_size(input, 1, "the shuffled channels")
+    if g <= 0 or c % g:
+        raise unsupported("channel_shuffle of channels not divisible by groups")
+    x = ops.reshape(input, reshape_dims([shape[0], g, c // g] + shape[2:]))
+    return ops.reshape(ops.transpose(x, 1, 2), reshape_dims(shape))
+
+
+def _fftshift(inverse: bool) -> Callable[..., Any]:
+    def convert(input: Any, dim: Any = None) -> Any:
+        dims = norm_dims(dim, rank(input)) if dim is not None else list(range(rank(input)))
+        if not dims:
+            return input
+        shifts = []
+        for d in dims:
+            n = static_size(input, d, "a shifted dimension")
+            shifts.append(-(n // 2) if inverse else n // 2)
+        return cmp.roll(input, shifts, dims)
+
+    convert.__qualname__ = "ifftshift" if inverse else "fftshift"
+    return convert
+
+
+# ---- values ------------------------------------------------------------------------------------
+def _fill_value(value: Any, dtype: str) -> Any:
+    v = py_value(value)
+    if dtype == "bool":
+        return bool(v)
+    if not is_float_dtype(dtype):
+        if isinstance(v, float) and (not math.isfinite(v) or v != int(v)):
+            raise unsupported(f"filling an integer tensor with {v}")
+        return int(v)
+    return float(v)
+
+
+def fill(input: Any, value: Any) -> Any:
+    if is_tensor(value):
+        return writes.fill_(input, value)
+    return full(shape_of(input), _fill_value(value, dtype_name(input)), dtype_name(input))
+
+
+def sum_to_size(self: Any, *size: Any) -> Any:
+    target = sizes_arg(size)
+    shape = shape_of(self)
+    lead = len(shape) - len(target)
+    if lead < 0:
+        raise unsupported("sum_to_size to more dimensions than the tensor has")
+    dims = list(range(lead))
+    for i, t in enumerate(target):
+        if isinstance(t, torch.SymInt) and sym_dim_free(t):
+            if sym_size(t) != shape[lead + i]:  # it may be 1 when the graph runs
+                raise unsupported(f"sum_to_size to the size {t} known only at run time")
+        elif int(t) == 1 and shape[lead + i] != 1:
+            dims.append(lead + i)
+    if not dims:
+        return self
+    if _result_is_empty(shape):
+        raise unsupported("sum_to_size of an empty tensor")
+    return _reshape(fn.sum_(self, dims, True), target)
+
+
+def _reshape(x: Any, sizes: list[Any]) -> Any:
+    """x reshaped to sizes, or a clean fallback where ember cannot prove that a symbolic
+    element count stays the same."""
+    try:
+        return ops.reshape(x, reshape_dims(sizes))
+    except EmberError as e:
+        raise unsupported(f"a reshape ember cannot check: {e}") from e
+
+
+def reshape_as(self: Any, other: Any) -> Any:
+    return _reshape(self, shape_of(other))
+
+
+def ravel(input: Any) -> Any:
+    return ops.reshape(input, [-1]) if rank(input) != 1 else input
+
+
+def radd(self: Any, other: Any) -> Any:
+    return fn.add(other, self)
+
+
+def rmul(self: Any, other: Any) -> Any:
+    return fn.mul(other, self)
+
+
+# ---- creation ----------------------------------------------------------------------------------
+def _dtype_of_result(dtype: Any, fallback: str) -> str:
+    if dtype is not None:
+        return ember_dtype(dtype)
+    meta = expected_value()
+    return ember_dtype(meta.dtype) if isinstance(meta, torch.Tensor) else fallback
+
+
+def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
+    return _zeros(list(size), _dtype_of_result(dtype, "float32"))
+
+
+def new_empty_strided(self: Any, size: Any, stride: Any, *, dtype: Any = None,
+                      **kwargs: Any) -> Any:
+    return _zeros(list(size), _dtype_of_result(dtype, dtype_name(self)))
+
+
+def _computed(target: Callable[..., Any]) -> Callable[..., Any]:
+    """A creation function whose arguments are all Python values: torch computes it once,
+    at compile time, and the result is a constant."""
+    def convert(*args: Any, **kwargs: Any) -> Any:
+        def value(v: Any) -> Any:
+            if is_tensor(v):
+                raise unsupported(f"{target.__name__} with a tensor argument known at run time")
+            if isinstance(v, (tuple, list)):
+                return type(v)(value(x) for x in v)
+            return py_value(v)
+
+        result = target(*[value(a) for a in args], **{k: value(v) for k, v in kwargs.items()})
+        return constant(result.contiguous())
+
+    convert.__qualname__ = target.__name__
+    return convert
+
+
+_WINDOWS = ("bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
+            "general_hamming", "hamming", "hann", "kaiser", "nuttall")
+
+
+# ---- registration ------------------------------------------------------------------------------
+_METHODS: dict[str, Callable[..., Any]] = {
+    "diagonal": diagonal, "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
+    "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
+    "slice_scatter": slice_scatter, "as_strided": as_strided,
+    "as_strided_scatter": as_strided_scatter, "unfold": unfold, "movedim": movedim,
+    "moveaxis": movedim, "rot90": rot90, "conj": real_values, "conj_physical": real_values,
+    "resolve_conj": real_values, "resolve_neg": real_values, "positive": real_values,
+    "split_with_sizes": split_with_sizes, "unsafe_split": tn.split, "unsafe_chunk": tn.chunk,
+    "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+    "broadcast_to": broadcast_to, "fill": fill, "sum_to_size": sum_to_size,
+    "reshape_as": reshape_as, "view_as": reshape_as, "ravel": ravel,
+    "new_empty_strided": new_empty_strided, "swapdims": tn.transpose,
+    "__radd__": radd, "__rmul__": rmul,
+}
+
+
+def _register_all() -> None:
+    register(diagonal, torch.diagonal)
+    register(linalg_diagonal, torch.linalg.diagonal)
+    register(diagonal_copy, torch.diagonal_copy)
+    register(diag, torch.diag)
+    register(diag_embed, torch.diag_embed)
+    register(diagflat, torch.diagflat)
+    register(diagonal_scatter, torch.diagonal_scatter)
+    register(select_scatter, torch.select_scatter)
+    register(slice_scatter, torch.slice_scatter)
+    register(as_strided, torch.as_strided)
+    register(as_strided_copy, torch.as_strided_copy)
+    register(as_strided_scatter, torch.as_strided_scatter)
+    register(unfold_copy, torch.unfold_copy)
+    register(movedim, torch.movedim, torch.moveaxis)
+    register(rot90, torch.rot90)
+    register(_copy_of(alias), torch.alias_copy)
+    register(expand_copy, torch.expand_copy)
+    register(view_copy, torch.view_copy)
+    register(squeeze_copy, torch.squeeze_copy)
+    register(_copy_of(tn.narrow), torch.narrow_copy)
+    register(_copy_of(tn.permute), torch.permute_copy)
+    register(_copy_of(tn.t), torch.t_copy)
+    register(_copy_of(tn.transpose), torch.transpose_copy)
+    register(_copy_of(tn.unsqueeze), torch.unsqueeze_copy)
+    register(_copy_of(tn.unbind), torch.unbind_copy)
+    register(tn.transpose, torch.swapdims)
+    register(real_values, torch.conj, torch.conj_physical, torch.resolve_conj,
+             torch.resolve_neg, torch.real, torch.positive)
+    register(split_with_sizes, torch.split_with_sizes)
+    register(split_with_sizes_copy, torch.split_with_sizes_copy)
+    register(tn.split, torch.unsafe_split)
+    register(tn.chunk, torch.unsafe_chunk)
+    register(tensor_split, torch.tensor_split)
+    register(hsplit, torch.hsplit)
+    register(vsplit, torch.vsplit)
+    register(dsplit, torch.dsplit)
+    register(chunk_cat, torch._chunk_cat)
+    register(atleast_1d, torch.atleast_1d)
+    register(atleast_2d, torch.atleast_2d)
+    register(atleast_3d, torch.atleast_3d)
+    register(hstack, torch.hstack)
+    register(vstack, torch.vstack, torch.row_stack)
+    register(dstack, torch.dstack)
+    register(column_stack, torch.column_stack)
+    register(broadcast_to, torch.broadcast_to)
+    register(broadcast_tensors, torch.broadcast_tensors)
+    register(meshgrid, torch.meshgrid)
+    register(cartesian_prod, torch.cartesian_prod)
+    register(block_diag, torch.block_diag)
+    register(pixel_shuffle, F.pixel_shuffle, torch.pixel_shuffle)
+    register(pixel_unshuffle, F.pixel_unshuffle, torch.pixel_unshuffle)
+    register(channel_shuffle, F.channel_shuffle, torch.channel_shuffle,
+             torch.native_channel_shuffle)
+    register(_fftshift(False), torch.fft.fftshift)
+    register(_fftshift(True), torch.fft.ifftshift)
+    register(fill, torch.fill)
+    register(writes.zero_, torch.zero_)
+    register(ravel, torch.ravel)
+    register(empty_permuted, torch.empty_permuted)
+    register(_computed(torch.logspace), torch.logspace)
+    register(_computed(torch.linspace), torch.linspace)
+    for name in _WINDOWS:
+        window = getattr(torch.signal.windows, name, None)
+        if window is not None:
+            register(_computed(window), window)
+    with builtin_registrations():
+        for name, converter in _METHODS.items():
+            if hasattr(torch.Tensor, name):
+                register_method(name)(converter)
+
+
+_register_all()
