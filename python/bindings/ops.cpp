@@ -213,6 +213,15 @@ void bind_transforms(nb::module_& m) {
   m.def(
       "expand", [](const Tensor& x, const ShapeArg& shape) { return ops::expand(x, shape.get()); },
       nb::arg("x"), nb::arg("shape"), "Broadcasts x to shape; -1 keeps a dimension.");
+  m.def(
+      "gather",
+      [](const Tensor& x, int64_t axis, const Tensor& index) {
+        return ops::gather(x, axis, index);
+      },
+      nb::arg("x"), nb::arg("axis"), nb::arg("index"),
+      "out[.., i, ..] = x[.., index[.., i, ..], ..] along axis (torch.gather). The index has "
+      "x's rank; off the axis its sizes equal x's (or are constants no larger). Index values "
+      "out of range raise ember.DataError when the graph runs.");
 }
 
 }  // namespace

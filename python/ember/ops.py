@@ -49,6 +49,7 @@ unsqueeze = _ops.unsqueeze
 concat = _ops.concat
 slice = _ops.slice
 expand = _ops.expand
+gather = _ops.gather
 op_names = _ops.op_names
 conv2d = _ops.conv2d
 conv1d = _ops.conv1d
@@ -108,6 +109,7 @@ __all__ = [
     "embedding",
     "expand",
     "flatten",
+    "gather",
     "full",
     "gelu",
     "hardsigmoid",

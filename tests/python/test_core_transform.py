@@ -187,3 +187,38 @@ def test_reshape_cancels_dimensions_spelled_differently():
     torch.testing.assert_close(out_z.torch(), t.reshape(2, 4))
     with pytest.raises(ember.EmberError, match="number of elements must stay the same"):
         ember.ops.reshape(x, ["((n + 1) // 2)", 3])
+
+
+def test_gather_along_each_axis_with_symbolic_sizes():
+    g = torch.Generator().manual_seed(0)
+    for axis in (0, 1, -1):
+        x = torch.randn(4, 6, 5, generator=g)
+        shape = [4, 6, 5]
+        shape[axis] = 3
+        index = torch.randint(0, x.shape[axis], shape, generator=g)
+        (out,) = run_traced(lambda a, i, axis=axis: [ember.ops.gather(a, axis, i)], [x, index])
+        torch.testing.assert_close(out, torch.gather(x, axis, index), rtol=0, atol=0)
+    xs = ember.symbol(["n", 7], "int32", name="x")
+    ix = ember.symbol(["n", "m"], "int64", name="i")
+    graph = ember.trace_from([ember.ops.gather(xs, 1, ix)], [xs, ix])
+    x = torch.arange(21, dtype=torch.int32).reshape(3, 7)
+    index = torch.tensor([[6, 0], [1, 1], [3, 5]])
+    out = graph(ember.from_torch(x), ember.from_torch(index))
+    out = out[0] if isinstance(out, (list, tuple)) else out
+    torch.testing.assert_close(out.torch(), torch.gather(x, 1, index), rtol=0, atol=0)
+    with pytest.raises(ember.DataError, match="index 7 is out of range"):
+        graph(ember.from_torch(x), ember.from_torch(torch.tensor([[7, 0]] * 3)))
+    with pytest.raises(ember.DataError, match="index -1 is out of range"):
+        graph(ember.from_torch(x), ember.from_torch(torch.tensor([[-1, 0]] * 3)))
+
+
+def test_gather_rejects_indexes_that_could_leave_the_input():
+    x = ember.symbol([4, 5], "float32", name="x")
+    with pytest.raises(ember.EmberError, match="must not exceed"):
+        ember.ops.gather(x, 1, ember.symbol([6, 2], "int64", name="i"))
+    with pytest.raises(ember.EmberError, match="must not exceed"):
+        ember.ops.gather(ember.symbol(["n", 5], "float32"), 1, ember.symbol(["m", 2], "int64"))
+    with pytest.raises(ember.EmberError, match="rank"):
+        ember.ops.gather(x, 0, ember.symbol([4], "int64", name="i"))
+    with pytest.raises(ember.EmberError, match="int32 or int64"):
+        ember.ops.gather(x, 0, ember.symbol([4, 5], "float32", name="i"))

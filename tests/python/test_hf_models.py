@@ -61,9 +61,6 @@ ENCODER_DECODER = {"bart", "t5"}
 # Families that do not convert completely yet, with why. The list may only shrink: a listed
 # family that converts fails the test, so that it is removed here.
 KNOWN: dict[tuple[str, bool], str] = {
-    ("bert", True): "torch.gather of a buffer with a symbolic length",
-    ("albert", True): "torch.gather of a buffer with a symbolic length",
-    ("electra", True): "torch.gather of a buffer with a symbolic length",
     ("roberta", False): "torch.cumsum (position ids)",
     ("roberta", True): "torch.cumsum (position ids)",
     ("opt", True): "torch.cumsum (position ids)",

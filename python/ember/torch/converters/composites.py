@@ -16,7 +16,6 @@ raises too), never reads another element. Calls a converter cannot compute exact
 from __future__ import annotations
 
 import builtins
-import math
 from typing import Any
 
 import torch
@@ -30,7 +29,6 @@ from ember.torch.converters.common import (
     binary,
     cast,
     common_dtype,
-    constant,
     dtype_name,
     full,
     is_const,
@@ -262,29 +260,18 @@ def gather(input: Any, dim: Any, index: Any, *, sparse_grad: bool = False,
     if not is_tensor(index) or dtype_name(index) not in ("int64", "int32"):
         raise unsupported("gather with an index that is not an integer tensor")
     n = rank(input)
-    if rank(index) != n or n == 0:
+    if rank(index) != n:
         raise unsupported("gather with an index whose rank differs from the input's")
-    axis = norm_dim(dim, n)
-    in_shape = static_shape(input, "gather")
-    idx_shape = static_shape(index, "gather")
-    if any(i > s for d, (i, s) in enumerate(zip(idx_shape, in_shape, strict=True)) if d != axis):
-        raise unsupported("gather with an index larger than the input off the gathered dim")
-    if 0 in idx_shape:
+    if n == 0:  # a 0-d input with a 0-d index (0 is the only index in range)
+        return ops.reshape(ops.gather(ops.reshape(input, [1]), 0, ops.reshape(index, [1])), [])
+    if any(isinstance(d, int) and d == 0 for d in index.shape):
         raise unsupported("gather with an empty index")
-    strides = [math.prod(in_shape[d + 1:]) for d in range(n)]
-    position = torch.zeros(idx_shape, dtype=torch.int64)
-    for d in range(n):
-        if d != axis:
-            view = [1] * n
-            view[d] = idx_shape[d]
-            position = position + torch.arange(idx_shape[d]).view(view) * strides[d]
-    idx = cast(index, "int64")
-    size = in_shape[axis]
-    valid = ops.logical_and(ops.greater_equal(idx, 0), ops.less(idx, size))
-    flat = ops.add(ops.mul(idx, strides[axis]), constant(position.contiguous()))
-    flat = ops.where(valid, flat, -1)  # out of range: the lookup raises, as torch does
-    table = ops.reshape(input, [math.prod(in_shape), 1])
-    return ops.reshape(ops.embedding(table, flat), idx_shape)
+    axis = norm_dim(dim, n)
+    for d, (i, s) in enumerate(zip(index.shape, input.shape, strict=True)):
+        if d != axis and not (i == s or (isinstance(i, int) and isinstance(s, int) and i <= s)):
+            raise unsupported(f"gather with an index of size {i} in dimension {d} where the "
+                              f"input has {s}")
+    return ops.gather(input, axis, index)
 
 
 # ---- activations ---------------------------------------------------------------------------
