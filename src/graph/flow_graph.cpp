@@ -38,8 +38,16 @@ std::vector<std::string> FlowGraph::symbols() const {
         if (seen.insert(v).second) out.push_back(v);
   };
   for (int i : inputs) add(values[i].shape);
-  // Symbols that appear only inside (not derivable from inputs) still need a slot.
+  // Symbols that appear only inside (not derivable from inputs) still need a slot: in
+  // shapes, in attributes (a slice starting at a symbolic offset), in fused subgraphs.
   for (const auto& t : values) add(t.shape);
+  for (const Node& n : nodes) {
+    add(attr_size_exprs(n.attrs));
+    if (const auto* f = std::get_if<FusedAttrs>(&n.attrs)) {
+      for (const std::string& v : f->graph->symbols())
+        if (seen.insert(v).second) out.push_back(v);
+    }
+  }
   return out;
 }
 

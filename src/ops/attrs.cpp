@@ -119,14 +119,23 @@ AttrFields NormAttrs::fields() const {
   return f;
 }
 
-bool attrs_use_symbols(const OpAttrs& a) {
-  auto symbolic = [](const Shape& s) { return !shape_is_concrete(s); };
+std::vector<ir::Expr> attr_size_exprs(const OpAttrs& a) {
+  std::vector<ir::Expr> out;
+  auto add = [&](const Shape& s) { out.insert(out.end(), s.begin(), s.end()); };
   if (const auto* x = std::get_if<ArangeAttrs>(&a)) {
-    return x->sym_start.defined() || x->sym_stop.defined();
+    if (x->sym_start.defined()) out.push_back(x->sym_start);
+    if (x->sym_stop.defined()) out.push_back(x->sym_stop);
   }
-  if (const auto* x = std::get_if<SliceAttrs>(&a)) return symbolic(x->starts) || symbolic(x->stops);
-  if (const auto* x = std::get_if<ShapeAttrs>(&a)) return symbolic(x->shape);
-  if (const auto* x = std::get_if<FullAttrs>(&a)) return symbolic(x->shape);
+  if (const auto* x = std::get_if<SliceAttrs>(&a)) add(x->starts), add(x->stops);
+  if (const auto* x = std::get_if<ShapeAttrs>(&a)) add(x->shape);
+  if (const auto* x = std::get_if<FullAttrs>(&a)) add(x->shape);
+  return out;
+}
+
+bool attrs_use_symbols(const OpAttrs& a) {
+  for (const ir::Expr& e : attr_size_exprs(a)) {
+    if (e.defined() && !e.as_int()) return true;
+  }
   return false;
 }
 

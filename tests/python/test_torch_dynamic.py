@@ -424,3 +424,36 @@ def test_an_unspecialized_global_float_under_sqrt(builds):
         return 0.5 * x * (1.0 + torch.tanh(k * (x + 0.044715 * torch.pow(x, 3.0))))
 
     check_lengths(fn, x3, (8, 12, 5), builds)
+
+
+def test_narrow_and_tril_with_offsets_known_at_run_time(builds):
+    # Integer arguments that Dynamo makes symbolic after they change: a narrow start (a
+    # symbol the slice holds in its attributes, bound at run time), a diagonal offset (which
+    # may be negative: a 0-d run-time value, never a size), and a 0-d tensor start.
+    cut = torch.compile(lambda x, s: torch.narrow(x, 1, s, 2), backend="ember", options=STRICT)
+    tri = torch.compile(lambda x, k: (torch.tril(x, k), torch.triu(x, k)), backend="ember",
+                        options=STRICT)
+    at = torch.compile(lambda x, s: torch.narrow(x, 1, s, 3), backend="ember", options=STRICT)
+    with torch.no_grad():
+        for s in (0, 1, 5, 3):
+            x = torch.randn(3, 8)
+            assert torch.equal(cut(x, s), torch.narrow(x, 1, s, 2)), s
+        for k in (0, 1, -1, 2, -3):
+            x = torch.randn(4, 5)
+            assert max_err(tri(x, k), (torch.tril(x, k), torch.triu(x, k))) == 0, k
+        for s in (0, 2, -3):
+            x = torch.randn(2, 7)
+            start = torch.tensor(s)
+            assert torch.equal(at(x, start), torch.narrow(x, 1, start, 3)), s
+
+
+def test_a_narrow_from_a_negative_symbolic_start_runs_eagerly_and_right():
+    # A negative start cannot be bound as a size: the node falls back (with a reason).
+    cut = torch.compile(lambda x, s: torch.narrow(x, 1, s, 2), backend="ember")
+    with torch.no_grad():
+        for s in (1, 2):
+            x = torch.randn(3, 8)
+            assert torch.equal(cut(x, s), torch.narrow(x, 1, s, 2))
+        with pytest.warns(EagerFallbackWarning, match="may be negative"):
+            x = torch.randn(3, 8)
+            assert torch.equal(cut(x, -3), torch.narrow(x, 1, -3, 2))

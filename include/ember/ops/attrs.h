@@ -176,6 +176,9 @@ using OpAttrs = std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAt
                              NormAttrs, FusedAttrs>;
 
 AttrFields attr_fields(const OpAttrs& a);
+// The size expressions the attributes hold (slice bounds, target shapes, arange bounds;
+// not a fused operator's subgraph): where a symbol may appear outside every value's shape.
+std::vector<ir::Expr> attr_size_exprs(const OpAttrs& a);
 // Whether the attributes name symbols (a symbolic bound or size): such an operator can only
 // run inside a graph whose inputs bind them, so it is traced even without symbolic inputs.
 bool attrs_use_symbols(const OpAttrs& a);

@@ -28,6 +28,7 @@ __all__ = [
     "expected_value",
     "guarded_int",
     "input_dim",
+    "may_be_negative",
     "low_precision",
     "runtime_scalar",
     "sym_dim",
@@ -315,6 +316,19 @@ def sym_dim_free(v: Any) -> bool:
 
 
 _GUARDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # shape env -> {expr: value}
+
+
+def may_be_negative(value: Any) -> bool:
+    """Whether a SymInt known only at run time (a scalar argument such as a slice start or a
+    diagonal offset) can be negative in a call that reuses the graph. ember binds symbols as
+    sizes, which are never negative: such a value has to reach the graph another way."""
+    if not isinstance(value, torch.SymInt) or not sym_dim_free(value):
+        return False
+    try:
+        lower = value.node.shape_env.bound_sympy(value.node.expr).lower
+        return not bool(lower >= 0)
+    except Exception:  # no range known
+        return True
 
 
 def guarded_int(value: Any) -> int | None:

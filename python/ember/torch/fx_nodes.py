@@ -156,12 +156,42 @@ def refine_known_dims(result: Any, meta: torch.Tensor) -> Any:
     for axis, (g, w) in enumerate(zip(result.shape, meta.shape, strict=True)):
         if isinstance(g, str):
             known = w if isinstance(w, int) else guarded_int(w)
-            if known is not None:
-                axes.append(axis)
-                stops.append(int(known))
+            if known is None:
+                continue
+            # ember's size must have that value in the traced call; anything else is a
+            # converter computing another shape (a mismatch, never narrowed away). A size
+            # whose traced value is unknown (a symbol of ember's own) is left as it is.
+            traced = _traced_value(g, meta)
+            if traced is None:
+                continue
+            if traced != int(known):
+                raise ConversionFailure(
+                    "mismatch", f"the converter's result has size {g} (= {traced} when "
+                    f"traced) in dimension {axis}, torch's is {known}")
+            axes.append(axis)
+            stops.append(int(known))
     if not axes:
         return result
     return ember.ops.slice(result, axes, [0] * len(axes), stops, None, clamp=False)
+
+
+def _traced_value(size: str, meta: Any) -> int | None:
+    """The value an ember size expression (its text) had in the traced call: its symbols
+    are the shape environment's, whose traced values it records."""
+    import sympy
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    env = getattr(getattr(meta, "fake_mode", None), "shape_env", None)
+    if not isinstance(env, ShapeEnv):
+        return None
+    values = {str(k): int(v) for k, v in env.var_to_val.items()}
+    try:
+        expr = sympy.sympify(size, locals={n: sympy.Symbol(n)
+                                                               for n in values})
+        value = expr.subs({sympy.Symbol(n): v for n, v in values.items()})
+        return int(value) if value.is_Integer else None
+    except (sympy.SympifyError, TypeError, ValueError):
+        return None
 
 
 def call_text(node: torch.fx.Node) -> str:

@@ -177,7 +177,7 @@ class FxConverter:
             carriers: list[tuple[str, Any]] = []
             if not self.failures:
                 spec = self._spec(output_node.args[0] if output_node else None, outputs)
-                carriers = self._carriers(outputs)
+                carriers = self._carriers(outputs, list(ctx.scalars))
             return Conversion(
                 inputs=self.inputs,
                 outputs=outputs,
@@ -500,7 +500,8 @@ class FxConverter:
             return ("sym", value)
         return ("value", value)
 
-    def _carriers(self, outputs: list[Any]) -> list[tuple[str, Any]]:
+    def _carriers(self, outputs: list[Any], scalars: list[tuple[Any, Any]]
+                  ) -> list[tuple[str, Any]]:
         """Symbols used in the graph's shapes (outputs, and values inside such as an arange
         of a symbolic length) that no runtime tensor input carries: each gets an input of
         shape [symbol, 0] (an empty tensor at run time)."""
@@ -514,6 +515,12 @@ class FxConverter:
             for d in t.shape:
                 if isinstance(d, str):
                     needed.update(_symbol_names(d))
+        # Symbols that only operators' attributes hold (a slice from a symbolic offset).
+        inputs = [sym for _, sym in self.inputs] + [sym for sym, _ in scalars]
+        try:
+            needed.update(ember.trace_from(outputs, inputs).symbols)
+        except ember.EmberError:
+            pass  # the build reports what cannot be bound
         carriers = []
         for name in sorted(needed - bound):
             if name in self.symbol_sources:

@@ -20,6 +20,7 @@ from ember.torch.context import (
     current_node,
     ember_dtype,
     expected_value,
+    may_be_negative,
     sym_dim_free,
     sym_size,
     torch_dtype,
@@ -40,6 +41,7 @@ from ember.torch.converters.common import (
     reshape_dims,
     shape_of,
     size_product,
+    size_value,
     sizes_arg,
     slice_axis,
     static_int,
@@ -85,7 +87,7 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
 def unflatten(input: Any, dim: int, sizes: Any) -> Any:
     d = norm_dim(dim, rank(input))
     shape = shape_of(input)
-    return ops.reshape(input, reshape_dims(shape[:d] + list(sizes) + shape[d + 1:]))
+    return reshape(input, *(shape[:d] + list(sizes) + shape[d + 1:]))
 
 
 def permute(input: Any, *dims: Any) -> Any:
@@ -196,10 +198,31 @@ def unbind(input: Any, dim: int = 0) -> Any:
 
 def narrow(input: Any, dim: int, start: Any, length: Any) -> Any:
     d = norm_dim(dim, rank(input))
+    if is_tensor(start):
+        return _narrow_at(input, d, start, length)
     stop = start + length
     if isinstance(start, int) and start < 0 and isinstance(stop, int) and stop == 0:
         stop = None  # narrow(x, d, -2, 2): the last two
     return _index_tensor(input, tuple([slice(None)] * d + [slice(start, stop)]))
+
+
+def _narrow_at(input: Any, d: int, start: Any, length: Any) -> Any:
+    """narrow from a start known only when the graph runs (a 0-d integer tensor; negative
+    counts from the end): a gather of the positions start .. start + length - 1, whose
+    range the kernel checks (torch raises for a start out of range too)."""
+    if rank(start) != 0 or dtype_name(start) not in ("int64", "int32"):
+        raise unsupported("narrow with a start tensor that is not a 0-d integer tensor")
+    n = static_int(length, "the length of a narrow with a tensor start")
+    size = input.shape[d]
+    first = cast(start, "int64")
+    first = ops.where(ops.less(first, 0), first + size_value(size, "int64"), first)
+    positions = ops.arange(0, n, 1, "int64") + first
+    view = [1] * rank(input)
+    view[d] = n
+    target = shape_of(input)
+    target[d] = n
+    index = ops.expand(ops.reshape(positions, view), target)
+    return ops.gather(input, d, index)
 
 
 def select(input: Any, dim: int, index: Any) -> Any:
@@ -222,6 +245,10 @@ def _index_tensor(x: Any, index: Any) -> Any:
     items = list(index) if isinstance(index, tuple) else [index]
     if any(is_tensor(i) or isinstance(i, (list, torch.Tensor)) for i in items):
         raise unsupported("indexing with tensors (advanced indexing)")
+    bounds = [b for i in items for b in ((i.start, i.stop, i.step) if isinstance(i, slice)
+                                         else (i,))]
+    if any(may_be_negative(b) for b in bounds):
+        raise unsupported("a slice bound or index known only at run time that may be negative")
     used = sum(1 for i in items if i is not None and i is not Ellipsis)
     if used > rank(x):
         raise unsupported(f"{used} indices for a tensor of rank {rank(x)}")
@@ -435,12 +462,24 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, **k
 def _tri(lower: bool) -> Any:
     def convert(input: Any, diagonal: int = 0) -> Any:
         rows, cols = input.shape[-2], input.shape[-1]
+        zero = cast(0 if dtype_name(input) != "bool" else False, dtype_name(input))
+        if isinstance(diagonal, torch.SymInt) and sym_dim_free(diagonal):
+            # An offset known only at run time (it may be negative): the mask col - row <= k
+            # (>= k for triu) against k as a 0-d run-time value.
+            k = cast(diagonal, "int64")
+            row = ops.reshape(ops.arange(0, rows) if isinstance(rows, int)
+                              else ops.arange(0, rows, 1, "int64"), [-1, 1])
+            col = ops.reshape(ops.arange(0, cols) if isinstance(cols, int)
+                              else ops.arange(0, cols, 1, "int64"), [1, -1])
+            offset = col - row
+            mask = ops.less_equal(offset, k) if lower else ops.greater_equal(offset, k)
+            return ops.where(mask, input, zero)
+        diagonal = int(py_value(diagonal))
         if isinstance(rows, int) and isinstance(cols, int):
             ones = torch.ones(rows, cols, dtype=torch.bool)
             mask = constant(ones.tril(diagonal) if lower else ones.triu(diagonal))
-            zero = 0 if dtype_name(input) != "bool" else False
-            return ops.where(mask, input, cast(zero, dtype_name(input)))
-        return (ops.tril if lower else ops.triu)(input, int(diagonal))
+            return ops.where(mask, input, zero)
+        return (ops.tril if lower else ops.triu)(input, diagonal)
 
     return convert
 

@@ -682,10 +682,10 @@ def sum_to_size(self: Any, *size: Any) -> Any:
 
 
 def _reshape(x: Any, sizes: list[Any]) -> Any:
-    """x reshaped to sizes, or a clean fallback where ember cannot prove that a symbolic
-    element count stays the same."""
+    """x reshaped to sizes (as the reshape converter does it: as torch recorded the node when
+    ember cannot prove that a symbolic element count stays the same), or a clean fallback."""
     try:
-        return ops.reshape(x, reshape_dims(sizes))
+        return tn.reshape(x, *sizes)
     except EmberError as e:
         raise unsupported(f"a reshape ember cannot check: {e}") from e
 

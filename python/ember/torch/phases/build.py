@@ -100,6 +100,8 @@ def _symbol_values(conversion: Conversion, args: list[Any]) -> dict[str, int]:
         v = args[i] if axis is None else getattr(args[i], "shape", [None] * (axis + 1))[axis]
         if isinstance(v, torch.SymInt):  # its example value, read without adding a guard
             v = getattr(v.node, "hint", None)
-        if isinstance(v, int) and not isinstance(v, bool):
+        # A scalar argument may be negative (a diagonal offset read at run time, not a
+        # size): only sizes are hints.
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
             values[name] = v
     return values
