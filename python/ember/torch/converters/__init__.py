@@ -10,6 +10,7 @@
   gathers, smooth activations, logsumexp, rounded division), on composite_math.py;
 - norms_losses.py: instance and RMS norms, vector norms and distances, einsum, losses;
 - aten.py: ATen overloads, and which torch functions share their argument layout;
+- special.py: torch's special functions with more than the table's operands (polygamma);
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
@@ -25,11 +26,12 @@ from ember.torch.converters import (
     nn_functions,
     norms_losses,
     scalar,
+    special,
     tensors,
     writes,
 )
 
 __all__ = [
     "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "tensors", "writes",
+    "scalar", "special", "tensors", "writes",
 ]
