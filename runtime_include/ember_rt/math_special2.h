@@ -438,9 +438,11 @@ inline double ndtri(double p) {
   const double t = std::sqrt(-2.0 * std::log(q));
   double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) /
                        (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
-  // Halley steps on ndtr(x) - q: ndtr' = phi, ndtr'' = -x phi.
+  // Halley steps on ndtr(x) - q: ndtr' = phi, ndtr'' = -x phi. Near the middle ndtr(x) - q is
+  // erf(x / sqrt 2) / 2 - (q - 1/2), both terms with full relative accuracy (q - 1/2 is exact).
   for (int i = 0; i < 3; ++i) {
-    const double f = 0.5 * std::erfc(-x * kSqrtHalf) - q;
+    const double f =
+        q >= 0.25 ? 0.5 * std::erf(x * kSqrtHalf) - (q - 0.5) : 0.5 * std::erfc(-x * kSqrtHalf) - q;
     const double u = f / (std::exp(-0.5 * x * x) * (kInvSqrtPi * kSqrtHalf));
     x -= u / (1.0 + 0.5 * x * u);
   }
