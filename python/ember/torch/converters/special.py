@@ -3,7 +3,9 @@ operators (the others, i0, bessel_j0, zeta, igamma, the orthogonal polynomials, 
 of the operator table and convert through scalar.py).
 
 ``polygamma(n, x)`` with a Python int ``n``: ``digamma(x)`` for ``n = 0``, and
-``(-1)^(n+1) n! zeta(n + 1, x)`` above, as torch computes it.
+``(-1)^(n+1) n! zeta(n + 1, x)`` above, as torch computes it (for n = 1 torch has its own
+trigamma: 0 at +inf and NaN at -inf, where zeta(2, x) is NaN and inf; at the non-positive
+integers torch's float32 trigamma is a large finite number from sin(pi x) != 0, ember's inf).
 """
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ def polygamma(n: Any, input: Any, *, out: Any = None) -> Any:
     if n == 0:
         return ops.digamma(x)
     scale = float((1 if n % 2 else -1) * math.factorial(n)) if n <= 170 else math.inf
-    return binary(ops.mul, binary(ops.zeta, float(n + 1), x), scale)
+    result = binary(ops.mul, binary(ops.zeta, float(n + 1), x), scale)
+    if n == 1:
+        result = ops.where(ops.equal(x, math.inf), 0.0, result)
+        result = ops.where(ops.equal(x, -math.inf), math.nan, result)
+    return result
 
 
 def polygamma_method(self: Any, n: Any) -> Any:
