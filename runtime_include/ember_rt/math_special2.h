@@ -28,7 +28,8 @@
 //              1 and at q a non-positive integer, NaN for x < 1 and for q < 0 with x not an
 //              integer.
 //   igamma(a, x), igammac(a, x)   P(a, x) and Q(a, x) = 1 - P: NaN for a < 0 or x < 0,
-//              P(0, x > 0) = 1, P(a, 0) = 0, NaN at a = inf = x.
+//              P(0, x > 0) = 1, P(a, 0) = 0, NaN at a = inf = x. The asymptotic series takes pi
+//              rounded to float, as torch's does (1e-9 relative in float64).
 //   nextafter  the C library's, in the operands' own precision.
 //   polynomials   torch's recurrences and special cases (0 for n < 0, closed forms at |x| = 1,
 //              the trigonometric forms of the Chebyshev polynomials for |x| < 1 and large n;
