@@ -295,10 +295,6 @@ std::string ExprEmitter::emit_binary(const Expr& e) const {
     case BinaryOp::Fmod:
       return flt ? "ember_rt::fmod(" + a + ", " + b + ")"
                  : "ember_rt::ifmod<" + T + ">(" + a + ", " + b + int_div_check(e) + ")";
-    case BinaryOp::Atan2:
-    case BinaryOp::Hypot:
-    case BinaryOp::Copysign:
-      return std::string("ember_rt::") + ir::binary_name(op) + "(" + a + ", " + b + ")";
     case BinaryOp::Xor: return infix("!=");
     case BinaryOp::BitAnd: return "static_cast<" + T + ">" + infix("&");
     case BinaryOp::BitOr: return "static_cast<" + T + ">" + infix("|");
@@ -322,8 +318,11 @@ std::string ExprEmitter::emit_binary(const Expr& e) const {
     case BinaryOp::Ge: return infix(">=");
     case BinaryOp::And: return infix("&&");
     case BinaryOp::Or: return infix("||");
+    default:
+      // The float functions of the table (atan2, hypot, zeta, igamma, the polynomials, ...):
+      // ember_rt::NAME for float and double.
+      return std::string("ember_rt::") + ir::binary_name(op) + "(" + a + ", " + b + ")";
   }
-  return "";
 }
 
 std::string ExprEmitter::emit_cast(const Expr& e) const {

@@ -38,6 +38,11 @@ FLOAT_BINARY = [n for n in BINARY if TABLE[n][1] in ("arith", "div", "pow", "rem
                                                         "float", "compare")]
 INT_UNARY = [n for n in UNARY if TABLE[n][1] in ("signed", "float_or_identity", "predicate",
                                                      "bitwise", "logical")]
+# The orthogonal polynomials (x, n) run torch's recurrences n times: a degree of 1e10 would take
+# seconds, so the sweeps take 1000 for it. torch returns an uninitialized value for x = NaN
+# (its loop never runs); ember returns NaN (tests/python/test_cov_special.py), so the sweeps
+# leave NaN x out.
+POLYNOMIALS = frozenset(n for n in BINARY if "polynomial" in n)
 INT_BINARY = [n for n in BINARY if TABLE[n][1] in ("arith", "integer", "remainder", "compare",
                                                       "logical", "bitwise", "shift")]
 
@@ -50,6 +55,16 @@ ULPS: dict[str, Any] = {
     "gelu": lambda x: 4 + x.double() ** 2,
     "ndtr": lambda x: 4 + x.double() ** 2,
     "gelu_tanh": lambda x: 4 + 0.1 * x.double().abs() ** 3 + 4 * x.double().abs(),
+    # The orthogonal polynomials run torch's recurrences in the operands' precision, as torch
+    # does (so that overflow gives torch's NaN or inf). Where the compiler fuses the same
+    # multiply-adds as torch's build (avx2, avx512) the float32 results are torch's bit for bit
+    # (same_as); the scalar build rounds each step, and differs from float64 by what torch's
+    # float32 recurrence does: up to 3e5 ulps near a zero of a Laguerre polynomial. Float64 is
+    # within 4 ulps of torch.
+    **{name: 2.0**19 for name in POLYNOMIALS},
+    # torch's erfcx below 0 is 2 exp(x * x) - erfcx(-x) with x * x rounded: its float64
+    # reference is 2 x^2 ulps off there (ember splits x^2 exactly).
+    "erfcx": lambda x: 4 + 2 * x.double() ** 2 * (x < 0),
     # Near its zero (x = 1.4616...) digamma is a difference of nearly equal terms: an absolute
     # error of a few ulps of 1 is what any evaluation gives there.
     "digamma": lambda x: 4 + 8 / torch.special.digamma(x.double()).abs(),
@@ -188,12 +203,22 @@ BINARY_EDGES = np.asarray(
      -2.0, 3.0, 7.25, -10.0, 1e10, -3e38], dtype=np.float32)
 
 
+
+
+def binary_inputs(name: str, a: torch.Tensor, b: torch.Tensor) -> list[torch.Tensor]:
+    if name not in POLYNOMIALS:
+        return [a, b]
+    huge = torch.isfinite(b) & (b.abs() > 1e6)
+    keep = ~torch.isnan(a)
+    return [a[keep], torch.where(huge, torch.copysign(torch.full_like(b, 1000.0), b), b)[keep]]
+
+
 def test_float_operators_at_edge_values(isa: str) -> None:
     rng = np.random.default_rng(0)
     x = torch.from_numpy(edge_values_f32(rng))
     a, b = (torch.from_numpy(v) for v in binary_edge_pairs(BINARY_EDGES))
     names = FLOAT_UNARY + FLOAT_BINARY
-    inputs = [[x] for _ in FLOAT_UNARY] + [[a, b] for _ in FLOAT_BINARY]
+    inputs = [[x] for _ in FLOAT_UNARY] + [binary_inputs(n, a, b) for n in FLOAT_BINARY]
     got = run_all(names, inputs)
     for name, args, g in zip(names, inputs, got, strict=True):
         assert_close_ulps(name, g, reference(name, args), ulps_for(name, args[0]),
@@ -205,7 +230,7 @@ def test_float64_operators_at_edge_values() -> None:
     x = torch.from_numpy(edge_values_f32(rng).astype(np.float64) * (1 + 1e-9))
     a, b = (torch.from_numpy(v.astype(np.float64)) for v in binary_edge_pairs(BINARY_EDGES))
     names = FLOAT_UNARY + FLOAT_BINARY
-    inputs = [[x] for _ in FLOAT_UNARY] + [[a, b] for _ in FLOAT_BINARY]
+    inputs = [[x] for _ in FLOAT_UNARY] + [binary_inputs(n, a, b) for n in FLOAT_BINARY]
     got = run_all(names, inputs)
     for name, args, g in zip(names, inputs, got, strict=True):
         # torch's float64 functions are the C library's; ember's are too, or within 4 ulps.

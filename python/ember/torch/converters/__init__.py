@@ -10,6 +10,7 @@
   gathers, smooth activations, logsumexp, rounded division), on composite_math.py;
 - norms_losses.py: instance and RMS norms, vector norms and distances, einsum, losses;
 - aten.py: ATen overloads, and which torch functions share their argument layout;
+- special.py: torch's special functions with more than the table's operands (polygamma);
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
 - views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
@@ -27,6 +28,7 @@ from ember.torch.converters import (
     nn_functions,
     norms_losses,
     scalar,
+    special,
     tensors,
     views,
     writes,
@@ -34,5 +36,5 @@ from ember.torch.converters import (
 
 __all__ = [
     "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "tensors", "views", "writes",
+    "scalar", "special", "tensors", "views", "writes",
 ]
