@@ -12,6 +12,8 @@
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
+- spatial.py: N-d pooling (return_indices, adaptive max), 3-d and transposed
+  convolutions, every interpolate mode, grid sampling, unfold, embedding_bag, take;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """
@@ -25,11 +27,12 @@ from ember.torch.converters import (
     nn_functions,
     norms_losses,
     scalar,
+    spatial,
     tensors,
     writes,
 )
 
 __all__ = [
     "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "tensors", "writes",
+    "scalar", "spatial", "tensors", "writes",
 ]
