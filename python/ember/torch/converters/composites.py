@@ -244,8 +244,9 @@ def index_select(input: Any, dim: Any, index: Any, *, out: Any = None) -> Any:
         raise unsupported("index_select with an index that is not an integer tensor")
     if rank(index) > 1:
         raise unsupported("index_select with an index of rank > 1")
-    if rank(input) == 0:
-        raise unsupported("index_select of a 0-d tensor")
+    if rank(input) == 0:  # a 0-d tensor indexed as a 1-element one, the result 0-d
+        picked = index_select(ops.reshape(input, [1]), 0, ops.reshape(index, [1]))
+        return ops.reshape(picked, [])
     idx = ops.reshape(index, [1]) if rank(index) == 0 else index
     if is_const(idx):
         n = static_size(input, norm_dim(dim, rank(input)), "the indexed dimension")

@@ -33,11 +33,14 @@ import torch.nn.functional as F
 
 from ember.torch.context import torch_dtype
 from ember.torch.converters.common import (
+    cast,
     constant,
     dtype_name,
     full,
     is_const,
     is_float_dtype,
+    is_tensor,
+    norm_dim,
     ops,
     pair,
     py_value,
@@ -48,6 +51,7 @@ from ember.torch.converters.common import (
 )
 from ember.torch.converters.composite_math import int_constant, take
 from ember.torch.converters.functions import register
+from ember.torch.registry import builtin_registrations, register_method
 
 
 # ---- shared helpers ------------------------------------------------------------------------
@@ -484,6 +488,84 @@ def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                           dilation)
 
 
+# ---- im2col and gathers at tensor indices --------------------------------------------------
+def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Any:
+    """torch.nn.functional.unfold (im2col) of [N, C, H, W] or [C, H, W]: the windows'
+    elements (channel-major, then kernel rows and columns) over the window positions."""
+    x, unbatched = _batched(input, 2, "unfold")
+    kernel, dil = _per_dim(kernel_size, 2, "kernel_size"), _per_dim(dilation, 2, "dilation")
+    pads, strides = _per_dim(padding, 2, "padding"), _per_dim(stride, 2, "stride")
+    sizes = _spatial_sizes(x, 2, "unfold")
+    outs = [_pool_out(*a, False) for a in zip(sizes, kernel, strides, pads, dil, strict=True)]
+    if builtins.min(outs) <= 0 or builtins.min(sizes) == 0:
+        raise unsupported("unfold with no window position")
+    n, c = shape_of(x)[:2]
+    kk = kernel[0] * kernel[1]
+    out_shape = [n, c * kk if isinstance(c, int) else -1, outs[0] * outs[1]]
+    empty = _empty(out_shape, dtype_name(x))
+    if empty is None:
+        table = _window_table(sizes, [_sliding(*a) for a in zip(
+            sizes, outs, kernel, strides, pads, dil, strict=True)])
+        windows = _gather_windows(x, sizes, table, 0)  # [N, C, L, K]
+        y = ops.reshape(ops.permute(windows, [0, 1, 3, 2]), [n, -1, outs[0] * outs[1]])
+    else:
+        y = empty
+    return ops.squeeze(y, [0]) if unbatched else y
+
+
+def take_flat(input: Any, index: Any, *, out: Any = None) -> Any:
+    """torch.take: input flattened, at `index` (negative positions count from the end)."""
+    if out is not None:
+        raise unsupported("out= arguments")
+    if not is_tensor(index) or dtype_name(index) not in ("int64", "int32"):
+        raise unsupported("take with an index that is not an integer tensor")
+    shape = shape_of(index)
+    empty = _empty(shape, dtype_name(input))
+    if empty is not None:
+        return empty
+    numel = math.prod(_spatial_sizes(input, rank(input), "take"))
+    if numel == 0:
+        raise unsupported("take from a tensor with no elements")
+    idx = cast(index, "int64")
+    idx = ops.where(ops.less(idx, 0), ops.add(idx, numel), idx)
+    rows = ops.embedding(ops.reshape(input, [numel, 1]), idx)
+    return ops.reshape(rows, shape)
+
+
+def take_along_dim(input: Any, indices: Any, dim: Any = None, *, out: Any = None) -> Any:
+    """torch.take_along_dim: gather along dim after broadcasting input and indices off it
+    (dim=None: the flattened input)."""
+    from ember.torch.converters.composites import gather
+
+    if out is not None:
+        raise unsupported("out= arguments")
+    if not is_tensor(indices) or dtype_name(indices) not in ("int64", "int32"):
+        raise unsupported("take_along_dim with indices that are not an integer tensor")
+    if dim is None:
+        flat_in = ops.reshape(input, [-1]) if rank(input) != 1 else input
+        flat_idx = ops.reshape(indices, [-1]) if rank(indices) != 1 else indices
+        return take_along_dim(flat_in, flat_idx, 0)
+    n = rank(input)
+    if rank(indices) != n or n == 0:
+        raise unsupported("take_along_dim with indices whose rank differs from the input's")
+    axis = norm_dim(dim, n)
+    a = _spatial_sizes(input, n, "take_along_dim")
+    b = _spatial_sizes(indices, n, "take_along_dim")
+    common = [builtins.max(x, y) for x, y in zip(a, b, strict=True)]
+    if any((x not in (1, m) or y not in (1, m)) and d != axis
+           for d, (x, y, m) in enumerate(zip(a, b, common, strict=True))):
+        raise unsupported(f"take_along_dim of shapes {a} and {b} that do not broadcast")
+    x_shape = [a[d] if d == axis else common[d] for d in range(n)]
+    i_shape = [b[d] if d == axis else common[d] for d in range(n)]
+    x = ops.expand(input, x_shape) if x_shape != a else input
+    idx = ops.expand(indices, i_shape) if i_shape != b else indices
+    empty = _empty(i_shape, dtype_name(input))
+    if empty is not None:
+        return empty
+    return gather(x, axis, idx)
+
+
 # ---- resampling ----------------------------------------------------------------------------
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
@@ -626,6 +708,12 @@ def upsample_bilinear2d_aa(input: Any, output_size: Any, align_corners: bool,
 
 
 def _register_all() -> None:
+    register(unfold, F.unfold)
+    register(take_flat, torch.take)
+    register(take_along_dim, torch.take_along_dim)
+    with builtin_registrations():
+        register_method("take")(take_flat)
+        register_method("take_along_dim")(take_along_dim)
     register(conv3d, F.conv3d, torch.conv3d)
     register(conv_transpose1d, F.conv_transpose1d, torch.conv_transpose1d)
     register(conv_transpose2d, F.conv_transpose2d, torch.conv_transpose2d)
