@@ -686,11 +686,16 @@ def upsample_nearest(input: Any, size: Any = None, scale_factor: Any = None) -> 
 
 
 def upsample_bilinear2d_aa(input: Any, output_size: Any, align_corners: bool,
-                           scales_h: Any = None, scales_w: Any = None) -> Any:
+                           scales_h: Any = None, scales_w: Any = None,
+                           scale_factors: Any = None) -> Any:
     """aten._upsample_bilinear2d_aa: its default overload (output_size, scales_h, scales_w)
     and its .vec overload (output_size or the sizes from a list of scale factors)."""
     if rank(input) != 4:
         raise unsupported("_upsample_bilinear2d_aa of a tensor of rank other than 4")
+    if scale_factors is not None:
+        if scales_h is not None or scales_w is not None:
+            raise unsupported("_upsample_bilinear2d_aa with both scale factors and scales")
+        scales_h = list(scale_factors)
     if isinstance(scales_h, (tuple, list)) or (output_size is None and scales_w is None):
         if scales_w is not None:
             raise unsupported("_upsample_bilinear2d_aa with both scale factors and scales")
