@@ -45,7 +45,7 @@ def test_max_pool_with_indices(k):
     for kw in (dict(kernel_size=3, stride=2, ceil_mode=True),
                dict(kernel_size=2, stride=1, padding=1, dilation=2),
                dict(kernel_size=3, stride=(2, 1, 2)[:k], padding=1)):
-        check(lambda x: pool(x, return_indices=True, **kw), x)
+        check(lambda x, kw=kw: pool(x, return_indices=True, **kw), x)
     check(lambda x: pool(x, 3, 2, 1, return_indices=True), x[0])  # unbatched
     check(lambda x: pool(x, 2), x)
 
@@ -60,7 +60,7 @@ def test_avg_pool3d():
                dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=True),
                dict(kernel_size=2, stride=1, padding=1, ceil_mode=True, count_include_pad=False,
                     divisor_override=2)):
-        check(lambda x: F.avg_pool3d(x, **kw), R(2, 3, 5, 4, 6), tol=1e-4)
+        check(lambda x, kw=kw: F.avg_pool3d(x, **kw), R(2, 3, 5, 4, 6), tol=1e-4)
 
 
 def test_avg_pool2d_divisor_override():
@@ -135,8 +135,8 @@ def test_interpolate(mode, k, kw):
     check(lambda x: F.interpolate(x, size=(7,) * k, mode=mode, **kw), x, tol=1e-4)
     # scale_factor: torch maps with 1 / scale_factor unless recompute_scale_factor
     for recompute in (None, True):
-        check(lambda x: F.interpolate(x, scale_factor=1.7, mode=mode,
-                                      recompute_scale_factor=recompute, **kw), x, tol=1e-4)
+        check(lambda x, r=recompute: F.interpolate(x, scale_factor=1.7, mode=mode,
+                                                   recompute_scale_factor=r, **kw), x, tol=1e-4)
     check(lambda x: F.interpolate(x, scale_factor=0.6, mode=mode, **kw), x, tol=1e-4)
 
 
@@ -158,7 +158,7 @@ def test_upsample_functions():
 @pytest.mark.parametrize("shape", [(0, 1, 5, 5), (2, 3, 5, 5), (3, 5, 6)])
 def test_unfold(shape):
     for args in [(2, 1, 0, 1), (2, 2, 0, (1, 2)), ((2, 3), (1, 2), (1, 0), (2, 1))]:
-        check(lambda x: F.unfold(x, *args), R(*shape))
+        check(lambda x, a=args: F.unfold(x, *a), R(*shape))
 
 
 def test_take_and_take_along_dim():
@@ -170,7 +170,7 @@ def test_take_and_take_along_dim():
                     (R(5, 5), torch.tensor([[1, 2]]), 1), (R(1, 5), torch.randint(0, 5, (5, 2)), 1),
                     (R(5, 5), torch.randint(0, 25, (5, 2)), None),
                     (R(5, 5), torch.randint(0, 5, (5, 5)), -1)]:
-        check(lambda x, i: torch.take_along_dim(x, i, d), x, i)
+        check(lambda x, i, d=d: torch.take_along_dim(x, i, d), x, i)
 
 
 def test_index_select_0d():
@@ -181,9 +181,9 @@ def test_index_select_0d():
 def test_pad_replicate_negative_and_empty_circular():
     for shape, p in [((5, 3, 4, 4), (-4, 5, 0, 0)), ((5, 6, 4, 4), (5, -4, -4, 3)),
                      ((8, 1, 5, 5), (-2, -1, -1, -3))]:
-        check(lambda x: F.pad(x, p, mode="replicate"), R(*shape))
+        check(lambda x, p=p: F.pad(x, p, mode="replicate"), R(*shape))
     for shape, p in [((0, 3, 3), (1, 2)), ((0, 3, 3, 3), (0, 2, 0, 1))]:
-        check(lambda x: F.pad(x, p, mode="circular"), R(*shape))
+        check(lambda x, p=p: F.pad(x, p, mode="circular"), R(*shape))
 
 
 def test_symbolic_spatial_sizes_fall_back():
