@@ -95,7 +95,8 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -> Any:
         raise unsupported(f"{mode} padding of {k} dimensions of a rank-{rank(input)} tensor")
     out_shape = shape_of(input)
     for i in range(k):
-        out_shape[rank(input) - 1 - i] += widths[2 * i] + widths[2 * i + 1]
+        if isinstance(out_shape[rank(input) - 1 - i], int):
+            out_shape[rank(input) - 1 - i] += widths[2 * i] + widths[2 * i + 1]
     if all(isinstance(s, int) and s >= 0 for s in out_shape) and math.prod(out_shape) == 0:
         if any(static_size(input, rank(input) - 1 - i, "a padded size") == 0 for i in range(k)):
             raise unsupported(f"{mode} padding of an empty dimension")
