@@ -13,6 +13,8 @@
 - special.py: torch's special functions with more than the table's operands (polygamma);
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
+- spatial.py: N-d pooling (return_indices, adaptive max), 3-d and transposed
+  convolutions, every interpolate mode, unfold, take, take_along_dim;
 - views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
   splits, stacks, grids, shuffles, and creation functions computed at compile time;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
@@ -28,6 +30,7 @@ from ember.torch.converters import (
     nn_functions,
     norms_losses,
     scalar,
+    spatial,
     special,
     tensors,
     views,
@@ -36,5 +39,5 @@ from ember.torch.converters import (
 
 __all__ = [
     "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "special", "tensors", "views", "writes",
+    "scalar", "spatial", "special", "tensors", "views", "writes",
 ]

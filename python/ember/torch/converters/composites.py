@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ember.torch.context import ember_dtype
+from ember.torch.context import ember_dtype, torch_dtype
 from ember.torch.converters import functions as fn
 from ember.torch.converters.common import (
     END,
@@ -91,12 +91,22 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -> Any:
     k = len(widths) // 2
     if not 1 <= k <= 3 or rank(input) not in (k + 1, k + 2):
         raise unsupported(f"{mode} padding of {k} dimensions of a rank-{rank(input)} tensor")
+    out_shape = shape_of(input)
+    for i in range(k):
+        if isinstance(out_shape[rank(input) - 1 - i], int):
+            out_shape[rank(input) - 1 - i] += widths[2 * i] + widths[2 * i + 1]
+    if all(isinstance(s, int) and s >= 0 for s in out_shape) and math.prod(out_shape) == 0:
+        if any(static_size(input, rank(input) - 1 - i, "a padded size") == 0 for i in range(k)):
+            raise unsupported(f"{mode} padding of an empty dimension")
+        return constant(torch.zeros(out_shape, dtype=torch_dtype(dtype_name(input))))
     x = input
     for i in range(k):
         axis = rank(x) - 1 - i
         before, after = widths[2 * i], widths[2 * i + 1]
         n = static_size(x, axis, f"a {mode}-padded size")
-        if before < 0 or after < 0:  # torch crops first, then pads what is left
+        # replicate reads clamp(i, 0, n - 1) for i in [-before, n + after) whatever the signs;
+        # the other modes crop first, then pad what is left
+        if (before < 0 or after < 0) and mode != "replicate":
             n += builtins.min(before, 0) + builtins.min(after, 0)
             if n > 0:
                     x = slice_axis(x, axis, builtins.max(-before, 0), builtins.max(-before, 0) + n)
@@ -242,8 +252,9 @@ def index_select(input: Any, dim: Any, index: Any, *, out: Any = None) -> Any:
         raise unsupported("index_select with an index that is not an integer tensor")
     if rank(index) > 1:
         raise unsupported("index_select with an index of rank > 1")
-    if rank(input) == 0:
-        raise unsupported("index_select of a 0-d tensor")
+    if rank(input) == 0:  # a 0-d tensor indexed as a 1-element one, the result 0-d
+        picked = index_select(ops.reshape(input, [1]), 0, ops.reshape(index, [1]))
+        return ops.reshape(picked, [])
     idx = ops.reshape(index, [1]) if rank(index) == 0 else index
     if is_const(idx):
         n = static_size(input, norm_dim(dim, rank(input)), "the indexed dimension")

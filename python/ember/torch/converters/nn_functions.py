@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ember.torch.context import torch_dtype
+from ember.torch.converters import spatial
 from ember.torch.converters.common import (
     cast,
     constant,
@@ -86,8 +87,9 @@ def convolution(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, d
 # ---- pooling -------------------------------------------------------------------------------
 def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    if return_indices:
-        raise unsupported("max_pool2d with return_indices=True")
+    if return_indices or rank(input) not in (3, 4):
+        return spatial.max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode,
+                                return_indices)
     kernel = pair(kernel_size)
     strides = pair(stride) if stride not in (None, [], ()) else kernel
     pad, dil = pair(padding), pair(dilation)
@@ -97,8 +99,9 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: Any = None) -> Any:
-    if divisor_override is not None:
-        raise unsupported("avg_pool2d with divisor_override")
+    if divisor_override is not None or rank(input) not in (3, 4):
+        return spatial.avg_pool(input, 2, kernel_size, stride, padding, ceil_mode,
+                                count_include_pad, divisor_override)
     kernel = pair(kernel_size)
     strides = pair(stride) if stride not in (None, [], ()) else kernel
     pad = pair(padding)
@@ -121,6 +124,9 @@ def _one(v: Any) -> int:
 
 def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    if return_indices:
+        return spatial.max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode,
+                                return_indices)
     k = _one(kernel_size)
     s = _one(stride) if stride not in (None, [], ()) else k
     y = max_pool2d(ops.unsqueeze(input, [rank(input) - 1]), (1, k), (1, s), (0, _one(padding)),
@@ -204,10 +210,9 @@ def _scale_pair(scale_factor: Any) -> tuple[Any, Any]:
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: Any = None, recompute_scale_factor: Any = None,
                 antialias: bool = False) -> Any:
-    if rank(input) != 4:
-        raise unsupported(f"interpolate of a rank-{rank(input)} tensor (only 2-d images)")
-    if antialias:
-        raise unsupported("interpolate with antialias=True")
+    if rank(input) != 4 or antialias or mode not in ("nearest", "bilinear"):
+        return spatial.interpolate_nd(input, size, scale_factor, mode, align_corners,
+                                      recompute_scale_factor, antialias)
     out = _output_size(input, size, scale_factor)
     # torch maps output to input coordinates with 1 / scale_factor when it is given and
     # not recomputed from the sizes (which differs from in / out when in * scale is not whole).
@@ -216,9 +221,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         scales = _scale_pair(scale_factor)
     if mode == "nearest":
         return upsample_nearest2d(input, out, *scales)
-    if mode == "bilinear":
-        return upsample_bilinear2d(input, out, bool(align_corners), *scales)
-    raise unsupported(f"interpolate with mode={mode!r}")
+    return upsample_bilinear2d(input, out, bool(align_corners), *scales)
 
 
 def _scale_value(scale: Any, size_in: int, size_out: int, dtype: torch.dtype) -> float:
