@@ -16,6 +16,7 @@ raises too), never reads another element. Calls a converter cannot compute exact
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 import torch
@@ -29,6 +30,7 @@ from ember.torch.converters.common import (
     binary,
     cast,
     common_dtype,
+    constant,
     dtype_name,
     full,
     is_const,

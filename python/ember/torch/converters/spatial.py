@@ -1,6 +1,7 @@
 """Converters for N-d pooling, 3-d and transposed convolutions, resampling (every mode of
-``interpolate``, antialiased bilinear), grid sampling, ``unfold`` (im2col), ``embedding_bag``
-and gathers at tensor indices (``take``, ``take_along_dim``, ``_unsafe_masked_index``).
+``interpolate``, antialiased bilinear), ``unfold`` (im2col) and gathers at tensor indices
+(``take``, ``take_along_dim``). Grid sampling, ``embedding_bag`` and
+``_unsafe_masked_index`` are not converted (they run in eager PyTorch).
 
 The spatial sizes must be known at compile time: the converters build their index and
 weight tables with torch then, and raise ``unsupported`` (eager fallback) for symbolic ones.
