@@ -480,3 +480,52 @@ def test_squeeze_of_no_dims_and_of_a_0d_tensor():
     x = torch.randn(5, 1, 5, 1)
     check(lambda t: (t.squeeze(()) * 2, torch.squeeze(t, (1, 3)) + 1, t.squeeze((1, 2)) - 1), x)
     check(lambda t: (t.sum().squeeze(0) * 2, torch.squeeze(t.sum(), (0,)) + 1), x)
+
+
+# ---- advanced indexing -----------------------------------------------------------------
+@pytest.mark.parametrize("case", [
+    "pooled", "after_relu", "2d_index", "ellipsis", "apart", "adjacent_int", "int_apart",
+    "list_and_0d", "int32_index", "three_dims"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_getitem_with_index_tensors(case, dynamic):
+    g = torch.Generator().manual_seed(1)
+    cases = {
+        # CLIP's pooled token: one row per batch element at the argmax position
+        "pooled": (lambda x, i: x[torch.arange(x.shape[0]), i.argmax(-1)],
+                   torch.randn(3, 5, 4, generator=g), torch.randn(3, 5, generator=g)),
+        "after_relu": (lambda x, i: torch.relu(x)[:, i], torch.randn(4, 6, generator=g),
+                       torch.tensor([0, 5, -1, 2])),
+        "2d_index": (lambda x, i: x[i], torch.randn(5, 3, generator=g),
+                     torch.tensor([[0, 4], [-2, 1]])),
+        "ellipsis": (lambda x, i: x[..., i], torch.randn(2, 3, 5, generator=g),
+                     torch.tensor([4, 0])),
+        "apart": (lambda x, i: x[i, :, i], torch.randn(4, 3, 4, generator=g),
+                  torch.tensor([1, 3])),
+        "adjacent_int": (lambda x, i: x[:, i, 1], torch.randn(2, 5, 3, generator=g),
+                         torch.tensor([[1], [4]])),
+        "int_apart": (lambda x, i: x[1, :, i], torch.randn(3, 2, 5, generator=g),
+                      torch.tensor([0, 4, 2])),
+        "list_and_0d": (lambda x, i: x[[0, 2], i], torch.randn(3, 4, generator=g),
+                        torch.tensor(3)),
+        "int32_index": (lambda x, i: x[i.to(torch.int32)], torch.arange(12).reshape(6, 2),
+                       torch.tensor([5, 0, 3])),
+        "three_dims": (lambda x, i: x[i, i, i], torch.randn(3, 3, 3, generator=g),
+                       torch.tensor([2, 0, 1])),
+    }
+    fn, x, i = cases[case]
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="ember", dynamic=dynamic, options={"strict": True})
+    with torch.no_grad():
+        out, ref = compiled(x, i), fn(x, i)
+    assert out.shape == ref.shape and out.dtype == ref.dtype
+    assert torch.equal(out, ref)
+
+
+def test_getitem_with_an_index_out_of_range_raises():
+    compiled = torch.compile(lambda x, i: x[:, i] * 2, backend="ember", options={"strict": True})
+    with torch.no_grad():
+        compiled(torch.randn(2, 4), torch.tensor([3, -4]))
+        with pytest.raises(ember.DataError, match="out of range"):
+            compiled(torch.randn(2, 4), torch.tensor([1, 4]))
+        with pytest.raises(ember.DataError, match="out of range"):
+            compiled(torch.randn(2, 4), torch.tensor([-5, 0]))

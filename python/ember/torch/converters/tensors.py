@@ -244,7 +244,7 @@ def _index_tensor(x: Any, index: Any) -> Any:
     bound gives exact bounds, checked against the shape torch computed."""
     items = list(index) if isinstance(index, tuple) else [index]
     if any(is_tensor(i) or isinstance(i, (list, torch.Tensor)) for i in items):
-        raise unsupported("indexing with tensors (advanced indexing)")
+        return _advanced_index(x, items)
     bounds = [b for i in items for b in ((i.start, i.stop, i.step) if isinstance(i, slice)
                                          else (i,))]
     if any(may_be_negative(b) for b in bounds):
@@ -290,6 +290,66 @@ def _index_tensor(x: Any, index: Any) -> Any:
     if insert:
         y = ops.unsqueeze(y, insert)
     return y
+
+
+def _advanced_index(x: Any, items: list[Any]) -> Any:
+    """x[i, j, ...] with integer index tensors (and ints, full slices, Ellipsis), as torch
+    indexes: ints select first; the index tensors broadcast to one shape B; indexed dims next
+    to each other are replaced by B where they stand, indexed dims apart put B first. One
+    gather along the indexed dims flattened, at the row-major position of each index tuple;
+    an index out of range (after negative ones count from the end) raises ember.DataError
+    when the graph runs, never reads another element."""
+    items = [constant(torch.tensor(i)) if isinstance(i, (list, torch.Tensor)) else i
+             for i in items]
+    dots = [k for k, i in enumerate(items) if i is Ellipsis]  # identity: tensors compare
+    if len(dots) > 1:
+        raise unsupported("an index with two Ellipses")
+    if dots:
+        items[dots[0]:dots[0] + 1] = [slice(None)] * (rank(x) - len(items) + 1)
+    items += [slice(None)] * (rank(x) - len(items))
+    if len(items) != rank(x):
+        raise unsupported(f"{len(items)} indices for a tensor of rank {rank(x)}")
+    for item in items:
+        if is_tensor(item):
+            if dtype_name(item) == "bool":
+                raise unsupported("indexing with a boolean mask among other indices")
+            if dtype_name(item) not in ("int64", "int32", "int16", "int8", "uint8"):
+                raise unsupported(f"indexing with a {dtype_name(item)} tensor")
+        elif not (isinstance(item, int) or (isinstance(item, slice) and item == slice(None))):
+            raise unsupported(f"advanced indexing mixed with {item!r} (only full slices)")
+    # torch selects at integer indices first (they are not advanced indices there).
+    if any(not is_tensor(i) and isinstance(i, int) for i in items):
+        x = _index_tensor(x, tuple(slice(None) if is_tensor(i) else i for i in items))
+        items = [i for i in items if is_tensor(i) or not isinstance(i, int)]
+    picks = {axis: cast(item, "int64") for axis, item in enumerate(items) if is_tensor(item)}
+    adv = sorted(picks)
+    rest = [a for a in range(rank(x)) if a not in picks]
+    adjacent = adv == list(range(adv[0], adv[-1] + 1))
+    order = (list(range(adv[0])) + adv + [a for a in rest if a > adv[0]]) if adjacent \
+        else adv + rest
+    y = ops.permute(x, order) if order != list(range(rank(x))) else x
+    shape = shape_of(x)
+    first, last = order.index(adv[0]), order.index(adv[-1])
+    pre = [shape[a] for a in order[:first]]
+    post = [shape[a] for a in order[last + 1:]]
+    # The row-major position within the indexed dims, -1 where an index is out of range.
+    position: Any = None
+    valid: Any = None
+    for axis in adv:
+        n = size_value(shape[axis], "int64")
+        i = picks[axis]
+        i = ops.where(ops.less(i, 0), i + n, i)
+        ok = ops.logical_and(ops.greater_equal(i, 0), ops.less(i, n))
+        valid = ok if valid is None else ops.logical_and(valid, ok)
+        position = i if position is None else position * n + i
+    position = ops.where(valid, position, -1)
+    b_shape = shape_of(position)
+    flat = ops.reshape(position, [1, -1, 1])
+    rows, cols = size_product(pre), size_product(post)
+    merged = ops.reshape(y, [rows, size_product([shape[a] for a in adv]), cols])
+    index = ops.expand(flat, [rows, size_product(b_shape), cols])
+    out = ops.gather(merged, 1, index)
+    return ops.reshape(out, pre + b_shape + post)
 
 
 def _torch_sizes() -> tuple[list[Any] | None, list[Any] | None]:
