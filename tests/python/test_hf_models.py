@@ -64,8 +64,6 @@ KNOWN: dict[tuple[str, bool], str] = {
     ("roberta", False): "torch.cumsum (position ids)",
     ("roberta", True): "torch.cumsum (position ids)",
     ("opt", True): "torch.cumsum (position ids)",
-    ("clip_text", False): "advanced indexing (the pooled token)",
-    ("clip_text", True): "advanced indexing (the pooled token)",
 }
 
 
