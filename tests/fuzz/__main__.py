@@ -1,6 +1,6 @@
 """Random-program fuzzing of ember's torch.compile backend.
 
-    python -m tests.fuzz --programs 10000              # a long campaign from seed 0
+    python -m tests.fuzz --programs 10000 --jobs 2     # a long campaign from seed 0
     python -m tests.fuzz --converted-only --seed 500   # only operators ember converts, strict
     python -m tests.fuzz --show 42                     # print the program of seed 42
 
@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=180.0, help="seconds per program run")
     p.add_argument("--minimize-runs", type=int, default=40,
                    help="most runs spent minimizing one failure (0: do not minimize)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="programs run at once, each in its own worker process (default 1)")
     p.add_argument("--show", type=int, metavar="SEED", help="print a program and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     args = p.parse_args(argv)
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = list(range(args.seed, args.seed + args.programs))
     summary = run_campaign(seeds, converted_only=args.converted_only, modes=modes,
                            out_dir=args.out, timeout=args.timeout,
-                           minimize_runs=args.minimize_runs,
+                           minimize_runs=args.minimize_runs, jobs=args.jobs,
                            log=(lambda s: None) if args.quiet else
                            (lambda s: print(s, flush=True)))
     mode = "converted-only (strict)" if args.converted_only else "all operators"

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -150,25 +151,28 @@ def _header(prog: Program, res: dict[str, Any], original: Program, strict: bool)
 
 def run_campaign(seeds: list[int], *, converted_only: bool = False,
                  modes: tuple[str, ...] = ("static", "dynamic"), out_dir: Path | None = None,
-                 timeout: float = 120.0, minimize_runs: int = 40,
+                 timeout: float = 120.0, minimize_runs: int = 40, jobs: int = 1,
                  log: Callable[[str], None] = print) -> Summary:
     """Runs each seed's program; findings are written to out_dir (if given) as repro
-    scripts, minimized (unless minimize_runs is 0) once per distinct signature."""
+    scripts, minimized (unless minimize_runs is 0) once per distinct signature. With jobs > 1
+    the seeds run in that many worker processes at once (the results are the same; the log's
+    order is the order they finish in)."""
     own_cache = None
     env = {}
     if not os.environ.get("EMBER_CACHE_DIR"):
         own_cache = tempfile.mkdtemp(prefix="ember-fuzz-cache-")
         env["EMBER_CACHE_DIR"] = own_cache
-    worker = Worker(env)
     summary = Summary()
     minimized: set[str] = set()
+    lock = threading.Lock()
     start = time.monotonic()
     strict = converted_only
-    try:
-        for seed in seeds:
-            prog = generate(seed, converted_only)
-            t0 = time.monotonic()
-            res = worker.run(prog, list(modes), strict, timeout)
+
+    def one(seed: int, worker: Worker) -> None:
+        prog = generate(seed, converted_only)
+        t0 = time.monotonic()
+        res = worker.run(prog, list(modes), strict, timeout)
+        with lock:
             summary.programs += 1
             summary.ops += len(prog.ops)
             summary.classes[res["class"]] += 1
@@ -181,32 +185,54 @@ def run_campaign(seeds: list[int], *, converted_only: bool = False,
                 + (f"  eager {res['eager_ops']}/{res['graph_ops']}" if res["fallback"] else "")
                 + (f"  [{res['mode']}] {res['detail'].splitlines()[0][:160]}"
                    if res["class"] != "ok" and res["detail"] else ""))
-            if res["class"] not in FINDINGS and res["class"] != "invalid":
-                continue
-            path = None
-            if out_dir is not None:
-                small, small_res = prog, res
-                sig = _signature(res)
-                if minimize_runs and sig not in minimized and res["class"] != "invalid":
+        if res["class"] not in FINDINGS and res["class"] != "invalid":
+            return
+        path = None
+        if out_dir is not None:
+            small, small_res = prog, res
+            sig = _signature(res)
+            with lock:
+                first = minimize_runs and sig not in minimized and res["class"] != "invalid"
+                if first:
                     minimized.add(sig)
-                    mode = res["mode"] if res["mode"] in ("static", "dynamic") else None
-                    run_modes = [mode] if mode else list(modes)
+            if first:
+                mode = res["mode"] if res["mode"] in ("static", "dynamic") else None
+                run_modes = [mode] if mode else list(modes)
 
-                    def rerun(p: Program, run_modes: list[str] = run_modes) -> dict[str, Any]:
-                        return worker.run(p, run_modes, strict, timeout)
-                    small, small_res, runs = minimize(prog, res, rerun, minimize_runs)
-                    log(f"  minimized {len(prog.ops)} -> {len(small.ops)} operations "
-                        f"in {runs} runs")
-                out_dir.mkdir(parents=True, exist_ok=True)
-                tag = "co-" if converted_only else ""
-                path = out_dir / f"{res['class']}-{tag}seed{seed}.py"
-                run_modes = [small_res["mode"]] if small_res["mode"] in (
-                    "static", "dynamic") else list(modes)
-                path.write_text(small.to_script(run_modes, strict,
-                                                _header(small, small_res, prog, strict)))
+                def rerun(p: Program, run_modes: list[str] = run_modes) -> dict[str, Any]:
+                    return worker.run(p, run_modes, strict, timeout)
+                small, small_res, runs = minimize(prog, res, rerun, minimize_runs)
+                with lock:
+                    log(f"  seed {seed}: minimized {len(prog.ops)} -> {len(small.ops)} "
+                        f"operations in {runs} runs")
+            out_dir.mkdir(parents=True, exist_ok=True)
+            tag = "co-" if converted_only else ""
+            path = out_dir / f"{res['class']}-{tag}seed{seed}.py"
+            run_modes = [small_res["mode"]] if small_res["mode"] in (
+                "static", "dynamic") else list(modes)
+            path.write_text(small.to_script(run_modes, strict,
+                                            _header(small, small_res, prog, strict)))
+        with lock:
             summary.findings.append((seed, res, path))
+
+    def shard(part: list[int]) -> None:
+        worker = Worker(env)
+        try:
+            for seed in part:
+                one(seed, worker)
+        finally:
+            worker.stop()
+
+    jobs = max(1, min(jobs, len(seeds)))
+    try:
+        threads = [threading.Thread(target=shard, args=(seeds[k::jobs],), daemon=True)
+                   for k in range(jobs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     finally:
-        worker.stop()
+        summary.findings.sort(key=lambda f: f[0])
         summary.seconds = time.monotonic() - start
         if own_cache is not None:
             shutil.rmtree(own_cache, ignore_errors=True)
