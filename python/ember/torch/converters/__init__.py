@@ -9,6 +9,12 @@
 - composites.py: operators composed of ember's basic ones (padding modes, flips, rolls,
   gathers, smooth activations, logsumexp, rounded division), on composite_math.py;
 - norms_losses.py: instance and RMS norms, vector norms and distances, einsum, losses;
+- elementwise_extra.py: elementwise composites with torch's formulas (logaddexp, xlogy,
+  lerp, isclose, frexp, round with decimals, ...), nan-reductions, diff, trapezoid, and the
+  vector and matrix products that are not ember operators (dot, outer, kron, cross, cdist,
+  matrix norms, ...);
+- nn_extra.py: more torch.nn.functional activations, losses (margin, binary cross entropy,
+  kl_div, triplet, ...), batch-statistics norms and the masked reductions of torch.masked;
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
@@ -19,9 +25,11 @@
 from ember.torch.converters import (
     aten,
     composites,
+    elementwise_extra,
     functions,
     methods,
     modules,
+    nn_extra,
     nn_functions,
     norms_losses,
     scalar,
@@ -30,6 +38,6 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "tensors", "writes",
+    "aten", "composites", "elementwise_extra", "functions", "methods", "modules", "nn_extra",
+    "nn_functions", "norms_losses", "scalar", "tensors", "writes",
 ]
