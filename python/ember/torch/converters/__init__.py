@@ -10,11 +10,12 @@
   gathers, smooth activations, logsumexp, rounded division), on composite_math.py;
 - norms_losses.py: instance and RMS norms, vector norms and distances, einsum, losses;
 - elementwise_extra.py: elementwise composites with torch's formulas (logaddexp, xlogy,
-  lerp, isclose, frexp, round with decimals, ...), nan-reductions, diff, trapezoid, and the
-  vector and matrix products that are not ember operators (dot, outer, kron, cross, cdist,
-  matrix norms, ...);
+  lerp, isclose, frexp, round with decimals, ...), nan-reductions, diff, trapezoid, renorm;
+- products_extra.py: the vector and matrix products that are not ember operators (dot,
+  outer, tensordot, kron, cross, matrix_power, cdist, pdist, matrix norms, ...);
 - nn_extra.py: more torch.nn.functional activations, losses (margin, binary cross entropy,
-  kl_div, triplet, ...), batch-statistics norms and the masked reductions of torch.masked;
+  kl_div, triplet, ...), bilinear and batch-statistics norms;
+- masked_extra.py: the masked reductions and softmaxes of torch.masked;
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
@@ -27,17 +28,20 @@ from ember.torch.converters import (
     composites,
     elementwise_extra,
     functions,
+    masked_extra,
     methods,
     modules,
     nn_extra,
     nn_functions,
     norms_losses,
+    products_extra,
     scalar,
     tensors,
     writes,
 )
 
 __all__ = [
-    "aten", "composites", "elementwise_extra", "functions", "methods", "modules", "nn_extra",
-    "nn_functions", "norms_losses", "scalar", "tensors", "writes",
+    "aten", "composites", "elementwise_extra", "functions", "masked_extra", "methods",
+    "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra", "scalar",
+    "tensors", "writes",
 ]

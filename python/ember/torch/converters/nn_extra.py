@@ -1,11 +1,9 @@
 """Converters composed of ember's basic operators for the less common torch.nn.functional
 activations (softsign, tanhshrink, threshold, soft/hard shrink, glu, prelu, the softmax
 backward), losses (margin losses, binary cross entropy, KL divergence, triplet and cosine
-embedding losses), normalizations with batch statistics (``native_batch_norm``,
-``native_group_norm``, ``native_layer_norm``, ``local_response_norm``) and the masked
-reductions of ``torch.masked`` (a masked-out element is replaced by the reduction's identity,
-as torch does, so a fully masked-out row gives what eager gives: NaN for mean, var and
-softmax, -inf for logsumexp).
+embedding losses), ``bilinear`` and normalizations with batch statistics
+(``native_batch_norm``, ``native_group_norm``, ``native_layer_norm``,
+``local_response_norm``). The masked reductions are in masked_extra.py.
 
 Formulas follow torch's kernels (binary cross entropy clamps its logs at -100, kl_div is
 ``xlogy(t, t) - t * x``). A batch norm that would update running statistics in place runs in
@@ -19,8 +17,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ember.torch.context import ember_dtype, torch_dtype
-from ember.torch.converters import functions as fn
+from ember.torch.context import ember_dtype
 from ember.torch.converters.common import (
     binary,
     cast,
@@ -31,7 +28,6 @@ from ember.torch.converters.common import (
     is_float_dtype,
     is_tensor,
     norm_dim,
-    norm_dims,
     ops,
     py_value,
     rank,
@@ -42,11 +38,10 @@ from ember.torch.converters.common import (
     unsupported,
 )
 from ember.torch.converters.composite_math import int_constant
-from ember.torch.converters.composites import gather, logsumexp
+from ember.torch.converters.composites import gather
 from ember.torch.converters.elementwise_extra import cut, size_plus, static_float, xlogy
 from ember.torch.converters.functions import register
 from ember.torch.converters.norms_losses import (
-    _norm,
     _reduce_loss,
     _reduction,
     pairwise_distance,
@@ -76,7 +71,7 @@ def _count_of(shape: list[Any], dt: str) -> Any:
     return ops.sum(full(shape, 1.0, dt), list(range(len(shape))), False)
 
 
-def _float_input(x: Any, what: str) -> Any:
+def float_input(x: Any, what: str) -> Any:
     if not is_tensor(x) or not is_float_dtype(dtype_name(x)):
         raise unsupported(f"{what} of a non-float tensor")
     return x
@@ -84,12 +79,12 @@ def _float_input(x: Any, what: str) -> Any:
 
 # ---- activations -----------------------------------------------------------------------------
 def softsign(input: Any) -> Any:
-    x = _float_input(input, "softsign")
+    x = float_input(input, "softsign")
     return x / (ops.abs(x) + 1.0)
 
 
 def tanhshrink(input: Any) -> Any:
-    x = _float_input(input, "tanhshrink")
+    x = float_input(input, "tanhshrink")
     return x - ops.tanh(x)
 
 
@@ -111,7 +106,7 @@ def threshold(input: Any, threshold: Any, value: Any, inplace: bool = False) -> 
 
 
 def softshrink(input: Any, lambd: Any = 0.5) -> Any:
-    x = _float_input(input, "softshrink")
+    x = float_input(input, "softshrink")
     lam = _num(lambd, dtype_name(x))
     inner = ops.where(ops.less(x, ops.neg(lam) if is_tensor(lam) else -lam), x + lam,
                       x * 0.0)  # x * 0 keeps NaN
@@ -119,7 +114,7 @@ def softshrink(input: Any, lambd: Any = 0.5) -> Any:
 
 
 def hardshrink(input: Any, lambd: Any = 0.5) -> Any:
-    x = _float_input(input, "hardshrink")
+    x = float_input(input, "hardshrink")
     lam = _num(lambd, dtype_name(x))
     low = ops.neg(lam) if is_tensor(lam) else -lam
     inside = ops.logical_and(ops.greater_equal(x, low), ops.less_equal(x, lam))
@@ -127,7 +122,7 @@ def hardshrink(input: Any, lambd: Any = 0.5) -> Any:
 
 
 def glu(input: Any, dim: Any = -1) -> Any:
-    x = _float_input(input, "glu")
+    x = float_input(input, "glu")
     axis = norm_dim(dim, rank(x))
     n = x.shape[axis]
     if isinstance(n, int) and n % 2:
@@ -140,7 +135,7 @@ def glu(input: Any, dim: Any = -1) -> Any:
 
 
 def prelu(input: Any, weight: Any) -> Any:
-    x = _float_input(input, "prelu")
+    x = float_input(input, "prelu")
     if dtype_name(weight) != dtype_name(x):
         raise unsupported("prelu with a weight of another dtype")
     count = shape_of(ops.reshape(weight, [-1]))[0]
@@ -154,7 +149,7 @@ def prelu(input: Any, weight: Any) -> Any:
 def softmax_backward_data(grad_output: Any, output: Any, dim: Any, input_dtype: Any) -> Any:
     if dtype_name(grad_output) != dtype_name(output):
         raise unsupported("_softmax_backward_data of tensors of different dtypes")
-    _float_input(output, "_softmax_backward_data")
+    float_input(output, "_softmax_backward_data")
     d = norm_dim(dim, rank(output))
     g = grad_output * output
     grad = g - output * ops.sum(g, [d], True)
@@ -163,7 +158,7 @@ def softmax_backward_data(grad_output: Any, output: Any, dim: Any, input_dtype: 
 
 def safe_softmax(self: Any, dim: Any, dtype: Any = None) -> Any:
     """softmax, with 0 (not NaN) for a row whose elements are all -inf."""
-    x = cast(self, ember_dtype(dtype)) if dtype is not None else _float_input(self, "softmax")
+    x = cast(self, ember_dtype(dtype)) if dtype is not None else float_input(self, "softmax")
     d = norm_dim(dim, rank(x))
     masked = ops.equal(x, float("-inf"))
     all_masked = ops.equal(ops.min(cast(masked, "int32"), [d], True), 1)
@@ -232,7 +227,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: Any = 1.0, size_averag
 
 def _class_targets(input: Any, target: Any, what: str) -> tuple[Any, Any, int, bool]:
     """(input as [N, C], target as [N] int64, C, whether the input was 1-d)."""
-    x = _float_input(input, what)
+    x = float_input(input, what)
     if not is_tensor(target) or dtype_name(target) not in ("int64", "int32"):
         raise unsupported(f"{what} with targets that are not class indices")
     one = rank(x) == 1
@@ -279,7 +274,7 @@ def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None,
     """Targets list class indices up to the first -1: sum over listed j and unlisted i of
     max(0, 1 - (x[j] - x[i])) / C."""
     how = _reduction(size_average, reduce, reduction)
-    x = _float_input(input, "multilabel_margin_loss")
+    x = float_input(input, "multilabel_margin_loss")
     if not is_tensor(target) or dtype_name(target) not in ("int64", "int32"):
         raise unsupported("multilabel_margin_loss with non-integer targets")
     one = rank(x) == 1
@@ -367,7 +362,7 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: Any =
                         reduction: str = "mean") -> Any:
     how = _reduction(size_average, reduce, reduction)
     for t in (anchor, positive, negative):
-        _float_input(t, "triplet_margin_loss")
+        float_input(t, "triplet_margin_loss")
     if rank(anchor) not in (1, 2):
         raise unsupported("triplet_margin_loss of tensors of rank other than 1 or 2")
     p = static_float(p, "triplet_margin_loss's p")
@@ -423,7 +418,7 @@ def _training_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any,
                          running_var: Any, eps: Any) -> tuple[Any, Any, Any]:
     if running_mean is not None or running_var is not None:
         raise unsupported("batch norm that updates running statistics (an in-place write)")
-    x = _float_input(input, "batch_norm")
+    x = float_input(input, "batch_norm")
     if rank(x) < 2:
         raise unsupported("batch norm of a tensor of rank < 2")
     if any(s == 0 for s in shape_of(x)):
@@ -437,7 +432,7 @@ def _eval_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, runn
                      eps: Any) -> Any:
     if running_mean is None or running_var is None:
         raise unsupported("inference batch norm without running statistics")
-    x = _float_input(input, "batch_norm")
+    x = float_input(input, "batch_norm")
     if rank(x) >= 2 and not is_tensor(eps):
         from ember.torch.converters import nn_functions as nn_fn
 
@@ -485,7 +480,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
 
 def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any,
                       eps: Any) -> Any:
-    x = _float_input(input, "native_layer_norm")
+    x = float_input(input, "native_layer_norm")
     k = len(normalized_shape)
     dims = list(range(rank(x) - k, rank(x)))
     if any(s == 0 for s in shape_of(x)):
@@ -503,7 +498,7 @@ def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any,
 
 def native_group_norm(input: Any, weight: Any, bias: Any, N: Any, C: Any, HxW: Any, group: Any,
                       eps: Any) -> Any:
-    x = _float_input(input, "native_group_norm")
+    x = float_input(input, "native_group_norm")
     g = static_int(group, "group")
     if any(s == 0 for s in shape_of(x)):
         raise unsupported("native_group_norm of an empty tensor")
@@ -520,7 +515,7 @@ def native_group_norm(input: Any, weight: Any, bias: Any, N: Any, C: Any, HxW: A
 def local_response_norm(input: Any, size: Any, alpha: Any = 1e-4, beta: Any = 0.75,
                         k: Any = 1.0) -> Any:
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels, zero-padded) ** beta."""
-    x = _float_input(input, "local_response_norm")
+    x = float_input(input, "local_response_norm")
     if rank(x) < 3:
         raise unsupported("local_response_norm of a tensor of rank < 3")
     size = static_int(size, "local_response_norm's size")
@@ -544,210 +539,8 @@ def local_response_norm(input: Any, size: Any, alpha: Any = 1e-4, beta: Any = 0.
     return x / div
 
 
-# ---- masked reductions (torch.masked) --------------------------------------------------------
-def _identity(name: str, x: Any) -> Any:
-    dt = dtype_name(x)
-    if dt == "bool" or dt.startswith("complex"):
-        raise unsupported(f"masked {name} of a {dt} tensor")
-    if name in ("sum", "norm"):
-        return 0
-    if name == "prod":
-        return 1
-    info = torch.finfo if is_float_dtype(dt) else torch.iinfo
-    if name in ("amax", "argmax", "logsumexp", "logaddexp", "softmax"):
-        return float("-inf") if is_float_dtype(dt) else info(torch_dtype(dt)).min
-    if name in ("amin", "argmin", "softmin", "norm_ninf"):
-        return float("inf") if is_float_dtype(dt) else info(torch_dtype(dt)).max
-    raise unsupported(f"masked {name}")
-
-
-def _mask(input: Any, mask: Any) -> Any:
-    if not is_tensor(mask):
-        raise unsupported("a masked operation with a mask that is not a tensor")
-    if rank(mask) > rank(input):
-        raise unsupported("a mask of higher rank than the input")
-    m = cast(mask, "bool")
-    if shape_of(m) != shape_of(input):
-        m = ops.expand(m, shape_of(input))
-    return m
-
-
-def _fill(name: str, input: Any, mask: Any) -> Any:
-    if mask is None:
-        return input
-    value = _identity(name, input)
-    return ops.where(_mask(input, mask), input, ops.scalar(value, dtype_name(input)))
-
-
-def _sum_dtype(input: Any, dtype: Any) -> str:
-    if dtype is not None:
-        return ember_dtype(dtype)
-    dt = dtype_name(input)
-    return "int64" if dt in ("bool", "uint8", "int8", "int16", "int32") else dt
-
-
-def _dims(dim: Any, n: int) -> list[int]:
-    if isinstance(dim, (tuple, list)):
-        dim = [py_value(d) for d in dim]
-    elif dim is not None:
-        dim = py_value(dim)
-    return norm_dims(None if dim == () else dim, n)
-
-
-def masked_sum(input: Any, dim: Any = None, *, keepdim: Any = False, dtype: Any = None,
-               mask: Any = None) -> Any:
-    x = cast(_fill("sum", input, mask), _sum_dtype(input, dtype))
-    return ops.sum(x, _dims(dim, rank(x)), bool(keepdim))
-
-
-def masked_prod(input: Any, dim: Any = None, *, keepdim: Any = False, dtype: Any = None,
-                mask: Any = None) -> Any:
-    x = cast(_fill("prod", input, mask), _sum_dtype(input, dtype))
-    return ops.prod(x, _dims(dim, rank(x)), bool(keepdim))
-
-
-def _masked_extreme(name: str, reduce: Any) -> Any:
-    def convert(input: Any, dim: Any = None, *, keepdim: Any = False, dtype: Any = None,
-                mask: Any = None) -> Any:
-        x = _fill(name, input, mask)
-        dims = _dims(dim, rank(x)) if rank(x) else []
-        if any(x.shape[d] == 0 for d in dims):
-            raise unsupported(f"masked {name} over an empty dimension")
-        y = reduce(x, dims, bool(keepdim))
-        return cast(y, ember_dtype(dtype)) if dtype is not None else y
-
-    convert.__name__ = convert.__qualname__ = f"masked_{name}"
-    return convert
-
-
-masked_amax, masked_amin = _masked_extreme("amax", ops.max), _masked_extreme("amin", ops.min)
-
-
-def _masked_arg(name: str, arg: Any) -> Any:
-    def convert(input: Any, dim: Any = None, *, keepdim: Any = False, dtype: Any = None,
-                mask: Any = None) -> Any:
-        x = _fill(name, input, mask)
-        y = arg(x, dim, bool(keepdim))
-        return cast(y, ember_dtype(dtype) if dtype is not None else dtype_name(input))
-
-    convert.__name__ = convert.__qualname__ = f"masked_{name}"
-    return convert
-
-
-masked_argmax = _masked_arg("argmax", fn.argmax)
-masked_argmin = _masked_arg("argmin", fn.argmin)
-
-
-def _count(input: Any, mask: Any, dims: list[int], keepdim: bool) -> Any:
-    present = full(shape_of(input), 1, "int64") if mask is None else cast(
-        _mask(input, mask), "int64")
-    return ops.sum(present, dims, keepdim)
-
-
-def masked_mean(input: Any, dim: Any = None, *, keepdim: Any = False, dtype: Any = None,
-                mask: Any = None) -> Any:
-    dt = ember_dtype(dtype) if dtype is not None else dtype_name(input)
-    if not is_float_dtype(dt):
-        raise unsupported("masked mean of a non-float tensor")
-    dims = _dims(dim, rank(input))
-    total = ops.sum(cast(_fill("sum", input, mask), dt), dims, bool(keepdim))
-    return total / cast(_count(input, mask, dims, bool(keepdim)), dt)
-
-
-def _masked_var(take_sqrt: bool) -> Any:
-    def convert(input: Any, dim: Any = None, unbiased: Any = None, *, correction: Any = None,
-                keepdim: Any = False, dtype: Any = None, mask: Any = None) -> Any:
-        if unbiased is not None and correction is not None:
-            raise unsupported("masked var with both unbiased and correction")
-        c = 1.0
-        if unbiased is not None:
-            c = 1.0 if unbiased else 0.0
-        if correction is not None:
-            c = static_float(correction, "masked var's correction")
-        dt = ember_dtype(dtype) if dtype is not None else dtype_name(input)
-        if not is_float_dtype(dt):
-            raise unsupported("masked var of a non-float result")
-        dims = _dims(dim, rank(input))
-        count = cast(_count(input, mask, dims, True), dt)
-        mean = ops.sum(cast(_fill("sum", input, mask), dt), dims, True) / count
-        centered = cast(input, dt) - mean
-        total = ops.sum(_fill("sum", centered * centered, mask), dims, bool(keepdim))
-        if not keepdim:
-            count = ops.squeeze(count, dims)
-        if c != 0:
-            count = ops.maximum(count - c, 0.0)
-        out = total / count
-        return ops.sqrt(out) if take_sqrt else out
-
-    convert.__name__ = convert.__qualname__ = "masked_std" if take_sqrt else "masked_var"
-    return convert
-
-
-masked_var, masked_std = _masked_var(False), _masked_var(True)
-
-
-def masked_norm(input: Any, ord: Any = 2.0, dim: Any = None, *, keepdim: Any = False,
-                dtype: Any = None, mask: Any = None) -> Any:
-    o = 2.0 if ord is None else ord
-    name = "norm_ninf" if o == float("-inf") else "norm"
-    x = _fill(name, input, mask)
-    x = cast(x, ember_dtype(dtype)) if dtype is not None else x
-    if not is_float_dtype(dtype_name(x)):
-        raise unsupported("masked norm of a non-float tensor")
-    dims = _dims(dim, rank(x)) if rank(x) else []
-    if o in (float("inf"), float("-inf")) and any(x.shape[d] == 0 for d in dims):
-        raise unsupported("an inf-norm over an empty dimension")
-    return _norm(x, o, dims, bool(keepdim))
-
-
-def masked_logsumexp(input: Any, dim: Any = None, *, keepdim: Any = False, dtype: Any = None,
-                     mask: Any = None) -> Any:
-    x = _fill("logsumexp", _float_input(input, "masked logsumexp"), mask)
-    y = logsumexp(x, list(_dims(dim, rank(x))), bool(keepdim))
-    return cast(y, ember_dtype(dtype)) if dtype is not None else y
-
-
-def masked_logaddexp(input: Any, other: Any, *, dtype: Any = None, input_mask: Any = None,
-                     other_mask: Any = None) -> Any:
-    from ember.torch.converters.elementwise_extra import logaddexp
-
-    a = _fill("logaddexp", _float_input(input, "masked logaddexp"), input_mask)
-    b = _fill("logaddexp", _float_input(other, "masked logaddexp"), other_mask)
-    y = logaddexp(a, b)
-    return cast(y, ember_dtype(dtype) if dtype is not None else dtype_name(input))
-
-
-def _masked_softmax(kind: str) -> Any:
-    def convert(input: Any, dim: Any, *, dtype: Any = None, mask: Any = None) -> Any:
-        x = _fill("softmin" if kind == "softmin" else "softmax",
-                  _float_input(input, f"masked {kind}"), mask)
-        dt = ember_dtype(dtype) if dtype is not None else dtype_name(input)
-        x = cast(x, dt)
-        d = norm_dim(py_value(dim), rank(x))
-        if 0 in shape_of(x):
-            raise unsupported(f"masked {kind} of an empty tensor")
-        flat = rank(x) == 0
-        if flat:
-            x = ops.reshape(x, [1])
-        if kind == "log_softmax":
-            y = fn.log_softmax(x, d)
-        else:
-            y = ops.softmax(ops.neg(x) if kind == "softmin" else x, d)
-        return ops.reshape(y, []) if flat else y
-
-    convert.__name__ = convert.__qualname__ = f"masked_{kind}"
-    return convert
-
-
-masked_softmax = _masked_softmax("softmax")
-masked_log_softmax = _masked_softmax("log_softmax")
-masked_softmin = _masked_softmax("softmin")
-
-
 # ---- registration --------------------------------------------------------------------------
 def _register_all() -> None:
-    import torch.masked._ops as masked
-
     register(softsign, F.softsign)
     register(tanhshrink, F.tanhshrink)
     register(threshold, F.threshold, torch.threshold)
@@ -777,15 +570,6 @@ def _register_all() -> None:
     register(bilinear, F.bilinear, torch.bilinear)
     register(batch_norm_with_update, aten._batch_norm_with_update,
              aten._batch_norm_with_update.default)
-    for name, converter in (
-        ("sum", masked_sum), ("prod", masked_prod), ("amax", masked_amax),
-        ("amin", masked_amin), ("argmax", masked_argmax), ("argmin", masked_argmin),
-        ("mean", masked_mean), ("norm", masked_norm), ("var", masked_var), ("std", masked_std),
-        ("softmax", masked_softmax), ("log_softmax", masked_log_softmax),
-        ("softmin", masked_softmin), ("logsumexp", masked_logsumexp),
-        ("logaddexp", masked_logaddexp),
-    ):
-        register(converter, getattr(masked, name))
     with builtin_registrations():
         register_function(F.batch_norm, priority=HIGH)(batch_norm)
         for name, converter in (("softsign", softsign), ("prelu", prelu),
