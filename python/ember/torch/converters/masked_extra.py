@@ -76,11 +76,12 @@ def _sum_dtype(input: Any, dtype: Any) -> str:
 
 
 def _dims(dim: Any, n: int) -> list[int]:
+    """The reduced dims (none of a 0-d tensor); a dim known only at run time is refused."""
     if isinstance(dim, (tuple, list)):
         dim = [py_value(d) for d in dim]
     elif dim is not None:
         dim = py_value(dim)
-    return norm_dims(None if dim == () else dim, n)
+    return norm_dims(None if dim == () else dim, n) if n else []
 
 
 def masked_sum(input: Any, dim: Any = None, *, keepdim: Any = False, dtype: Any = None,
@@ -99,7 +100,7 @@ def _masked_extreme(name: str, reduce: Any) -> Any:
     def convert(input: Any, dim: Any = None, *, keepdim: Any = False, dtype: Any = None,
                 mask: Any = None) -> Any:
         x = _fill(name, input, mask)
-        dims = _dims(dim, rank(x)) if rank(x) else []
+        dims = _dims(dim, rank(x))
         if any(x.shape[d] == 0 for d in dims):
             raise unsupported(f"masked {name} over an empty dimension")
         y = reduce(x, dims, bool(keepdim))
@@ -183,7 +184,7 @@ def masked_norm(input: Any, ord: Any = 2.0, dim: Any = None, *, keepdim: Any = F
     x = cast(x, ember_dtype(dtype)) if dtype is not None else x
     if not is_float_dtype(dtype_name(x)):
         raise unsupported("masked norm of a non-float tensor")
-    dims = _dims(dim, rank(x)) if rank(x) else []
+    dims = _dims(dim, rank(x))
     if o in (float("inf"), float("-inf")) and any(x.shape[d] == 0 for d in dims):
         raise unsupported("an inf-norm over an empty dimension")
     return _norm(x, o, dims, bool(keepdim))
