@@ -331,3 +331,10 @@ def test_masked_int_arg_and_normalizations():
                 MASKED.logaddexp(f, g, input_mask=m, other_mask=m2))
 
     check(ops, x, f, m, m2, randn(3, 4, seed=1))
+
+
+def test_zero_dim_inputs():
+    """torch takes a 0-d input as one sample of one class (margin losses) or one value
+    (vander)."""
+    check(lambda x, t: (F.multi_margin_loss(x, t), F.multilabel_margin_loss(x, t),
+                        torch.linalg.vander(x, N=3)), torch.tensor(1.5), torch.tensor(0))

@@ -230,9 +230,9 @@ def _class_targets(input: Any, target: Any, what: str) -> tuple[Any, Any, int, b
     x = float_input(input, what)
     if not is_tensor(target) or dtype_name(target) not in ("int64", "int32"):
         raise unsupported(f"{what} with targets that are not class indices")
-    one = rank(x) == 1
+    one = rank(x) <= 1
     if one:
-        x = ops.unsqueeze(x, [0])
+        x = ops.reshape(x, [1, -1])
     if rank(x) != 2:
         raise unsupported(f"{what} of a tensor of rank > 2")
     n, c = static_shape(x, what)
@@ -277,9 +277,9 @@ def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None,
     x = float_input(input, "multilabel_margin_loss")
     if not is_tensor(target) or dtype_name(target) not in ("int64", "int32"):
         raise unsupported("multilabel_margin_loss with non-integer targets")
-    one = rank(x) == 1
+    one = rank(x) <= 1
     if one:
-        x, target = ops.unsqueeze(x, [0]), ops.unsqueeze(target, [0])
+        x, target = ops.reshape(x, [1, -1]), ops.reshape(target, [1, -1])
     if rank(x) != 2 or static_shape(target, "targets") != static_shape(x, "inputs"):
         raise unsupported("multilabel_margin_loss with mismatched shapes")
     n, c = static_shape(x, "multilabel_margin_loss")

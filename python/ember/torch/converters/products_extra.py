@@ -305,8 +305,8 @@ def matrix_power(input: Any, n: Any, *, out: Any = None) -> Any:
 
 
 def vander(x: Any, N: Any = None) -> Any:
-    if rank(x) < 1:
-        raise unsupported("vander of a 0-d tensor")
+    if rank(x) == 0:
+        x = ops.reshape(x, [1])  # torch takes a 0-d tensor as one of length 1
     size = static_size(x, rank(x) - 1, "vander's input")
     n = size if N is None else static_int(N, "vander's N")
     dt = dtype_name(x)
