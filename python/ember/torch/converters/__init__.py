@@ -9,6 +9,13 @@
 - composites.py: operators composed of ember's basic ones (padding modes, flips, rolls,
   gathers, smooth activations, logsumexp, rounded division), on composite_math.py;
 - norms_losses.py: instance and RMS norms, vector norms and distances, einsum, losses;
+- elementwise_extra.py: elementwise composites with torch's formulas (logaddexp, xlogy,
+  lerp, isclose, frexp, round with decimals, ...), nan-reductions, diff, trapezoid, renorm;
+- products_extra.py: the vector and matrix products that are not ember operators (dot,
+  outer, tensordot, kron, cross, matrix_power, cdist, pdist, matrix norms, ...);
+- nn_extra.py: more torch.nn.functional activations, losses (margin, binary cross entropy,
+  kl_div, triplet, ...), bilinear and batch-statistics norms;
+- masked_extra.py: the masked reductions and softmaxes of torch.masked;
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - special.py: torch's special functions with more than the table's operands (polygamma);
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
@@ -24,11 +31,15 @@
 from ember.torch.converters import (
     aten,
     composites,
+    elementwise_extra,
     functions,
+    masked_extra,
     methods,
     modules,
+    nn_extra,
     nn_functions,
     norms_losses,
+    products_extra,
     scalar,
     spatial,
     special,
@@ -38,6 +49,7 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "spatial", "special", "tensors", "views", "writes",
+    "aten", "composites", "elementwise_extra", "functions", "masked_extra", "methods",
+    "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra", "scalar",
+    "spatial", "special", "tensors", "views", "writes",
 ]

@@ -402,8 +402,17 @@ def rounded_div(input: Any, other: Any, rounding_mode: str) -> Any:
         raise unsupported("floor division of float64 tensors (torch's fmod-based rounding)")
     # The quotient of two float32 (or narrower) values in float64 is close enough to the
     # exact quotient that its floor is the exact floor (torch's result).
-    q = binary(ops.div, input, other, dtype="float64")
-    return ops.cast(ops.floor(q), dt)
+    q = ops.floor(binary(ops.div, input, other, dtype="float64"))
+    if is_tensor(other) or math.isinf(float(py_value(other))):
+        # torch's fmod-based rounding: a finite nonzero value over an infinity of the other
+        # sign is -1 (the quotient's floor would be -0)
+        a, b = cast(input, "float64"), cast(other, "float64")
+        a = a if is_tensor(a) else ops.scalar(float(a), "float64")
+        opposite = ops.logical_and(ops.isinf(b), ops.logical_and(
+            ops.logical_and(ops.isfinite(a), ops.not_equal(a, 0.0)),
+            ops.not_equal(ops.less(a, 0.0), ops.less(b, 0.0))))
+        q = ops.where(opposite, -1.0, q)
+    return ops.cast(q, dt)
 
 
 # ---- registration --------------------------------------------------------------------------

@@ -147,11 +147,13 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
 
 
 def floor_divide(input: Any, other: Any) -> Any:
-    """Integer floor division; a zero divisor raises ember.DataError when it runs (torch
-    raises ZeroDivisionError)."""
+    """Floor division; for integers a zero divisor raises ember.DataError when it runs (torch
+    raises ZeroDivisionError). Floats are torch.div with rounding_mode='floor'."""
     dt = common_dtype(input, other)
     if dt.startswith(("float", "bfloat")):
-        raise unsupported("floor division of floating-point tensors needs ember.ops.floor")
+        from ember.torch.converters.composites import rounded_div
+
+        return rounded_div(input, other, "floor")
     return binary(ops.floor_divide, input, other, dtype=dt)
 
 
