@@ -65,6 +65,10 @@ ULPS: dict[str, Any] = {
     # torch's erfcx below 0 is 2 exp(x * x) - erfcx(-x) with x * x rounded: its float64
     # reference is 2 x^2 ulps off there (ember splits x^2 exactly).
     "erfcx": lambda x: 4 + 2 * x.double() ** 2 * (x < 0),
+    # The incomplete gamma functions multiply x^a, e^-x and 1 / Gamma(a), each rounded once,
+    # and sum a series: up to ~20 ulps of float64 (float32 rounds the double result once).
+    "igamma": 256,
+    "igammac": 256,
     # Near its zero (x = 1.4616...) digamma is a difference of nearly equal terms: an absolute
     # error of a few ulps of 1 is what any evaluation gives there.
     "digamma": lambda x: 4 + 8 / torch.special.digamma(x.double()).abs(),
@@ -120,7 +124,49 @@ def _numpy_reference(fn: Any, x: torch.Tensor) -> torch.Tensor:
 
 # Float64 references where torch's own formula loses the result: its gelu and ndtr compute
 # 1 + erf(x / sqrt(2)), which is 0 for x below about -8 (ember's go through erfc).
+def _incgamma_reference(upper: bool) -> Any:
+    """30-digit values from mpmath for finite positive operands (torch's at the edges and
+    where mpmath does not converge): torch's own float64 result loses digits for small a
+    (igammac(1e-30, 0.5) is 1.137e-30 there, 5.598e-31 in fact) and for tiny x
+    (igamma(1, 1e-30) = 1 - e^-1e-30 is off by 7e-15)."""
+
+    def ref(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        import mpmath
+
+        out = (torch.igammac if upper else torch.igamma)(a, x)
+        a_b, x_b = torch.broadcast_tensors(a, x)
+        flat_out = out.reshape(-1).clone()
+        with mpmath.workdps(30):
+            for k, (ak, xk) in enumerate(zip(a_b.reshape(-1).tolist(),
+                                             x_b.reshape(-1).tolist(), strict=True)):
+                if 0 < ak < math.inf and 0 < xk < math.inf:
+                    bounds = (xk, mpmath.inf) if upper else (0, xk)
+                    try:
+                        flat_out[k] = float(mpmath.gammainc(ak, *bounds, regularized=True))
+                    except mpmath.libmp.libhyper.NoConvergence:
+                        pass  # huge a: torch's value stands
+        return flat_out.reshape(out.shape)
+
+    return ref
+
+
+def _airy_reference(x: torch.Tensor) -> torch.Tensor:
+    """torch's float64 airy_ai, except for |x| < 2.1, where torch sums its Maclaurin series in
+    double and its terms, up to 40 times the result, cancel: 30-digit values from mpmath."""
+    import mpmath
+
+    out = torch.special.airy_ai(x).reshape(-1).clone()
+    with mpmath.workdps(30):
+        for k, v in enumerate(x.reshape(-1).tolist()):
+            if abs(v) < 2.1:
+                out[k] = float(mpmath.airyai(v))
+    return out.reshape(x.shape)
+
+
 FLOAT64_REFERENCES: dict[str, Any] = {
+    "airy_ai": _airy_reference,
+    "igamma": _incgamma_reference(False),
+    "igammac": _incgamma_reference(True),
     "gelu": lambda x: 0.5 * x * torch.special.erfc(-x / math.sqrt(2.0)),
     "ndtr": lambda x: 0.5 * torch.special.erfc(-x / math.sqrt(2.0)),
     # x * sigmoid(2u) rather than x * (1 + tanh(u)) / 2, which cancels for negative x.
