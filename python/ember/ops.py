@@ -68,6 +68,14 @@ hardsigmoid = _ops.hardsigmoid
 hardswish = _ops.hardswish
 layer_norm = _ops.layer_norm
 batch_norm = _ops.batch_norm
+cumsum = _ops.cumsum
+cumprod = _ops.cumprod
+logcumsumexp = _ops.logcumsumexp
+cummax = _ops.cummax
+cummin = _ops.cummin
+sort = _ops.sort
+scatter = _ops.scatter
+take_along = _ops.take_along
 
 
 
@@ -136,5 +144,13 @@ __all__ = [
     "upsample_bilinear2d",
     "upsample_nearest2d",
     "where",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "logcumsumexp",
+    "scatter",
+    "sort",
+    "take_along",
 ]
 __all__ += list(SCALAR_OPS)

@@ -99,4 +99,28 @@ Tensor slice_exact(const Tensor& x, const std::vector<int64_t>& axes, const Shap
                    const Shape& stops, const std::vector<int64_t>& steps = {});
 Tensor expand(const Tensor& x, const Shape& shape);  // -1 keeps a dimension
 
+// Scans, sorts and scatters: one call of a runtime library routine each
+// (src/ops/library_ops.cpp). Scans along `axis` keep the input's dtype (float32, float64,
+// int32, int64; float sums and products accumulate in double); cummax / cummin and sort
+// return values and int64 positions. Sorts are stable and put NaN above every number.
+Tensor cumsum(const Tensor& x, int64_t axis);
+Tensor cumprod(const Tensor& x, int64_t axis);
+Tensor logcumsumexp(const Tensor& x, int64_t axis);  // float32 / float64
+std::vector<Tensor> cummax(const Tensor& x, int64_t axis);
+std::vector<Tensor> cummin(const Tensor& x, int64_t axis);
+std::vector<Tensor> sort(const Tensor& x, int64_t axis, bool descending = false);
+// x read along `axis` at the positions `index` holds (int64 / int32, x's shape but along
+// axis): out[..., k, ...] = x[..., index[..., k, ...], ...]; an index outside
+// [0, x.shape[axis]) is ember::DataError when it runs.
+Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index);
+// self with src scattered into it: for each element j of index (in row-major order),
+// out[base[j] + index[j] * stride] (reduce)= src[j], where stride is the distance between
+// neighbours along `axis` of self and index[j] must lie in [0, self.shape[axis]) (else
+// ember::DataError when it runs). base (int64) is the flat offset in self of element j with
+// its coordinate along axis set to 0; index, base and src have one shape. reduce: assign
+// (the last write wins), sum, prod, amax, amin, mean; include_self=false leaves self's value
+// out of the reduction where anything is scattered.
+Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& base,
+               const Tensor& src, const std::string& reduce, bool include_self = true);
+
 }  // namespace ember::ops
