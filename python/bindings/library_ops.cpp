@@ -33,12 +33,11 @@ void bind_library_ops(nb::module_& m) {
         "x read along axis at the int64 positions of index (torch.take_along_dim with equal "
         "shapes): an index outside [0, x.shape[axis]) raises ember.DataError when it runs.");
   m.def("scatter", &ops::scatter, nb::arg("self"), nb::arg("axis"), nb::arg("index"),
-        nb::arg("base"), nb::arg("src"), nb::arg("reduce") = "assign",
-        nb::arg("include_self") = true,
-        "self with src scattered into it along axis: out[base[j] + index[j] * stride] (reduce)= "
-        "src[j] in row-major order of index; reduce is assign (the last write wins), sum, "
-        "prod, amax, amin or mean. An index outside [0, self.shape[axis]) raises "
-        "ember.DataError when it runs.");
+        nb::arg("src"), nb::arg("reduce") = "assign", nb::arg("include_self") = true,
+        "self with src scattered into it along axis: out[..., index[..., k, ...], ...] "
+        "(reduce)= src[..., k, ...] in order of k (index and src of one shape, self's but along "
+        "axis); reduce is assign (the last write wins), sum, prod, amax, amin or mean. An "
+        "index outside [0, self.shape[axis]) raises ember.DataError when it runs.");
 }
 
 }  // namespace ember::py

@@ -194,71 +194,92 @@ inline void take_along(const LaunchContext* ctx, const T* x, const I* index, T* 
 
 // ---- scatters ----
 //
-// out = self, then for j = 0, 1, ... in order: out[base[j] + index[j] * stride] (op)= src[j],
-// where index[j] must lie in [0, size) (else the error is reported and the element skipped).
-// `base` is the flat offset in out of element j with its scattered coordinate 0. Writes
-// run in index order on one thread, so duplicates resolve as torch's CPU kernels do: the
-// last write wins, and sums add in index order.
+// self and out are [outer, n, inner]; index and src are [outer, m, inner]. out = self, then
+// along each line (o, i), for k = 0, 1, ... m - 1 in order:
+//   out[o, index[o, k, i], i] (op)= src[o, k, i],
+// where the index must lie in [0, n) (else the error is reported and the element skipped).
+// A line writes only its own line of out, so lines run in parallel and every write to one
+// element happens in index order: duplicates resolve as torch's CPU kernels do (the last
+// write wins, sums add in order), at every thread count. include_self = false: an element
+// written at least once starts from its first written value instead of self's.
 
 enum class ScatterOp : int { Assign, Sum, Prod, Max, Min, Mean };
 
-template <ScatterOp Op, bool IncludeSelf, class T, class I>
-inline void scatter_impl(const LaunchContext* ctx, const T* self, const I* index,
-                         const int64_t* base, const T* src, T* out, int64_t numel, int64_t count,
-                         int64_t size, int64_t stride) {
-  if (numel > 0) std::memcpy(out, self, static_cast<size_t>(numel) * sizeof(T));
-  std::vector<int64_t> hits;
-  if (Op == ScatterOp::Mean || !IncludeSelf) hits.assign(static_cast<size_t>(numel), 0);
-  for (int64_t j = 0; j < count; ++j) {
-    const int64_t i = static_cast<int64_t>(index[j]);
-    if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(size)) {
-      report_error(ctx, KernelError::kIndexOutOfRange, "the scattered dimension", i, size);
-      continue;
-    }
-    const int64_t t = base[j] + i * stride;
-    const T v = src[j];
-    T& o = out[t];
-    if constexpr (Op == ScatterOp::Assign) {
-      o = v;
-      continue;
-    } else {
-      if (!hits.empty() && !IncludeSelf && hits[static_cast<size_t>(t)] == 0) {
-        o = v;
-      } else if constexpr (Op == ScatterOp::Sum || Op == ScatterOp::Mean) {
-        o = static_cast<T>(o + v);
-      } else if constexpr (Op == ScatterOp::Prod) {
-        o = static_cast<T>(o * v);
-      } else if constexpr (Op == ScatterOp::Max) {
-        if (is_nan(v) || v > o) o = v;
-      } else {
-        if (is_nan(v) || v < o) o = v;
-      }
-      if (!hits.empty()) ++hits[static_cast<size_t>(t)];
-    }
+template <class T>
+inline T scatter_combine(ScatterOp op, T o, T v) {
+  switch (op) {
+    case ScatterOp::Assign: return v;
+    case ScatterOp::Sum:
+    case ScatterOp::Mean: return static_cast<T>(o + v);
+    case ScatterOp::Prod: return static_cast<T>(o * v);
+    case ScatterOp::Max: return (is_nan(v) || v > o) ? v : o;
+    case ScatterOp::Min: return (is_nan(v) || v < o) ? v : o;
   }
-  if constexpr (Op == ScatterOp::Mean) {
-    for (int64_t t = 0; t < numel; ++t) {
-      const int64_t c = hits[static_cast<size_t>(t)] + (IncludeSelf ? 1 : 0);
-      if (hits[static_cast<size_t>(t)] == 0) continue;
-      if constexpr (std::is_floating_point_v<T>) {
-        out[t] = static_cast<T>(out[t] / static_cast<T>(c));
-      } else {
-        // torch divides integers rounding toward negative infinity (floor_divide).
-        T q = static_cast<T>(out[t] / static_cast<T>(c));
-        if ((out[t] % static_cast<T>(c) != 0) && ((out[t] < 0) != (c < 0))) --q;
-        out[t] = q;
-      }
-    }
+  return v;
+}
+
+// sum / count, rounding down for integers as torch's scatter mean does.
+template <class T>
+inline T scatter_mean(T sum, int64_t count) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(sum / static_cast<T>(count));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return sum;
+  } else {
+    const T c = static_cast<T>(count);
+    T q = static_cast<T>(sum / c);
+    if (sum % c != 0 && ((sum < 0) != (c < 0))) q = static_cast<T>(q - 1);
+    return q;
   }
 }
 
-#define EMBER_RT_SCATTER(name, op, include_self)                                                 \
-  template <class T, class I>                                                                    \
-  inline void name(const LaunchContext* ctx, const T* self, const I* index, const int64_t* base, \
-                   const T* src, T* out, int64_t numel, int64_t count, int64_t size,             \
-                   int64_t stride) {                                                             \
-    scatter_impl<ScatterOp::op, include_self>(ctx, self, index, base, src, out, numel, count,    \
-                                              size, stride);                                     \
+template <ScatterOp Op, bool IncludeSelf, class T, class I>
+inline void scatter_impl(const LaunchContext* ctx, const T* self, const I* index, const T* src,
+                         T* out, int64_t outer, int64_t n, int64_t m, int64_t inner) {
+  const int64_t total = outer * n * inner;
+  if (total > 0) std::memcpy(out, self, static_cast<size_t>(total) * sizeof(T));
+  constexpr bool kCount = Op == ScatterOp::Mean || !IncludeSelf;
+  const int64_t lines = outer * inner;
+  if (lines <= 0 || m <= 0) return;
+  parallel_for(
+      ctx, lines, static_cast<double>(lines) * static_cast<double>(m + (kCount ? n : 0)) * 2.0,
+      [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> hits(kCount ? static_cast<size_t>(n) : 0);
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t o = r / inner, i = r % inner;
+          T* line = out + o * n * inner + i;
+          const int64_t first = o * m * inner + i;
+          if constexpr (kCount) std::fill(hits.begin(), hits.end(), 0);
+          for (int64_t k = 0; k < m; ++k) {
+            const int64_t j = static_cast<int64_t>(index[first + k * inner]);
+            if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(n)) {
+              report_error(ctx, KernelError::kIndexOutOfRange, "the scattered dimension", j, n);
+              continue;
+            }
+            const T v = src[first + k * inner];
+            T& dst = line[j * inner];
+            if constexpr (kCount) {
+              const bool fresh = hits[static_cast<size_t>(j)]++ == 0;
+              dst = (!IncludeSelf && fresh) ? v : scatter_combine(Op, dst, v);
+            } else {
+              dst = scatter_combine(Op, dst, v);
+            }
+          }
+          if constexpr (Op == ScatterOp::Mean) {
+            for (int64_t j = 0; j < n; ++j) {
+              const int64_t c = hits[static_cast<size_t>(j)];
+              if (c > 0) line[j * inner] = scatter_mean(line[j * inner], c + (IncludeSelf ? 1 : 0));
+            }
+          }
+        }
+      });
+}
+
+#define EMBER_RT_SCATTER(name, op, include_self)                                                  \
+  template <class T, class I>                                                                     \
+  inline void name(const LaunchContext* ctx, const T* self, const I* index, const T* src, T* out, \
+                   int64_t outer, int64_t n, int64_t m, int64_t inner) {                          \
+    scatter_impl<ScatterOp::op, include_self>(ctx, self, index, src, out, outer, n, m, inner);    \
   }
 EMBER_RT_SCATTER(scatter_assign, Assign, true)
 EMBER_RT_SCATTER(scatter_sum, Sum, true)

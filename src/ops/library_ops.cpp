@@ -132,9 +132,10 @@ OpDef take_along_op() {
   return d;
 }
 
-// scatter_<reduce>: inputs self, index (int32/int64), base (int64), src; index, base and src
-// share one shape. out = self; then out[base[j] + index[j] * stride(axis)] (op)= src[j] in
-// order, index[j] in [0, self.shape[axis]) (else ember.DataError).
+// scatter_<reduce>: inputs self, index (int32/int64), src; index and src share one shape,
+// which agrees with self's on every dimension but the axis. out = self; then along the axis,
+// out[..., index[..., k, ...], ...] (op)= src[..., k, ...] in order of k, the index in
+// [0, self.shape[axis]) (else ember.DataError).
 OpDef scatter_op(const std::string& reduce) {
   const std::string name = "scatter_" + reduce;
   OpDef d;
@@ -142,10 +143,10 @@ OpDef scatter_op(const std::string& reduce) {
   d.title = "Scatter" + reduce;
   d.kind = OpKind::Composite;
   d.declared_traits = library_traits();
-  d.num_inputs = 4;
+  d.num_inputs = 3;
   d.infer = [name](const std::vector<TensorType>& in, const OpAttrs& a) {
-    check_arity(name, in, 4);
-    const TensorType &self = in[0], &index = in[1], &base = in[2], &src = in[3];
+    check_arity(name, in, 3);
+    const TensorType &self = in[0], &index = in[1], &src = in[2];
     common_device(name, in);
     check_same_dtype(name, self, src);
     const DType t = self.dtype;
@@ -154,13 +155,18 @@ OpDef scatter_op(const std::string& reduce) {
                      << "; cast the input first");
     EMBER_CHECK(index.dtype == DType::int64 || index.dtype == DType::int32,
                 name << ": the index must be int64 or int32, got " << dtype_name(index.dtype));
-    EMBER_CHECK(base.dtype == DType::int64,
-                name << ": the base offsets must be int64, got " << dtype_name(base.dtype));
-    EMBER_CHECK(shape_equal(index.shape, base.shape) && shape_equal(index.shape, src.shape),
-                name << ": index " << shape_str(index.shape) << ", base " << shape_str(base.shape)
-                     << " and src " << shape_str(src.shape) << " must have one shape");
-    EMBER_CHECK(self.rank() >= 1, name << ": self must have at least one dimension");
-    normalize_dim(name, attrs_as<AxisAttrs>(a).axis, self.rank());
+    EMBER_CHECK(shape_equal(index.shape, src.shape), name << ": index " << shape_str(index.shape)
+                                                          << " and src " << shape_str(src.shape)
+                                                          << " must have one shape");
+    EMBER_CHECK(self.rank() >= 1 && self.rank() == index.rank(),
+                name << ": self " << shape_str(self.shape) << " and index "
+                     << shape_str(index.shape) << " must have one rank, at least 1");
+    const int64_t axis = normalize_dim(name, attrs_as<AxisAttrs>(a).axis, self.rank());
+    for (size_t d = 0; d < self.shape.size(); ++d)
+      EMBER_CHECK(static_cast<int64_t>(d) == axis || same_dim(self.shape[d], index.shape[d]),
+                  name << ": self " << shape_str(self.shape) << " and index "
+                       << shape_str(index.shape) << " must agree on every dimension but axis "
+                       << axis << "; scatter into a slice of self");
     return std::vector<TensorType>{self};
   };
   d.lower = [name](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
@@ -169,19 +175,18 @@ OpDef scatter_op(const std::string& reduce) {
     const int64_t axis = normalize_dim(name, attrs_as<AxisAttrs>(a).axis, self.rank());
     ir::Task t;
     t.name = name;
-    const char* names[] = {"self", "index", "base", "src"};
-    for (size_t i = 0; i < 4; ++i)
+    const char* names[] = {"self", "index", "src"};
+    for (size_t i = 0; i < 3; ++i)
       t.add_buffer(names[i], in[i].dtype, in[i].shape, ir::BufferRole::Input);
     const int ob = t.add_buffer("out", out.at(0).dtype, out.at(0).shape, ir::BufferRole::Output);
     ir::Stage s;
     s.kind = ir::StageKind::Call;
     s.routine = name;
-    s.call_inputs = {0, 1, 2, 3};
+    s.call_inputs = {0, 1, 2};
     s.call_outputs = {ob};
     s.out = ob;
-    const Shape after(self.shape.begin() + axis + 1, self.shape.end());
-    s.params = {shape_numel_expr(self.shape), shape_numel_expr(in[1].shape),
-                self.shape[static_cast<size_t>(axis)], shape_numel_expr(after)};
+    const std::vector<Expr> rows = row_params(self.shape, axis);
+    s.params = {rows[0], rows[1], in[1].shape[static_cast<size_t>(axis)], rows[2]};
     t.stages = {s};
     return t;
   };
@@ -246,8 +251,8 @@ std::vector<Tensor> sort(const Tensor& x, int64_t axis, bool descending) {
 Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index) {
   return apply("take_along", {x, index}, AxisAttrs{axis_of("take_along", x, axis)}).at(0);
 }
-Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& base,
-               const Tensor& src, const std::string& reduce, bool include_self) {
+Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src,
+               const std::string& reduce, bool include_self) {
   static const char* reduces[] = {"assign", "sum", "prod", "amax", "amin", "mean"};
   bool known = false;
   for (const char* r : reduces) known |= reduce == r;
@@ -256,7 +261,7 @@ Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tens
   EMBER_CHECK(include_self || reduce != "assign",
               "scatter: include_self=False needs a reduction (sum, prod, amax, amin, mean)");
   const std::string op = "scatter_" + reduce + (include_self ? "" : "_excl");
-  return apply(op, {self, index, base, src}, AxisAttrs{axis_of(op, self, axis)}).at(0);
+  return apply(op, {self, index, src}, AxisAttrs{axis_of(op, self, axis)}).at(0);
 }
 
 }  // namespace ops

@@ -141,35 +141,53 @@ TEST(LibraryOps, ScatterReducesInIndexOrder) {
   Tensor self = from_values({1, 1, 1, 1, 1, 1}, {2, 3}, DType::float32);
   // Along axis 1: row 0 writes columns 2, 0, 2; row 1 writes column 1 twice.
   Tensor index = from_values({2, 0, 2, 1, 1, 0}, {2, 3}, DType::int64);
-  Tensor base = from_values({0, 0, 0, 3, 3, 3}, {2, 3}, DType::int64);
   Tensor src = from_values({10, 20, 30, 40, 50, 60}, {2, 3}, DType::float32);
-  expect_same(values_of(ops::scatter(self, 1, index, base, src, "assign")), {20, 1, 30, 60, 50, 1});
-  expect_same(values_of(ops::scatter(self, 1, index, base, src, "sum")), {21, 1, 41, 61, 91, 1});
-  expect_same(values_of(ops::scatter(self, 1, index, base, src, "sum", false)),
-              {20, 1, 40, 60, 90, 1});
-  expect_same(values_of(ops::scatter(self, 1, index, base, src, "mean")),
+  expect_same(values_of(ops::scatter(self, 1, index, src, "assign")), {20, 1, 30, 60, 50, 1});
+  expect_same(values_of(ops::scatter(self, 1, index, src, "sum")), {21, 1, 41, 61, 91, 1});
+  expect_same(values_of(ops::scatter(self, 1, index, src, "sum", false)), {20, 1, 40, 60, 90, 1});
+  expect_same(values_of(ops::scatter(self, 1, index, src, "mean")),
               {10.5, 1, 41.0 / 3, 61.0 / 2, 91.0 / 3, 1}, 1e-6);
-  expect_same(values_of(ops::scatter(self, 1, index, base, src, "amax", false)),
-              {20, 1, 30, 60, 50, 1});
-  expect_same(values_of(ops::scatter(self, 1, index, base, src, "prod")),
-              {20, 1, 300, 60, 2000, 1});
+  expect_same(values_of(ops::scatter(self, 1, index, src, "amax", false)), {20, 1, 30, 60, 50, 1});
+  expect_same(values_of(ops::scatter(self, 1, index, src, "prod")), {20, 1, 300, 60, 2000, 1});
+}
+
+TEST(LibraryOps, ScatterAlongTheFirstAxisOfALargeTensorIsDeterministic) {
+  // [2000, 3] scattered along axis 0 from [4000, 3]: row k of src goes to row (k * 7) % 2000,
+  // each row twice; lines (columns) run in parallel, each in index order.
+  const int64_t n = 2000, m = 4000;
+  std::vector<double> idx, src;
+  for (int64_t k = 0; k < m; ++k)
+    for (int64_t c = 0; c < 3; ++c) {
+      idx.push_back(static_cast<double>((k * 7) % n));
+      src.push_back(static_cast<double>(k * 3 + c));
+    }
+  Tensor self = from_values(std::vector<double>(n * 3, 0.0), {n, 3}, DType::float64);
+  Tensor index = from_values(idx, {m, 3}, DType::int64);
+  Tensor s = from_values(src, {m, 3}, DType::float64);
+  std::vector<double> want_last(n * 3, 0.0), want_sum(n * 3, 0.0);
+  for (int64_t k = 0; k < m; ++k)
+    for (int64_t c = 0; c < 3; ++c) {
+      const auto t = static_cast<size_t>(((k * 7) % n) * 3 + c);
+      want_last[t] = src[static_cast<size_t>(k * 3 + c)];
+      want_sum[t] += src[static_cast<size_t>(k * 3 + c)];
+    }
+  expect_same(values_of(ops::scatter(self, 0, index, s, "assign")), want_last);
+  expect_same(values_of(ops::scatter(self, 0, index, s, "sum")), want_sum);
 }
 
 TEST(LibraryOps, ScatterIndexOutOfRangeIsADataError) {
   Tensor self = from_values({0, 0, 0}, {3}, DType::float32);
-  Tensor base = from_values({0, 0}, {2}, DType::int64);
   Tensor src = from_values({1, 2}, {2}, DType::float32);
   for (double bad : {3.0, -1.0}) {
     Tensor index = from_values({0, bad}, {2}, DType::int64);
     try {
-      ops::scatter(self, 0, index, base, src, "sum");
+      ops::scatter(self, 0, index, src, "sum");
       ADD_FAILURE() << "no DataError for index " << bad;
     } catch (const DataError& e) {
       EXPECT_NE(std::string(e.what()).find("is out of range"), std::string::npos) << e.what();
     }
   }
-  EXPECT_THROW(ops::scatter(self, 0, from_values({0, 1}, {2}, DType::int64), base, src, "median"),
-               Error);
+  EXPECT_THROW(ops::scatter(self, 0, from_values({0, 1}, {2}, DType::int64), src, "median"), Error);
 }
 
 TEST(LibraryOps, TaskTextShowsTheCall) {

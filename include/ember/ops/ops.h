@@ -113,14 +113,12 @@ std::vector<Tensor> sort(const Tensor& x, int64_t axis, bool descending = false)
 // axis): out[..., k, ...] = x[..., index[..., k, ...], ...]; an index outside
 // [0, x.shape[axis]) is ember::DataError when it runs.
 Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index);
-// self with src scattered into it: for each element j of index (in row-major order),
-// out[base[j] + index[j] * stride] (reduce)= src[j], where stride is the distance between
-// neighbours along `axis` of self and index[j] must lie in [0, self.shape[axis]) (else
-// ember::DataError when it runs). base (int64) is the flat offset in self of element j with
-// its coordinate along axis set to 0; index, base and src have one shape. reduce: assign
-// (the last write wins), sum, prod, amax, amin, mean; include_self=false leaves self's value
-// out of the reduction where anything is scattered.
-Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& base,
+// self with src scattered into it along `axis`: for each position of index (int64 / int32,
+// src's shape; self's too but along axis), out[..., index[..., k, ...], ...] (reduce)=
+// src[..., k, ...], in order of k; an index outside [0, self.shape[axis]) is ember::DataError
+// when it runs. reduce: assign (the last write wins), sum, prod, amax, amin, mean;
+// include_self=false leaves self's value out of the reduction where anything is scattered.
+Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index,
                const Tensor& src, const std::string& reduce, bool include_self = true);
 
 }  // namespace ember::ops
