@@ -12,6 +12,8 @@
 - aten.py: ATen overloads, and which torch functions share their argument layout;
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
+- scans_sorts.py: scans, sorts and scatters (cumsum, sort, topk, quantile, scatter,
+  index_add, ...), each a call of a routine of ember's runtime library;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """
@@ -25,11 +27,12 @@ from ember.torch.converters import (
     nn_functions,
     norms_losses,
     scalar,
+    scans_sorts,
     tensors,
     writes,
 )
 
 __all__ = [
     "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "tensors", "writes",
+    "scalar", "scans_sorts", "tensors", "writes",
 ]

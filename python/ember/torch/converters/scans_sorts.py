@@ -26,7 +26,6 @@ import torch.nn.functional as F
 
 from ember.torch.context import sym_size
 from ember.torch.converters.common import (
-    END,
     ConversionFailure,
     cast,
     constant,
@@ -135,6 +134,13 @@ cummax = _cum_arg(ops.cummax)
 cummin = _cum_arg(ops.cummin)
 
 
+def _shifted(x: Any, axis: int, start: int) -> Any:
+    """x[start : start + n - 1] along axis (n its size >= 1, possibly symbolic)."""
+    n = x.shape[axis]
+    stop = start + n - 1 if isinstance(n, int) else f"({n} - {1 - start})"
+    return ops.slice(x, [axis], [start], [stop], [1], clamp=False)
+
+
 def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
     if rank(y) == 0:
         raise unsupported("cumulative_trapezoid of a 0-d tensor")
@@ -143,8 +149,7 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
         raise unsupported("cumulative_trapezoid along an empty dimension")
     yf = y if is_float_dtype(dtype_name(y)) else ops.cast(y, "float32")
     dt = dtype_name(yf)
-    # sizes may be symbolic: the slices [1:] and [:-1] count from the end
-    total = ops.add(slice_axis(yf, axis, 1, END), slice_axis(yf, axis, 0, -1))
+    total = ops.add(_shifted(yf, axis, 1), _shifted(yf, axis, 0))
     if is_tensor(x):
         xf = cast(x, dt) if is_float_dtype(dtype_name(x)) else ops.cast(x, dt)
         if rank(xf) == 1:
@@ -154,7 +159,7 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
             xa = axis
         else:
             xa = norm_dim(dim, rank(xf))
-        step = ops.sub(slice_axis(xf, xa, 1, END), slice_axis(xf, xa, 0, -1))
+        step = ops.sub(_shifted(xf, xa, 1), _shifted(xf, xa, 0))
         area = ops.mul(ops.div(step, ops.scalar(2.0, dt)), total)
     elif is_tensor(dx):  # a spacing known only at run time
         area = ops.mul(total, ops.div(cast(dx, dt), ops.scalar(2.0, dt)))
@@ -616,13 +621,19 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
 
 
 def unsafe_masked_index_put_accumulate(x: Any, mask: Any, indices: Any, values: Any) -> Any:
-    if any(i is None for i in indices):
+    """torch's decomposition: each index clamped into [-size, size), the values where the
+    mask is false replaced by 0, then index_put with accumulate=True."""
+    if any(i is None for i in indices) or not indices:
         raise unsupported("_unsafe_masked_index_put_accumulate with a None index")
-    m = cast(mask, "bool")
-    safe = [ops.where(m, cast(i, "int64"), ops.scalar(0.0, "int64")) for i in indices]
+    clamped = []
+    for d, i in enumerate(indices):
+        n = _size(x, d)
+        size = ops.scalar(float(n), "int64") if isinstance(n, int) else n
+        hi = ops.sub(size, ops.scalar(1.0, "int64"))
+        clamped.append(ops.maximum(ops.minimum(cast(i, "int64"), hi), ops.neg(size)))
     dt = dtype_name(x)
-    v = ops.where(m, cast(values, dt), ops.scalar(0.0, dt))
-    return index_put(x, safe, v, True)
+    v = ops.where(cast(mask, "bool"), cast(values, dt), ops.scalar(0.0, dt))
+    return index_put(x, clamped, v, True)
 
 
 def masked_scatter(input: Any, mask: Any, source: Any) -> Any:
