@@ -32,6 +32,10 @@ void bind_library_ops(nb::module_& m) {
   m.def("take_along", &ops::take_along, nb::arg("x"), nb::arg("axis"), nb::arg("index"),
         "x read along axis at the int64 positions of index (torch.take_along_dim with equal "
         "shapes): an index outside [0, x.shape[axis]) raises ember.DataError when it runs.");
+  m.def("searchsorted", &ops::searchsorted, nb::arg("sorted"), nb::arg("values"),
+        nb::arg("right") = false,
+        "int64 positions that keep the rows of sorted (its last dimension) sorted with values "
+        "inserted: before equal elements, or after them with right=True.");
   m.def("scatter", &ops::scatter, nb::arg("self"), nb::arg("axis"), nb::arg("index"),
         nb::arg("src"), nb::arg("reduce") = "assign", nb::arg("include_self") = true,
         "self with src scattered into it along axis: out[..., index[..., k, ...], ...] "

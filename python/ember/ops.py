@@ -76,6 +76,7 @@ cummin = _ops.cummin
 sort = _ops.sort
 scatter = _ops.scatter
 take_along = _ops.take_along
+searchsorted = _ops.searchsorted
 
 
 
@@ -150,6 +151,7 @@ __all__ = [
     "cumsum",
     "logcumsumexp",
     "scatter",
+    "searchsorted",
     "sort",
     "take_along",
 ]

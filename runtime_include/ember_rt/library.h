@@ -192,6 +192,48 @@ inline void take_along(const LaunchContext* ctx, const T* x, const I* index, T* 
   });
 }
 
+// ---- binary search: out[r, j] = the position of values[r, j] in row r of sorted ----
+//
+// sorted is [rows_s, n] (rows_s == rows or 1: one row for every values row), values and out
+// [rows, m]. Left: the first position whose element is not below the value; right: the
+// first above it. The comparisons are torch's (!(s >= v), !(s > v)), so a NaN value goes
+// after every element, and NaN elements count as above every number.
+template <bool Right, class T>
+inline void search_sorted(const LaunchContext* ctx, const T* sorted, const T* values, int64_t* out,
+                          int64_t rows_s, int64_t n, int64_t rows, int64_t m) {
+  const double cost = 2.0 + std::log2(static_cast<double>(n > 1 ? n : 2));
+  parallel_for(ctx, rows * m, static_cast<double>(rows * m) * cost, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t r = t / m;
+      const T* row = sorted + (rows_s == 1 ? 0 : r) * n;
+      const T v = values[t];
+      int64_t lo = 0, hi = n;
+      while (lo < hi) {
+        const int64_t mid = lo + ((hi - lo) >> 1);
+        const bool go_right = Right ? !(row[mid] > v) : !(row[mid] >= v);
+        if (go_right) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      out[t] = lo;
+    }
+  });
+}
+
+template <class T>
+inline void search_sorted_left(const LaunchContext* ctx, const T* sorted, const T* values,
+                               int64_t* out, int64_t rows_s, int64_t n, int64_t rows, int64_t m) {
+  search_sorted<false>(ctx, sorted, values, out, rows_s, n, rows, m);
+}
+
+template <class T>
+inline void search_sorted_right(const LaunchContext* ctx, const T* sorted, const T* values,
+                                int64_t* out, int64_t rows_s, int64_t n, int64_t rows, int64_t m) {
+  search_sorted<true>(ctx, sorted, values, out, rows_s, n, rows, m);
+}
+
 // ---- scatters ----
 //
 // self and out are [outer, n, inner]; index and src are [outer, m, inner]. out = self, then

@@ -132,6 +132,62 @@ OpDef take_along_op() {
   return d;
 }
 
+// searchsorted_left / _right: inputs sorted (rows along its last dimension) and values of
+// one dtype; sorted is 1-d (one row for every value) or has values' leading dimensions.
+// Output: int64 positions of values' shape.
+OpDef search_op(bool right) {
+  const std::string name = right ? "searchsorted_right" : "searchsorted_left";
+  OpDef d;
+  d.name = name;
+  d.title = right ? "SearchSortedRight" : "SearchSortedLeft";
+  d.kind = OpKind::Composite;
+  d.declared_traits = library_traits();
+  d.num_inputs = 2;
+  d.infer = [name](const std::vector<TensorType>& in, const OpAttrs&) {
+    check_arity(name, in, 2);
+    const TensorType &sorted = in[0], &values = in[1];
+    const Device device = common_device(name, in);
+    check_same_dtype(name, sorted, values);
+    check_scan_dtype(name, sorted, false);
+    EMBER_CHECK(sorted.rank() >= 1, name << ": the sorted sequence needs a dimension");
+    if (sorted.rank() > 1) {
+      bool ok = values.rank() == sorted.rank();
+      for (size_t k = 0; ok && k + 1 < sorted.shape.size(); ++k)
+        ok = same_dim(sorted.shape[k], values.shape[k]);
+      EMBER_CHECK(ok, name << ": sorted " << shape_str(sorted.shape) << " and values "
+                           << shape_str(values.shape)
+                           << " must agree on every dimension but the last");
+    }
+    return std::vector<TensorType>{TensorType{DType::int64, values.shape, device}};
+  };
+  d.lower = [name, right](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
+                          const OpAttrs&) {
+    const TensorType &sorted = in.at(0), &values = in.at(1);
+    ir::Task t;
+    t.name = name;
+    t.add_buffer("sorted", sorted.dtype, sorted.shape, ir::BufferRole::Input);
+    t.add_buffer("values", values.dtype, values.shape, ir::BufferRole::Input);
+    const int ob = t.add_buffer("out", DType::int64, out.at(0).shape, ir::BufferRole::Output);
+    ir::Stage s;
+    s.kind = ir::StageKind::Call;
+    s.routine = right ? "search_sorted_right" : "search_sorted_left";
+    s.call_inputs = {0, 1};
+    s.call_outputs = {ob};
+    s.out = ob;
+    const Expr n = sorted.shape.back();
+    if (sorted.rank() == 1) {
+      s.params = {Expr(1), n, Expr(1), shape_numel_expr(values.shape)};
+    } else {
+      const Shape lead(sorted.shape.begin(), sorted.shape.end() - 1);
+      const Expr rows = shape_numel_expr(lead);
+      s.params = {rows, n, rows, values.shape.back()};
+    }
+    t.stages = {s};
+    return t;
+  };
+  return d;
+}
+
 // scatter_<reduce>: inputs self, index (int32/int64), src; index and src share one shape,
 // which agrees with self's on every dimension but the axis. out = self; then along the axis,
 // out[..., index[..., k, ...], ...] (op)= src[..., k, ...] in order of k, the index in
@@ -205,6 +261,8 @@ EMBER_REGISTER_OP {
   return axis_op("sort_descending", "SortDescending", "sort_descending", 2, false);
 }
 EMBER_REGISTER_OP { return take_along_op(); }
+EMBER_REGISTER_OP { return search_op(false); }
+EMBER_REGISTER_OP { return search_op(true); }
 EMBER_REGISTER_OP { return scatter_op("assign"); }
 EMBER_REGISTER_OP { return scatter_op("sum"); }
 EMBER_REGISTER_OP { return scatter_op("prod"); }
@@ -250,6 +308,10 @@ std::vector<Tensor> sort(const Tensor& x, int64_t axis, bool descending) {
 }
 Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index) {
   return apply("take_along", {x, index}, AxisAttrs{axis_of("take_along", x, axis)}).at(0);
+}
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right) {
+  EMBER_CHECK(sorted.defined() && values.defined(), "searchsorted: an undefined tensor");
+  return apply(right ? "searchsorted_right" : "searchsorted_left", {sorted, values}).at(0);
 }
 Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src,
                const std::string& reduce, bool include_self) {

@@ -36,11 +36,11 @@ def with_nan(*shape, seed=0):
 
 
 # ---- scans ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("fn", [torch.cumsum, torch.cumprod, torch.logcumsumexp])
-@pytest.mark.parametrize("shape,dim", [((5,), 0), ((3, 4), 1), ((3, 4), -2), ((2, 3, 4), 1),
-                                       ((), 0), ((0, 3), 1)])
-def test_scans(fn, shape, dim):
-    check(lambda x: fn(x, dim), rand(*shape) * 0.5, tol=1e-4)
+@pytest.mark.parametrize("shape,dim", [((5,), 0), ((3, 4), -2), ((2, 3, 4), 1), ((), 0),
+                                       ((0, 3), 1)])
+def test_scans(shape, dim):
+    check(lambda x: (torch.cumsum(x, dim), torch.cumprod(x, dim), torch.logcumsumexp(x, dim)),
+          rand(*shape) * 0.5, tol=1e-4)
 
 
 def test_scans_with_nan_and_integers():
@@ -107,17 +107,16 @@ def test_topk_kthvalue_median():
     check(lambda x: tuple(torch.median(x, 0)), torch.tensor([[4, 1], [2, 2], [9, 3]]))
 
 
-@pytest.mark.parametrize("interp", ["linear", "lower", "higher", "midpoint", "nearest"])
-def test_quantile(interp):
-    x = rand(4, 9)
+def test_quantile():
+    x, nan_x = rand(4, 9), with_nan(3, 8)
     q = torch.tensor([0.0, 0.25, 0.5, 0.9, 1.0])
-    check(lambda x: torch.quantile(x, 0.3, dim=1, interpolation=interp), x, tol=1e-4)
-    check(lambda x, q: torch.quantile(x, q, dim=0, keepdim=True, interpolation=interp), x, q,
-          tol=1e-4)
-    check(lambda x: torch.quantile(x, 0.75, interpolation=interp), x, tol=1e-4)
-    check(lambda x: torch.nanquantile(x, 0.4, dim=1, interpolation=interp), with_nan(3, 8),
-          tol=1e-4)
-    check(lambda x: torch.quantile(x, 0.4, dim=1, interpolation=interp), with_nan(3, 8),
+    for interp in ["linear", "lower", "higher", "midpoint", "nearest"]:
+        check(lambda x, n, q, i=interp: (
+            torch.quantile(x, 0.3, dim=1, interpolation=i),
+            torch.quantile(x, q, dim=0, keepdim=True, interpolation=i),
+            torch.nanquantile(n, 0.4, dim=1, interpolation=i),
+            torch.quantile(n, 0.4, dim=1, interpolation=i)), x, nan_x, q, tol=1e-4)
+    check(lambda x, q: (torch.quantile(x, 0.75), torch.quantile(x, q[1:3], keepdim=True)), x, q,
           tol=1e-4)
 
 
@@ -130,10 +129,9 @@ def test_scatter_family():
     check(lambda x, i: torch.scatter(x, 1, i, 2.5), x, idx)
     check(lambda x, i, s: torch.scatter(x, 1, i, s, reduce="multiply"), x, idx, src)
     check(lambda x, i, s: torch.scatter_add(x, 0, i, s), x, idx, src)
-    for reduce in ["sum", "prod", "mean", "amax", "amin"]:
-        for include_self in [True, False]:
-            check(lambda x, i, s, r=reduce, inc=include_self:
-                  torch.scatter_reduce(x, 0, i, s, r, include_self=inc), x, idx, src, tol=1e-4)
+    check(lambda x, i, s: tuple(torch.scatter_reduce(x, 0, i, s, r, include_self=inc)
+                                for r in ["sum", "prod", "mean", "amax", "amin"]
+                                for inc in [True, False]), x, idx, src, tol=1e-4)
     ints = torch.tensor([[5, -3, 7], [1, 2, -8]])
     check(lambda x, i: torch.scatter_reduce(x, 1, i, x, "mean", include_self=False), ints,
           torch.tensor([[0, 0, 2], [1, 1, 1]]))
@@ -147,9 +145,9 @@ def test_index_family():
     src = rand(3, 3, seed=2)
     check(lambda x, i, s: torch.index_add(x, 0, i, s, alpha=2.0), x, idx, src)
     check(lambda x, i, s: x.index_copy(1, i, s), x, torch.tensor([2, 0, 1]), rand(4, 3, seed=8))
-    for reduce in ["prod", "mean", "amax", "amin"]:
-        check(lambda x, i, s, r=reduce: x.index_reduce(0, i, s, r, include_self=False), x, idx,
-              src, tol=1e-4)
+    check(lambda x, i, s: tuple(x.index_reduce(0, i, s, r, include_self=inc)
+                                for r in ["prod", "mean", "amax", "amin"]
+                                for inc in [True, False]), x, idx, src, tol=1e-4)
     check(lambda x, i: torch.index_fill(x, 1, i, -1.0), x, torch.tensor([0, 2]))
     check(lambda x, i: torch.index_fill(x, 0, i, torch.tensor(3.0)), x, torch.tensor([1]))
 
@@ -174,6 +172,17 @@ def test_max_unpool_and_histc():
     out1, ind1 = F.max_pool1d(rand(2, 3, 9), 3, stride=2, return_indices=True)
     check(lambda o, i: F.max_unpool1d(o, i, 3, stride=2, output_size=[9]), out1, ind1)
     check(lambda x: torch.histc(x, bins=7, min=-1.0, max=1.5), with_nan(50))
+
+
+def test_searchsorted_bucketize():
+    seq = torch.tensor([[1.0, 2.0, 2.0, 5.0, NAN], [-INF, 0.0, 0.0, 3.0, INF]])
+    v = torch.tensor([[2.0, NAN, 0.5], [0.0, INF, -1.0]])
+    check(lambda s, v: (torch.searchsorted(s, v), torch.searchsorted(s, v, right=True),
+                        torch.searchsorted(s, v, side="right", out_int32=True)), seq, v)
+    b = torch.tensor([-1, 0, 0, 4])
+    x = torch.tensor([[-2, 0, 3], [4, 9, -1]])
+    check(lambda x, b: (torch.bucketize(x, b), torch.bucketize(x, b, right=True),
+                        torch.searchsorted(b, 0)), x, b)
 
 
 def test_scatter_index_out_of_range_falls_back_to_eager_error():

@@ -9,7 +9,8 @@ its runtime library (a Call stage: ``ember.ops.cumsum``, ``sort``, ``scatter``, 
 - scatters (in index order, so duplicates resolve as torch's CPU kernels: the last write
   wins, sums add in order): scatter, scatter_add, scatter_reduce, index_add, index_copy,
   index_reduce, index_fill, put, index_put, masked_scatter, max_unpool1d/2d/3d, histc, and
-  searchsorted / bucketize. An index out of range raises ember.DataError when the graph runs.
+  searchsorted / bucketize (a binary search). An index out of range raises ember.DataError
+  when the graph runs.
 
 Integer inputs narrower than int64 and bool are widened to int64 (float16 / bfloat16 to
 float32) where that changes no value, and the results narrowed back. Calls a converter
@@ -722,6 +723,48 @@ def histc(input: Any, bins: Any = 100, min: Any = 0, max: Any = 0, *, out: Any =
     return slice_axis(counts, 0, 0, bins)
 
 
+# ---- binary search -------------------------------------------------------------------------
+def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,
+                 right: bool = False, side: Any = None, sorter: Any = None,
+                 out: Any = None) -> Any:
+    _no_out(out)
+    if side is not None:
+        if right and side == "left":
+            raise unsupported("searchsorted with right=True and side='left'")
+        right = side == "right"
+    seq = sorted_sequence
+    if sorter is not None:  # positions in seq read in sorter's order
+        if not is_tensor(sorter) or rank(seq) == 0:
+            raise unsupported("searchsorted with a sorter that is not a tensor")
+        seq = ops.take_along(seq, rank(seq) - 1, sorter)
+    dt = dtype_name(seq)
+    if is_tensor(input):
+        if dtype_name(input) != dt:
+            raise unsupported("searchsorted of values whose dtype differs from the sequence's")
+        values = input
+    else:
+        if rank(seq) != 1:
+            raise unsupported("searchsorted of a number in a sequence of several rows")
+        values = full([], input, dt)
+    if rank(seq) == 0:
+        raise unsupported("searchsorted in a 0-d sequence")
+    work = _work_dtype(dt)
+    was_0d = rank(values) == 0
+    v = ops.reshape(values, [1]) if was_0d and rank(seq) > 1 else values
+    pos = ops.searchsorted(cast(seq, work), cast(v, work), bool(right))
+    if was_0d and rank(seq) > 1:
+        pos = ops.reshape(pos, [])
+    return cast(pos, "int32" if out_int32 else "int64")
+
+
+def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bool = False,
+              out: Any = None) -> Any:
+    _no_out(out)
+    if rank(boundaries) != 1:
+        raise unsupported("bucketize with boundaries that are not 1-d")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
 def _integer_indices(node: Any, settings: Any) -> bool:
     """index_put with integer index tensors only (writes.py converts a boolean mask)."""
     args = list(node.args)
@@ -768,6 +811,8 @@ def _registrations() -> None:
     register(max_unpool2d, F.max_unpool2d)
     register(max_unpool3d, F.max_unpool3d)
     register(histc, torch.histc)
+    register(searchsorted, torch.searchsorted)
+    register(bucketize, torch.bucketize)
     with builtin_registrations():
         for name, converter in (
             ("cumsum", cumsum), ("cumprod", cumprod), ("logcumsumexp", logcumsumexp),
