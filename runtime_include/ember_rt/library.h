@@ -196,8 +196,8 @@ inline void take_along(const LaunchContext* ctx, const T* x, const I* index, T* 
 //
 // sorted is [rows_s, n] (rows_s == rows or 1: one row for every values row), values and out
 // [rows, m]. Left: the first position whose element is not below the value; right: the
-// first above it. The comparisons are torch's (!(s >= v), !(s > v)), so a NaN value goes
-// after every element, and NaN elements count as above every number.
+// first above it. The comparisons are torch's (!(s >= v), !(s > v)): a comparison with NaN
+// is false, so the search steps past NaN elements, and a NaN value goes after every element.
 template <bool Right, class T>
 inline void search_sorted(const LaunchContext* ctx, const T* sorted, const T* values, int64_t* out,
                           int64_t rows_s, int64_t n, int64_t rows, int64_t m) {

@@ -190,6 +190,22 @@ TEST(LibraryOps, ScatterIndexOutOfRangeIsADataError) {
   EXPECT_THROW(ops::scatter(self, 0, from_values({0, 1}, {2}, DType::int64), src, "median"), Error);
 }
 
+TEST(LibraryOps, TakeAlongAndSearchSorted) {
+  Tensor x = from_values({10, 11, 12, 20, 21, 22}, {2, 3}, DType::float32);
+  Tensor idx = from_values({2, 2, 0, 1}, {2, 2}, DType::int64);
+  expect_same(values_of(ops::take_along(x, 1, idx)), {12, 12, 20, 21});
+  EXPECT_THROW(ops::take_along(x, 1, from_values({3, 0, 0, 0}, {2, 2}, DType::int64)), DataError);
+  Tensor seq = from_values({1, 2, 2, 5, kNaN}, {5}, DType::float32);
+  Tensor v = from_values({2, kNaN, 0, 9, 5}, {5}, DType::float32);
+  // torch's comparisons: a NaN compares false, so the search steps past NaN elements.
+  expect_same(values_of(ops::searchsorted(seq, v)), {1, 5, 0, 5, 5});
+  expect_same(values_of(ops::searchsorted(seq, v, true)), {5, 5, 0, 5, 5});
+  // One row of the sequence per row of values.
+  Tensor rows = from_values({0, 1, 2, 10, 20, 30}, {2, 3}, DType::int64);
+  Tensor q = from_values({1, 25}, {2, 1}, DType::int64);
+  expect_same(values_of(ops::searchsorted(rows, q)), {1, 2});
+}
+
 TEST(LibraryOps, TaskTextShowsTheCall) {
   ir::Expr n = ir::var("n");
   Tensor x = Tensor::symbol({4, n}, DType::float32, Device::cpu(), "x");

@@ -115,7 +115,8 @@ std::vector<Tensor> sort(const Tensor& x, int64_t axis, bool descending = false)
 Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index);
 // The int64 positions at which values would be inserted into the rows of `sorted` (its last
 // dimension; sorted is 1-d, or has values' leading dimensions) to keep them sorted: before
-// equal elements (right=false) or after them. NaN sorts above every number (torch).
+// equal elements (right=false) or after them, with torch's comparisons (a NaN value goes
+// after every element).
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right = false);
 // self with src scattered into it along `axis`: for each position of index (int64 / int32,
 // src's shape; self's too but along axis), out[..., index[..., k, ...], ...] (reduce)=

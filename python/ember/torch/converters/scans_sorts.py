@@ -29,6 +29,7 @@ from ember.torch.context import sym_size
 from ember.torch.converters.common import (
     ConversionFailure,
     cast,
+    common_dtype,
     constant,
     dtype_name,
     full,
@@ -737,17 +738,15 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,
         if not is_tensor(sorter) or rank(seq) == 0:
             raise unsupported("searchsorted with a sorter that is not a tensor")
         seq = ops.take_along(seq, rank(seq) - 1, sorter)
-    dt = dtype_name(seq)
+    if rank(seq) == 0:
+        raise unsupported("searchsorted in a 0-d sequence")
+    dt = common_dtype(seq, input)  # torch compares in the promoted dtype
     if is_tensor(input):
-        if dtype_name(input) != dt:
-            raise unsupported("searchsorted of values whose dtype differs from the sequence's")
         values = input
     else:
         if rank(seq) != 1:
             raise unsupported("searchsorted of a number in a sequence of several rows")
         values = full([], input, dt)
-    if rank(seq) == 0:
-        raise unsupported("searchsorted in a 0-d sequence")
     work = _work_dtype(dt)
     was_0d = rank(values) == 0
     v = ops.reshape(values, [1]) if was_0d and rank(seq) > 1 else values
