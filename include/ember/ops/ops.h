@@ -123,7 +123,7 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right = fal
 // src[..., k, ...], in order of k; an index outside [0, self.shape[axis]) is ember::DataError
 // when it runs. reduce: assign (the last write wins), sum, prod, amax, amin, mean;
 // include_self=false leaves self's value out of the reduction where anything is scattered.
-Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index,
-               const Tensor& src, const std::string& reduce, bool include_self = true);
+Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src,
+               const std::string& reduce, bool include_self = true);
 
 }  // namespace ember::ops
