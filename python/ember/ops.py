@@ -77,6 +77,14 @@ sort = _ops.sort
 scatter = _ops.scatter
 take_along = _ops.take_along
 searchsorted = _ops.searchsorted
+lu_factor = _ops.lu_factor
+cholesky = _ops.cholesky
+triangular_solve = _ops.triangular_solve
+lu_solve = _ops.lu_solve
+solve = _ops.solve
+det = _ops.det
+slogdet = _ops.slogdet
+matrix_exp = _ops.matrix_exp
 
 
 
@@ -154,5 +162,13 @@ __all__ = [
     "searchsorted",
     "sort",
     "take_along",
+    "lu_factor",
+    "cholesky",
+    "triangular_solve",
+    "lu_solve",
+    "solve",
+    "det",
+    "slogdet",
+    "matrix_exp",
 ]
 __all__ += list(SCALAR_OPS)

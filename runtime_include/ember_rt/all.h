@@ -14,4 +14,5 @@
 #include "lanes.h"
 #include "gemm.h"
 #include "library.h"
+#include "linalg.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt

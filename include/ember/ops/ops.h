@@ -126,4 +126,26 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right = fal
 Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src,
                const std::string& reduce, bool include_self = true);
 
+// Dense linear algebra on batches of matrices (the last two dimensions; float32 / float64,
+// computed in double and rounded once): one call of a runtime library routine each
+// (src/ops/linalg_ops.cpp, ember_rt/linalg.h). Every input of one call has the same batch
+// dimensions. check=true makes a singular (or, for cholesky, not positive-definite) matrix
+// an ember::DataError when the graph runs; otherwise info reports it as torch's *_ex do.
+// lu_factor: [LU, pivots (int32, 1-based, LAPACK's getrf), info (int32)].
+std::vector<Tensor> lu_factor(const Tensor& a, bool check = false);
+// cholesky: [L (lower, zeros above; a's lower triangle read), info (int32)].
+std::vector<Tensor> cholesky(const Tensor& a, bool check = false);
+// X with op(A) X = B, A triangular (only its upper / lower triangle read; unit_diagonal:
+// its diagonal taken as ones), op(A) = A^T when transpose.
+Tensor triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unit_diagonal = false,
+                        bool transpose = false);
+// X with A X = B (transpose: A^T X = B) from lu_factor's LU and pivots; a pivot outside
+// [1, n] is ember::DataError when it runs.
+Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool transpose = false);
+// [X, info (int32)] with A X = B.
+std::vector<Tensor> solve(const Tensor& a, const Tensor& b, bool check = false);
+Tensor det(const Tensor& a);
+std::vector<Tensor> slogdet(const Tensor& a);  // [sign, log|det|]
+Tensor matrix_exp(const Tensor& a);            // scaling and squaring, Pade 13
+
 }  // namespace ember::ops
