@@ -104,13 +104,7 @@ OpDef lu_factor_op(bool check) {
         const TensorType& a = in[0];
         check_matrix(name, a, "the input", false);
         const Expr m = rows(a), n = cols(a);
-        Expr k = m;
-        if (!same_dim(m, n)) {
-          EMBER_CHECK(
-              m.is_const() && n.is_const(),
-              name << ": a non-square matrix needs static sizes, got " << shape_str(a.shape));
-          k = Expr(std::min(*m.as_int(), *n.as_int()));
-        }
+        const Expr k = same_dim(m, n) ? m : ir::min(m, n);
         Shape piv = batch_of(a.shape);
         piv.push_back(k);
         return std::vector<TensorType>{a, with_shape(a, DType::int32, piv),

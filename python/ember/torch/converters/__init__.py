@@ -14,6 +14,8 @@
   for its torch functions, methods, ATen overloads and Python operators;
 - scans_sorts.py: scans, sorts and scatters (cumsum, sort, topk, quantile, scatter,
   index_add, ...), each a call of a routine of ember's runtime library;
+- linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp), each a call
+  of a linear algebra routine of ember's runtime library;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """
@@ -22,6 +24,7 @@ from ember.torch.converters import (
     aten,
     composites,
     functions,
+    linalg,
     methods,
     modules,
     nn_functions,
@@ -33,6 +36,6 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "composites", "functions", "methods", "modules", "nn_functions", "norms_losses",
-    "scalar", "scans_sorts", "tensors", "writes",
+    "aten", "composites", "functions", "linalg", "methods", "modules", "nn_functions",
+    "norms_losses", "scalar", "scans_sorts", "tensors", "writes",
 ]
