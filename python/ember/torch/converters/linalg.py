@@ -20,6 +20,7 @@ from ember.torch.converters.common import (
     cast,
     constant,
     dtype_name,
+    full,
     ops,
     rank,
     shape_of,
@@ -103,21 +104,44 @@ def _same_dtype(a: Any, b: Any, what: str) -> None:
         raise unsupported(f"{what} of a {dtype_name(a)} and a {dtype_name(b)} tensor")
 
 
+def _empty(x: Any) -> bool:
+    return any(d == 0 for d in shape_of(x))
+
+
 # ---- determinants ----------------------------------------------------------------------------
+def _empty_det(A: Any, value: float) -> Any | None:
+    """For an empty A, its determinants (a 0 x 0 matrix's is 1) filled with value."""
+    if rank(A) < 2 or not _empty(A) or dtype_name(A) not in ("float32", "float64"):
+        return None
+    shape = shape_of(A)
+    if shape[-1] != shape[-2]:
+        raise unsupported("a determinant of non-square matrices")
+    return full(shape[:-2], value, dtype_name(A))
+
+
 def det(A: Any, *, out: Any = None) -> Any:
     _no_out(out)
+    empty = _empty_det(A, 1.0)
+    if empty is not None:
+        return empty
     _matrices(A, "det")
     return ops.det(A)
 
 
 def slogdet(A: Any, *, out: Any = None) -> Any:
     _no_out(out)
+    empty = _empty_det(A, 1.0)
+    if empty is not None:
+        return empty, _empty_det(A, 0.0)
     _matrices(A, "slogdet")
     sign, logabs = ops.slogdet(A)
     return sign, logabs
 
 
 def logdet(A: Any) -> Any:
+    empty = _empty_det(A, 0.0)
+    if empty is not None:
+        return empty
     _matrices(A, "logdet")
     sign, logabs = ops.slogdet(A)
     return ops.where(sign < 0.0, math.nan, logabs)
@@ -297,6 +321,11 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False,
 
 
 def _cholesky_solve(B: Any, L: Any, upper: bool) -> Any:
+    if (_empty(B) or _empty(L)) and rank(B) >= 2 and rank(L) >= 2:
+        if dtype_name(B) not in ("float32", "float64") or dtype_name(L) != dtype_name(B):
+            raise unsupported("cholesky_solve of these dtypes")
+        batch = _broadcast_batch(shape_of(B)[:-2], shape_of(L)[:-2])
+        return full(batch + shape_of(B)[-2:], 0.0, dtype_name(B))  # no element to compute
     _matrices(L, "cholesky_solve")
     _matrices(B, "cholesky_solve", square=False)
     _same_dtype(B, L, "cholesky_solve")
@@ -313,6 +342,8 @@ def cholesky_solve(B: Any, L: Any, upper: bool = False, *, out: Any = None) -> A
 
 def cholesky_inverse(L: Any, upper: bool = False, *, out: Any = None) -> Any:
     _no_out(out)
+    if rank(L) >= 2 and _empty(L) and dtype_name(L) in ("float32", "float64"):
+        return full(shape_of(L), 0.0, dtype_name(L))  # no element to compute
     shape = _matrices(L, "cholesky_inverse")
     return _cholesky_solve(_eye(shape[-1], dtype_name(L), shape[:-2]), L, bool(upper))
 
