@@ -176,8 +176,10 @@ def _solve(A: Any, B: Any, left: bool, check: bool) -> tuple[Any, Any]:
         A = _mT(A)
         if not vector:
             B = _mT(B)
-    a, b, _ = _broadcast(A, B)
+    a, b, batch = _broadcast(A, B)
     x, info = ops.solve(a, b, check)
+    if shape_of(A)[:-2] != batch:  # torch's info has A's own batch
+        info = ops.lu_factor(A, check)[2]
     if vector:
         x = ops.squeeze(x, [-1])
     elif not left:
