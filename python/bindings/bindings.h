@@ -77,13 +77,15 @@ nb::object tensor_to_numpy(const Tensor& t);
 nb::object tensor_to_torch(const Tensor& t);
 Tensor tensor_from_torch(nb::handle t);
 
-void bind_dtype(nb::module_& m);     // tensor.cpp
-void bind_tensor(nb::module_& m);    // tensor.cpp
-void bind_interop(nb::module_& m);   // interop.cpp
-void bind_ops(nb::module_& m);       // ops.cpp (the submodule ember._C.ops)
-void bind_nn_ops(nb::module_& ops);  // nn_ops.cpp (into ember._C.ops)
-void bind_graph(nb::module_& m);     // graph.cpp
-void bind_runtime(nb::module_& m);   // runtime.cpp
+void bind_dtype(nb::module_& m);          // tensor.cpp
+void bind_tensor(nb::module_& m);         // tensor.cpp
+void bind_interop(nb::module_& m);        // interop.cpp
+void bind_ops(nb::module_& m);            // ops.cpp (the submodule ember._C.ops)
+void bind_nn_ops(nb::module_& ops);       // nn_ops.cpp (into ember._C.ops)
+void bind_library_ops(nb::module_& ops);  // library_ops.cpp (into ember._C.ops)
+void bind_linalg_ops(nb::module_& ops);   // linalg_ops.cpp (into ember._C.ops)
+void bind_graph(nb::module_& m);          // graph.cpp
+void bind_runtime(nb::module_& m);        // runtime.cpp
 
 }  // namespace ember::py
 

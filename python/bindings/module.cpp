@@ -31,6 +31,8 @@ NB_MODULE(_C, m) {
   bind_ops(m);
   nb::module_ ops = nb::borrow<nb::module_>(m.attr("ops"));
   bind_nn_ops(ops);  // nn functions join the ember._C.ops submodule bind_ops created
+  bind_library_ops(ops);
+  bind_linalg_ops(ops);
   bind_graph(m);
   bind_runtime(m);
 }

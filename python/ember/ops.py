@@ -69,6 +69,23 @@ hardsigmoid = _ops.hardsigmoid
 hardswish = _ops.hardswish
 layer_norm = _ops.layer_norm
 batch_norm = _ops.batch_norm
+cumsum = _ops.cumsum
+cumprod = _ops.cumprod
+logcumsumexp = _ops.logcumsumexp
+cummax = _ops.cummax
+cummin = _ops.cummin
+sort = _ops.sort
+scatter = _ops.scatter
+take_along = _ops.take_along
+searchsorted = _ops.searchsorted
+lu_factor = _ops.lu_factor
+cholesky = _ops.cholesky
+triangular_solve = _ops.triangular_solve
+lu_solve = _ops.lu_solve
+solve = _ops.solve
+det = _ops.det
+slogdet = _ops.slogdet
+matrix_exp = _ops.matrix_exp
 
 
 
@@ -138,5 +155,22 @@ __all__ = [
     "upsample_bilinear2d",
     "upsample_nearest2d",
     "where",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "logcumsumexp",
+    "scatter",
+    "searchsorted",
+    "sort",
+    "take_along",
+    "lu_factor",
+    "cholesky",
+    "triangular_solve",
+    "lu_solve",
+    "solve",
+    "det",
+    "slogdet",
+    "matrix_exp",
 ]
 __all__ += list(SCALAR_OPS)

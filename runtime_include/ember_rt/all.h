@@ -13,4 +13,6 @@
 #include "math.h"
 #include "lanes.h"
 #include "gemm.h"
+#include "library.h"
+#include "linalg.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt

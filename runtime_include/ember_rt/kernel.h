@@ -25,12 +25,12 @@ using ChunkFn = void (*)(void* closure, int64_t begin, int64_t end);
 // it records the first error here, goes on with a harmless value (index 0, quotient 0), and
 // the runtime throws once the launch returns. Only the error path touches the atomic.
 struct KernelError {
-  enum Kind : int { kNone = 0, kIndexOutOfRange = 1, kDivisionByZero = 2 };
+  enum Kind : int { kNone = 0, kIndexOutOfRange = 1, kDivisionByZero = 2, kLinalg = 3 };
   std::atomic<int> state{0};  // 0: no error; 1: the first report is being written; 2: written
   int kind = kNone;
   const char* site = nullptr;  // static text in the kernel: what was checked
-  int64_t value = 0;           // the bad index (or the dividend)
-  int64_t bound = 0;           // the size the index must stay below
+  int64_t value = 0;           // the bad index (or the dividend, or a linalg info)
+  int64_t bound = 0;           // the size the index must stay below (linalg: the matrix)
 };
 
 struct LaunchContext {

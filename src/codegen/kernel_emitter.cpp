@@ -1,4 +1,6 @@
-// Task -> one C++ kernel function: loop nests for Compute, Reduce and Matmul stages.
+// Task -> one C++ kernel function: loop nests for Compute, Reduce and Matmul stages, and
+// calls of library routines for Call stages.
+#include <cmath>
 #include <sstream>
 
 #include "ember/codegen/codegen.h"
@@ -68,6 +70,7 @@ std::string KernelWriter::run(const std::string& fn_name) {
       case ir::StageKind::Compute: compute_stage(p); break;
       case ir::StageKind::Reduce: reduce_stage(p); break;
       case ir::StageKind::Matmul: matmul_stage(p); break;
+      case ir::StageKind::Call: call_stage(p); break;
     }
   }
   w_.close("}");
@@ -235,6 +238,30 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
   w_.close("};");
   w_.line("ember_rt::gemm(g, ctx, epilogue" + tune + ");");
   w_.close("}");
+}
+
+// ember_rt::lib::<routine>(ctx, inputs..., outputs..., params..., scalars...): the routine
+// is a template over the buffers' element types, which the pointers' types select.
+void KernelWriter::call_stage(const StagePlan& p) {
+  const Stage& s = p.stage;
+  ExprEmitter em(task_, base_);
+  std::string args = "ctx";
+  for (int b : s.call_inputs) args += ", b" + std::to_string(b);
+  for (int b : s.call_outputs) args += ", b" + std::to_string(b);
+  for (const Expr& e : s.params) args += ", static_cast<int64_t>(" + em.emit_index(e) + ")";
+  for (double v : s.scalars) {
+    std::ostringstream os;
+    os.precision(17);
+    if (std::isnan(v)) {
+      os << "__builtin_nan(\"\")";
+    } else if (std::isinf(v)) {
+      os << (v > 0 ? "" : "-") << "__builtin_inf()";
+    } else {
+      os << v;
+    }
+    args += ", static_cast<double>(" + os.str() + ")";
+  }
+  w_.line("ember_rt::lib::" + s.routine + "(" + args + ");");
 }
 
 std::string generate_kernel(const Task& task, const std::string& fn_name,

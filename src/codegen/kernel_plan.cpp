@@ -39,6 +39,7 @@ const char* schedule_name(Schedule s) {
     case Schedule::ReduceAxis: return "reduce, vectors along the reduced axis";
     case Schedule::ReduceScalar: return "reduce, scalar";
     case Schedule::Matmul: return "matmul (ember_rt::gemm)";
+    case Schedule::Call: return "library call (ember_rt/library.h)";
   }
   return "?";
 }
@@ -462,6 +463,14 @@ void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
   if (p.vector.ok) p.tail = Tail::Masked;
 }
 
+// A library call: the routine reads and writes whole buffers and splits its own work.
+void plan_call(const std::shared_ptr<const Task>& task, StagePlan& p) {
+  p.task = task;
+  p.stage = task->stages[p.index];
+  p.schedule = Schedule::Call;
+  p.vector.why_not = "a library routine";
+}
+
 }  // namespace
 
 KernelPlan plan_kernel(const Task& task) {
@@ -475,6 +484,7 @@ KernelPlan plan_kernel(const Task& task) {
       case ir::StageKind::Compute: plan_compute(shared, p); break;
       case ir::StageKind::Reduce: plan_reduce(shared, p); break;
       case ir::StageKind::Matmul: plan_matmul(shared, p); break;
+      case ir::StageKind::Call: plan_call(shared, p); break;
     }
     plan.stages.push_back(std::move(p));
   }
@@ -520,6 +530,11 @@ std::string KernelPlan::str() const {
       case Schedule::ReduceAxis:
       case Schedule::ReduceScalar: os << "parallel_for over the outputs"; break;
       case Schedule::Matmul: os << "ember_rt::gemm's blocks"; break;
+      case Schedule::Call: os << "ember_rt::lib::" << p.stage.routine << "'s rows"; break;
+    }
+    if (p.schedule == Schedule::Call) {
+      os << "\n";
+      continue;
     }
     if (p.schedule == Schedule::Matmul && !p.value.defined()) {
       os << "\n  epilogue: none\n";

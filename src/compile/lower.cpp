@@ -43,7 +43,10 @@ class GroupLowering {
       return task_;
     }
     const Node& a = g_.nodes.at(anchor);
-    EMBER_ASSERT(g_.outputs.size() == 1, "a fused group with an anchor has one output");
+    // A composite alone (a sort: values and indices) may have several outputs.
+    EMBER_ASSERT(
+        g_.outputs.size() == 1 || (a.op->kind == OpKind::Composite && g_.nodes.size() == 1),
+        "a fused group with an anchor has one output");
     switch (a.op->kind) {
       case OpKind::Reduce: reduce_anchor(a, nullptr); break;
       case OpKind::Matmul: matmul_anchor(a); break;

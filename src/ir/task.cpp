@@ -2,6 +2,7 @@
 #include "ember/ir/task.h"
 
 #include <sstream>
+#include <utility>
 
 namespace ember::ir {
 
@@ -50,6 +51,16 @@ std::string Task::str() const {
            << join_exprs(s.raxes) << " < " << join_exprs(s.rextents) << ")";
         break;
       case StageKind::Matmul: os << "matmul(b" << s.a << ", b" << s.b << ")"; break;
+      case StageKind::Call: {
+        os << s.routine << "(";
+        const char* sep = "";
+        for (int b : s.call_inputs) os << std::exchange(sep, ", ") << "b" << b;
+        for (int b : s.call_outputs) os << std::exchange(sep, ", ") << "&b" << b;
+        for (const Expr& p : s.params) os << std::exchange(sep, ", ") << to_string(p);
+        for (double v : s.scalars) os << std::exchange(sep, ", ") << v;
+        os << ")";
+        break;
+      }
     }
     if (s.epilogue.defined()) os << " then " << to_string(s.epilogue);
     os << "\n";

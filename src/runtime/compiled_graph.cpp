@@ -96,6 +96,9 @@ std::vector<int64_t> eval_shape(const Shape& shape, const SymbolValues& env,
     os << op << ": integer division by zero (" << e.value << " divided by 0), which torch "
        << "raises as ZeroDivisionError too. Make sure the divisor has no zeros, e.g. "
        << "torch.where(d == 0, 1, d), or divide in floating point.";
+  } else if (e.kind == ember_rt::KernelError::kLinalg) {
+    os << op << ": matrix " << e.bound << " of the batch is " << e.site << " (info " << e.value
+       << ", as torch's *_ex operators report it), which torch raises as an error too.";
   } else {
     os << op << ": the kernel reported bad data (error kind " << e.kind << ")";
   }

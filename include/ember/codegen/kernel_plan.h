@@ -66,6 +66,7 @@ enum class Schedule : uint8_t {
   ReduceAxis,     // reduce in vectors along the innermost reduced axis
   ReduceScalar,   // one output at a time, scalar
   Matmul,         // ember_rt::gemm, with an epilogue over each finished row segment
+  Call,           // a routine of ember_rt/library.h, which splits its own work
 };
 const char* schedule_name(Schedule s);
 

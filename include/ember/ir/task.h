@@ -5,6 +5,9 @@
 //   Compute : out[axes] = value                       (value may load any earlier buffer)
 //   Reduce  : out[axes] = epilogue(reduce_op over raxes of value)
 //   Matmul  : out[..., m, n] = epilogue(sum_k a[..., m, k] * b[..., k, n])
+//   Call    : routine(inputs..., outputs..., params..., scalars...), a templated routine of
+//             the runtime library (ember_rt/library.h: scans, sorts, scatters) that reads
+//             whole materialized buffers and writes one or more (`out` is the first).
 // In an epilogue, Acc stands for the reduced (or matmul) value at the stage's axes.
 // Buffers are row-major and contiguous; their shapes may use the graph's symbols.
 #pragma once
@@ -27,7 +30,7 @@ struct Buffer {
   BufferRole role;
 };
 
-enum class StageKind : uint8_t { Compute, Reduce, Matmul };
+enum class StageKind : uint8_t { Compute, Reduce, Matmul, Call };
 enum class ReduceOp : uint8_t { Sum, Max, Min, Prod, ArgMax, ArgMin };
 const char* reduce_op_name(ReduceOp op);
 
@@ -45,6 +48,13 @@ struct Stage {
   int a = -1, b = -1;
   // Reduce and Matmul: the output value from Acc and the axes; undefined means Acc itself.
   Expr epilogue;
+  // Call: ember_rt::lib::<routine>(ctx, inputs..., outputs..., params..., scalars...).
+  // params are integer size expressions (they may use the graph's symbols); scalars are
+  // passed as double. outputs[0] == out.
+  std::string routine;
+  std::vector<int> call_inputs, call_outputs;
+  std::vector<Expr> params;
+  std::vector<double> scalars;
 };
 
 struct Task {

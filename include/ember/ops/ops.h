@@ -102,4 +102,53 @@ Tensor expand(const Tensor& x, const Shape& shape);  // -1 keeps a dimension
 // checked when the kernel runs (ember::DataError).
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
 
+// Scans, sorts and scatters: one call of a runtime library routine each
+// (src/ops/library_ops.cpp). Scans along `axis` keep the input's dtype (float32, float64,
+// int32, int64; float sums and products accumulate in double); cummax / cummin and sort
+// return values and int64 positions. Sorts are stable and put NaN above every number.
+Tensor cumsum(const Tensor& x, int64_t axis);
+Tensor cumprod(const Tensor& x, int64_t axis);
+Tensor logcumsumexp(const Tensor& x, int64_t axis);  // float32 / float64
+std::vector<Tensor> cummax(const Tensor& x, int64_t axis);
+std::vector<Tensor> cummin(const Tensor& x, int64_t axis);
+std::vector<Tensor> sort(const Tensor& x, int64_t axis, bool descending = false);
+// x read along `axis` at the positions `index` holds (int64 / int32, x's shape but along
+// axis): out[..., k, ...] = x[..., index[..., k, ...], ...]; an index outside
+// [0, x.shape[axis]) is ember::DataError when it runs.
+Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index);
+// The int64 positions at which values would be inserted into the rows of `sorted` (its last
+// dimension; sorted is 1-d, or has values' leading dimensions) to keep them sorted: before
+// equal elements (right=false) or after them, with torch's comparisons (a NaN value goes
+// after every element).
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right = false);
+// self with src scattered into it along `axis`: for each position of index (int64 / int32,
+// src's shape; self's too but along axis), out[..., index[..., k, ...], ...] (reduce)=
+// src[..., k, ...], in order of k; an index outside [0, self.shape[axis]) is ember::DataError
+// when it runs. reduce: assign (the last write wins), sum, prod, amax, amin, mean;
+// include_self=false leaves self's value out of the reduction where anything is scattered.
+Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& src,
+               const std::string& reduce, bool include_self = true);
+
+// Dense linear algebra on batches of matrices (the last two dimensions; float32 / float64,
+// computed in double and rounded once): one call of a runtime library routine each
+// (src/ops/linalg_ops.cpp, ember_rt/linalg.h). Every input of one call has the same batch
+// dimensions. check=true makes a singular (or, for cholesky, not positive-definite) matrix
+// an ember::DataError when the graph runs; otherwise info reports it as torch's *_ex do.
+// lu_factor: [LU, pivots (int32, 1-based, LAPACK's getrf), info (int32)].
+std::vector<Tensor> lu_factor(const Tensor& a, bool check = false);
+// cholesky: [L (lower, zeros above; a's lower triangle read), info (int32)].
+std::vector<Tensor> cholesky(const Tensor& a, bool check = false);
+// X with op(A) X = B, A triangular (only its upper / lower triangle read; unit_diagonal:
+// its diagonal taken as ones), op(A) = A^T when transpose.
+Tensor triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unit_diagonal = false,
+                        bool transpose = false);
+// X with A X = B (transpose: A^T X = B) from lu_factor's LU and pivots; a pivot outside
+// [1, n] is ember::DataError when it runs.
+Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool transpose = false);
+// [X, info (int32)] with A X = B.
+std::vector<Tensor> solve(const Tensor& a, const Tensor& b, bool check = false);
+Tensor det(const Tensor& a);
+std::vector<Tensor> slogdet(const Tensor& a);  // [sign, log|det|]
+Tensor matrix_exp(const Tensor& a);            // scaling and squaring, Pade 13
+
 }  // namespace ember::ops

@@ -24,6 +24,10 @@
   convolutions, every interpolate mode, unfold, take, take_along_dim;
 - views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
   splits, stacks, grids, shuffles, and creation functions computed at compile time;
+- scans_sorts.py: scans, sorts and scatters (cumsum, sort, topk, quantile, scatter,
+  index_add, ...), each a call of a routine of ember's runtime library;
+- linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp), each a call
+  of a linear algebra routine of ember's runtime library;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """
@@ -33,6 +37,7 @@ from ember.torch.converters import (
     composites,
     elementwise_extra,
     functions,
+    linalg,
     masked_extra,
     methods,
     modules,
@@ -41,6 +46,7 @@ from ember.torch.converters import (
     norms_losses,
     products_extra,
     scalar,
+    scans_sorts,
     spatial,
     special,
     tensors,
@@ -49,7 +55,7 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "composites", "elementwise_extra", "functions", "masked_extra", "methods",
-    "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra", "scalar",
-    "spatial", "special", "tensors", "views", "writes",
+    "aten", "composites", "elementwise_extra", "functions", "linalg", "masked_extra",
+    "methods", "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra",
+    "scalar", "scans_sorts", "spatial", "special", "tensors", "views", "writes",
 ]
