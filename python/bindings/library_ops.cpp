@@ -29,9 +29,6 @@ void bind_library_ops(nb::module_& m) {
       },
       nb::arg("x"), nb::arg("axis") = -1, nb::arg("descending") = false,
       "(values, int64 positions) of a stable sort along axis; NaN is above every number.");
-  m.def("take_along", &ops::take_along, nb::arg("x"), nb::arg("axis"), nb::arg("index"),
-        "x read along axis at the int64 positions of index (torch.take_along_dim with equal "
-        "shapes): an index outside [0, x.shape[axis]) raises ember.DataError when it runs.");
   m.def("searchsorted", &ops::searchsorted, nb::arg("sorted"), nb::arg("values"),
         nb::arg("right") = false,
         "int64 positions that keep the rows of sorted (its last dimension) sorted with values "

@@ -76,7 +76,6 @@ cummax = _ops.cummax
 cummin = _ops.cummin
 sort = _ops.sort
 scatter = _ops.scatter
-take_along = _ops.take_along
 searchsorted = _ops.searchsorted
 lu_factor = _ops.lu_factor
 cholesky = _ops.cholesky
@@ -163,7 +162,6 @@ __all__ = [
     "scatter",
     "searchsorted",
     "sort",
-    "take_along",
     "lu_factor",
     "cholesky",
     "triangular_solve",

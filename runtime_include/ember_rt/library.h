@@ -170,28 +170,6 @@ inline void sort_descending(const LaunchContext* ctx, const T* x, T* values, int
   sort_rows<true>(ctx, x, values, indices, outer, n, inner);
 }
 
-// ---- gathers: out[o, k, i] = x[o, index[o, k, i], i] ----
-//
-// x is [outer, n, inner], index and out [outer, m, inner]; an index outside [0, n) is
-// reported and reads element 0 of the row (n > 0) or gives T() (n == 0).
-template <class T, class I>
-inline void take_along(const LaunchContext* ctx, const T* x, const I* index, T* out, int64_t outer,
-                       int64_t n, int64_t m, int64_t inner) {
-  for_rows(ctx, outer, m, inner, 2.0, [&](int64_t first, int64_t stride) {
-    const int64_t o = first / (m * inner), i = first % inner;
-    const T* row = x + o * n * inner + i;
-    for (int64_t k = 0; k < m; ++k) {
-      const int64_t j = static_cast<int64_t>(index[first + k * stride]);
-      if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(n)) {
-        report_error(ctx, KernelError::kIndexOutOfRange, "the gathered dimension", j, n);
-        out[first + k * stride] = n > 0 ? row[0] : T();
-        continue;
-      }
-      out[first + k * stride] = row[j * inner];
-    }
-  });
-}
-
 // ---- binary search: out[r, j] = the position of values[r, j] in row r of sorted ----
 //
 // sorted is [rows_s, n] (rows_s == rows or 1: one row for every values row), values and out

@@ -81,57 +81,6 @@ OpDef axis_op(const std::string& name, const std::string& title, const std::stri
   return d;
 }
 
-// take_along: out[..., k, ...] = x[..., index[..., k, ...], ...] along AxisAttrs::axis; x and
-// index agree on every other dimension.
-OpDef take_along_op() {
-  OpDef d;
-  d.name = "take_along";
-  d.title = "TakeAlong";
-  d.kind = OpKind::Composite;
-  d.declared_traits = library_traits();
-  d.num_inputs = 2;
-  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
-    check_arity("take_along", in, 2);
-    const TensorType &x = in[0], &index = in[1];
-    common_device("take_along", in);
-    EMBER_CHECK(x.dtype != DType::float16 && x.dtype != DType::bfloat16,
-                "take_along: takes float32, float64, integer or bool tensors, got "
-                    << dtype_name(x.dtype) << "; cast the input first");
-    EMBER_CHECK(index.dtype == DType::int64 || index.dtype == DType::int32,
-                "take_along: the index must be int64 or int32, got " << dtype_name(index.dtype));
-    EMBER_CHECK(x.rank() >= 1 && x.rank() == index.rank(),
-                "take_along: x " << shape_str(x.shape) << " and index " << shape_str(index.shape)
-                                 << " must have one rank, at least 1");
-    const int64_t axis = normalize_dim("take_along", attrs_as<AxisAttrs>(a).axis, x.rank());
-    for (size_t d = 0; d < x.shape.size(); ++d)
-      EMBER_CHECK(static_cast<int64_t>(d) == axis || same_dim(x.shape[d], index.shape[d]),
-                  "take_along: x " << shape_str(x.shape) << " and index " << shape_str(index.shape)
-                                   << " must agree on every dimension but axis " << axis);
-    return std::vector<TensorType>{TensorType{x.dtype, index.shape, x.device}};
-  };
-  d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
-               const OpAttrs& a) {
-    const TensorType &x = in.at(0), &index = in.at(1);
-    const int64_t axis = normalize_dim("take_along", attrs_as<AxisAttrs>(a).axis, x.rank());
-    ir::Task t;
-    t.name = "take_along";
-    t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input);
-    t.add_buffer("index", index.dtype, index.shape, ir::BufferRole::Input);
-    const int ob = t.add_buffer("out", out.at(0).dtype, out.at(0).shape, ir::BufferRole::Output);
-    ir::Stage s;
-    s.kind = ir::StageKind::Call;
-    s.routine = "take_along";
-    s.call_inputs = {0, 1};
-    s.call_outputs = {ob};
-    s.out = ob;
-    const std::vector<Expr> rows = row_params(x.shape, axis);
-    s.params = {rows[0], rows[1], index.shape[static_cast<size_t>(axis)], rows[2]};
-    t.stages = {s};
-    return t;
-  };
-  return d;
-}
-
 // searchsorted_left / _right: inputs sorted (rows along its last dimension) and values of
 // one dtype; sorted is 1-d (one row for every value) or has values' leading dimensions.
 // Output: int64 positions of values' shape.
@@ -260,7 +209,6 @@ EMBER_REGISTER_OP { return axis_op("sort", "Sort", "sort_ascending", 2, false); 
 EMBER_REGISTER_OP {
   return axis_op("sort_descending", "SortDescending", "sort_descending", 2, false);
 }
-EMBER_REGISTER_OP { return take_along_op(); }
 EMBER_REGISTER_OP { return search_op(false); }
 EMBER_REGISTER_OP { return search_op(true); }
 EMBER_REGISTER_OP { return scatter_op("assign"); }
@@ -305,9 +253,6 @@ std::vector<Tensor> cummin(const Tensor& x, int64_t axis) {
 std::vector<Tensor> sort(const Tensor& x, int64_t axis, bool descending) {
   const std::string op = descending ? "sort_descending" : "sort";
   return apply(op, {x}, AxisAttrs{axis_of(op, x, axis)});
-}
-Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index) {
-  return apply("take_along", {x, index}, AxisAttrs{axis_of("take_along", x, axis)}).at(0);
 }
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right) {
   EMBER_CHECK(sorted.defined() && values.defined(), "searchsorted: an undefined tensor");

@@ -190,11 +190,11 @@ TEST(LibraryOps, ScatterIndexOutOfRangeIsADataError) {
   EXPECT_THROW(ops::scatter(self, 0, from_values({0, 1}, {2}, DType::int64), src, "median"), Error);
 }
 
-TEST(LibraryOps, TakeAlongAndSearchSorted) {
+TEST(LibraryOps, GatherAndSearchSorted) {
   Tensor x = from_values({10, 11, 12, 20, 21, 22}, {2, 3}, DType::float32);
   Tensor idx = from_values({2, 2, 0, 1}, {2, 2}, DType::int64);
-  expect_same(values_of(ops::take_along(x, 1, idx)), {12, 12, 20, 21});
-  EXPECT_THROW(ops::take_along(x, 1, from_values({3, 0, 0, 0}, {2, 2}, DType::int64)), DataError);
+  expect_same(values_of(ops::gather(x, 1, idx)), {12, 12, 20, 21});
+  EXPECT_THROW(ops::gather(x, 1, from_values({3, 0, 0, 0}, {2, 2}, DType::int64)), DataError);
   Tensor seq = from_values({1, 2, 2, 5, kNaN}, {5}, DType::float32);
   Tensor v = from_values({2, kNaN, 0, 9, 5}, {5}, DType::float32);
   // torch's comparisons: a NaN compares false, so the search steps past NaN elements.

@@ -112,10 +112,6 @@ Tensor logcumsumexp(const Tensor& x, int64_t axis);  // float32 / float64
 std::vector<Tensor> cummax(const Tensor& x, int64_t axis);
 std::vector<Tensor> cummin(const Tensor& x, int64_t axis);
 std::vector<Tensor> sort(const Tensor& x, int64_t axis, bool descending = false);
-// x read along `axis` at the positions `index` holds (int64 / int32, x's shape but along
-// axis): out[..., k, ...] = x[..., index[..., k, ...], ...]; an index outside
-// [0, x.shape[axis]) is ember::DataError when it runs.
-Tensor take_along(const Tensor& x, int64_t axis, const Tensor& index);
 // The int64 positions at which values would be inserted into the rows of `sorted` (its last
 // dimension; sorted is 1-d, or has values' leading dimensions) to keep them sorted: before
 // equal elements (right=false) or after them, with torch's comparisons (a NaN value goes

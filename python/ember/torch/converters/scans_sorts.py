@@ -244,7 +244,7 @@ def _at(values: Any, indices: Any, axis: int, k: Any, keepdim: bool) -> tuple[An
     shape = shape_of(values)
     shape[axis] = 1
     k = ops.expand(ops.reshape(k, [1] * len(shape)) if rank(k) == 0 else k, shape)
-    v, i = ops.take_along(values, axis, k), ops.take_along(indices, axis, k)
+    v, i = ops.gather(values, axis, k), ops.gather(indices, axis, k)
     if not keepdim:
         v, i = ops.squeeze(v, [axis]), ops.squeeze(i, [axis])
     return v, i
@@ -357,8 +357,8 @@ def _quantile(ignore_nan: bool) -> Any:
             ranks = ops.ceil(ranks)
         elif interpolation == "nearest":
             ranks = ops.round(ranks)
-        vb = ops.take_along(values, axis, ops.cast(ops.floor(ranks), "int64"))
-        va = ops.take_along(values, axis, ops.cast(ops.ceil(ranks), "int64"))
+        vb = ops.gather(values, axis, ops.cast(ops.floor(ranks), "int64"))
+        va = ops.gather(values, axis, ops.cast(ops.ceil(ranks), "int64"))
         if interpolation == "midpoint":
             weights: Any = ops.scalar(0.5, dt)
         else:
@@ -737,7 +737,7 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,
     if sorter is not None:  # positions in seq read in sorter's order
         if not is_tensor(sorter) or rank(seq) == 0:
             raise unsupported("searchsorted with a sorter that is not a tensor")
-        seq = ops.take_along(seq, rank(seq) - 1, sorter)
+        seq = ops.gather(seq, rank(seq) - 1, sorter)
     if rank(seq) == 0:
         raise unsupported("searchsorted in a 0-d sequence")
     dt = common_dtype(seq, input)  # torch compares in the promoted dtype
