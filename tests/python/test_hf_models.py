@@ -60,11 +60,7 @@ ENCODER_DECODER = {"bart", "t5"}
 
 # Families that do not convert completely yet, with why. The list may only shrink: a listed
 # family that converts fails the test, so that it is removed here.
-KNOWN: dict[tuple[str, bool], str] = {
-    ("roberta", False): "torch.cumsum (position ids)",
-    ("roberta", True): "torch.cumsum (position ids)",
-    ("opt", True): "torch.cumsum (position ids)",
-}
+KNOWN: dict[tuple[str, bool], str] = {}
 
 
 def _model(name: str) -> Any:
