@@ -529,3 +529,13 @@ def test_getitem_with_an_index_out_of_range_raises():
             compiled(torch.randn(2, 4), torch.tensor([1, 4]))
         with pytest.raises(ember.DataError, match="out of range"):
             compiled(torch.randn(2, 4), torch.tensor([-5, 0]))
+
+
+def test_repeat_interleave_and_constant_pad_nd():
+    x = torch.arange(12.0).reshape(3, 4)
+    check(lambda t: (torch.repeat_interleave(t, 2), t.repeat_interleave(3, dim=1),
+                     torch.repeat_interleave(t, torch.tensor([1, 0, 2]), dim=0),
+                     torch.repeat_interleave(t, 2, dim=-1)), x)
+    check(lambda t: (torch.constant_pad_nd(t, [1, 2]), torch.constant_pad_nd(t, [0, 1, 2, 0], 2.5),
+                     torch.constant_pad_nd(t, [-1, 1])), x)
+    check(lambda t: torch.constant_pad_nd(t, [1, 1], 7), torch.arange(6).reshape(2, 3))

@@ -122,6 +122,10 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -> Any:
     return x
 
 
+def constant_pad_nd(input: Any, pad: Any, value: Any = 0) -> Any:
+    return _constant_pad(input, [static_int(p, "a pad width") for p in pad], value)
+
+
 def _constant_pad(input: Any, widths: list[int], value: Any) -> Any:
     dt = dtype_name(input)
     fill = 0 if value is None else py_value(value)
@@ -216,6 +220,36 @@ def repeat(input: Any, *sizes: Any) -> Any:
     x = ops.reshape(input, [d for s in shape for d in (1, s)])
     x = ops.expand(x, [d for r, s in zip(reps, shape, strict=True) for d in (r, s)])
     return ops.reshape(x, [r * s for r, s in zip(reps, shape, strict=True)])
+
+
+def repeat_interleave(input: Any, repeats: Any = None, dim: Any = None, *,
+                      output_size: Any = None) -> Any:
+    """Each element (each slice along dim) repeated `repeats` times in place: a constant
+    count (an int, or a tensor known at compile time); a count tensor known only at run
+    time gives a size that depends on data (eager)."""
+    if repeats is None or not is_tensor(input):
+        raise unsupported("repeat_interleave(repeats) (the indices of a repeat count tensor)")
+    x = input
+    if dim is None:
+        x = ops.reshape(x, [-1])
+        axis = 0
+    else:
+        axis = norm_dim(dim, rank(x))
+    if is_tensor(repeats):
+        if not is_const(repeats):
+            raise unsupported("repeat_interleave with repeats known only at run time")
+        counts = [int(c) for c in repeats.torch().reshape(-1).tolist()]
+    else:
+        counts = [static_int(repeats, "a repeat count")]
+    n = static_size(x, axis, "the repeated dimension")
+    if len(counts) == 1:
+        counts = counts * n
+    if len(counts) != n or any(c < 0 for c in counts):
+        raise unsupported(f"repeat_interleave with {len(counts)} counts for a dimension of {n}")
+    positions = [i for i, c in enumerate(counts) for _ in range(c)]
+    if not positions:
+        raise unsupported("repeat_interleave giving an empty tensor")
+    return take_static(x, axis, positions)
 
 
 def tile(input: Any, dims: Any) -> Any:
@@ -419,6 +453,7 @@ def rounded_div(input: Any, other: Any, rounding_mode: str) -> Any:
 _METHODS = {
     "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "repeat": repeat,
     "tile": tile, "index_select": index_select, "gather": gather, "logsumexp": logsumexp,
+    "repeat_interleave": repeat_interleave,
 }
 
 
@@ -434,6 +469,8 @@ def _register_all() -> None:
     register(flipud, torch.flipud)
     register(roll, torch.roll)
     register(tile, torch.tile)
+    register(repeat_interleave, torch.repeat_interleave)
+    register(constant_pad_nd, torch.constant_pad_nd)
     register(attribute, builtins.getattr)
     register(index_select, torch.index_select)
     register(gather, torch.gather)
