@@ -85,6 +85,15 @@ def test_cholesky() -> None:
         f = low.mT if upper else low
         check(lambda y, x, upper=upper: torch.cholesky_solve(y, x, upper), b, f, tol=1e-4)
         check(lambda x, upper=upper: torch.cholesky_inverse(x, upper), f, tol=1e-4)
+    # A factor with a zero on its diagonal: torch raises, ember raises DataError.
+    bad = low.clone()
+    bad[1, 1] = 0.0
+    with pytest.raises(RuntimeError):
+        torch.cholesky_inverse(bad)
+    inverse = torch.compile(lambda x: torch.cholesky_inverse(x), backend="ember",
+                            options={"strict": True})
+    with torch.no_grad(), pytest.raises(ember.DataError):
+        inverse(bad)
 
 
 def test_triangular() -> None:

@@ -346,8 +346,13 @@ def cholesky_inverse(L: Any, upper: bool = False, *, out: Any = None) -> Any:
     _no_out(out)
     if rank(L) >= 2 and _empty(L) and dtype_name(L) in ("float32", "float64"):
         return full(shape_of(L), 0.0, dtype_name(L))  # no element to compute
-    shape = _matrices(L, "cholesky_inverse")
-    return _cholesky_solve(_eye(shape[-1], dtype_name(L), shape[:-2]), L, bool(upper))
+    _matrices(L, "cholesky_inverse")
+    # The inverse of A = L L^T (U^T U) through the checked LU inverse, so that a factor with a
+    # zero on its diagonal (A singular) raises ember.DataError when the graph runs, as torch
+    # raises, instead of giving inf and NaN.
+    lt = ops.transpose(L, -2, -1)
+    a = ops.matmul(lt, L) if upper else ops.matmul(L, lt)
+    return _inv(a, True)[0]
 
 
 # ---- triangular solves -------------------------------------------------------------------------
