@@ -49,6 +49,16 @@ def dtype_name(t: Any) -> str:
     return str(t.dtype)
 
 
+INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
+
+
+def no_out(out: Any) -> None:
+    """Converters compute new tensors: an ``out=`` argument (a write into a given tensor)
+    runs in eager PyTorch."""
+    if out is not None:
+        raise unsupported("out= arguments")
+
+
 def is_float_dtype(name: str) -> bool:
     return name in ("float32", "float16", "bfloat16", "float64")
 

@@ -24,6 +24,7 @@ from ember.torch.converters.common import (
     full,
     is_float_dtype,
     is_tensor,
+    no_out,
     norm_dim,
     norm_dims,
     ops,
@@ -35,15 +36,7 @@ from ember.torch.converters.common import (
     to_float,
     unsupported,
 )
-from ember.torch.converters.functions import register
-from ember.torch.registry import builtin_registrations, register_method
-
-_INT_TYPES = ("int8", "int16", "int32", "int64", "uint8")
-
-
-def no_out(out: Any) -> None:
-    if out is not None:
-        raise unsupported("out= arguments")
+from ember.torch.converters.functions import register_tables
 
 
 def _real_float(x: Any, what: str) -> Any:
@@ -591,13 +584,4 @@ _METHODS = {
 }
 
 
-def _register_all() -> None:
-    for converter, targets in _FUNCTIONS:
-        register(converter, *targets)
-    with builtin_registrations():
-        for name, converter in _METHODS.items():
-            if hasattr(torch.Tensor, name):
-                register_method(name)(converter)
-
-
-_register_all()
+register_tables(_FUNCTIONS, _METHODS)

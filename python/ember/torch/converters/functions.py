@@ -34,7 +34,7 @@ from ember.torch.converters.common import (
     transposed_constant,
     unsupported,
 )
-from ember.torch.registry import builtin_registrations, register_function
+from ember.torch.registry import builtin_registrations, register_function, register_method
 
 
 def register(fn: Any, *targets: Any) -> Any:
@@ -42,6 +42,17 @@ def register(fn: Any, *targets: Any) -> Any:
         for target in targets:
             register_function(target)(fn)
     return fn
+
+
+def register_tables(functions: Any, methods: dict[str, Any]) -> None:
+    """A module's converters from its tables: (converter, torch targets) pairs, and
+    Tensor method names (those torch has) to converters."""
+    for converter, targets in functions:
+        register(converter, *targets)
+    with builtin_registrations():
+        for name, converter in methods.items():
+            if hasattr(torch.Tensor, name):
+                register_method(name)(converter)
 
 
 # ---- elementwise -------------------------------------------------------------------------

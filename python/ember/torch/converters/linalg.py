@@ -21,6 +21,7 @@ from ember.torch.converters.common import (
     constant,
     dtype_name,
     full,
+    no_out,
     ops,
     rank,
     shape_of,
@@ -29,11 +30,6 @@ from ember.torch.converters.common import (
 )
 from ember.torch.converters.functions import register
 from ember.torch.registry import builtin_registrations, register_method
-
-
-def _no_out(out: Any) -> None:
-    if out is not None:
-        raise unsupported("out= arguments")
 
 
 def _matrices(x: Any, what: str, square: bool = True) -> list[Any]:
@@ -120,7 +116,7 @@ def _empty_det(A: Any, value: float) -> Any | None:
 
 
 def det(A: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     empty = _empty_det(A, 1.0)
     if empty is not None:
         return empty
@@ -129,7 +125,7 @@ def det(A: Any, *, out: Any = None) -> Any:
 
 
 def slogdet(A: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     empty = _empty_det(A, 1.0)
     if empty is not None:
         return empty, _empty_det(A, 0.0)
@@ -155,12 +151,12 @@ def _inv(A: Any, check: bool) -> tuple[Any, Any]:
 
 
 def inv(A: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _inv(A, True)[0]
 
 
 def inv_ex(A: Any, *, check_errors: bool = False, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _inv(A, bool(check_errors))
 
 
@@ -188,13 +184,13 @@ def _solve(A: Any, B: Any, left: bool, check: bool) -> tuple[Any, Any]:
 
 
 def solve(A: Any, B: Any, *, left: bool = True, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _solve(A, B, bool(left), True)[0]
 
 
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False,
              out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _solve(A, B, bool(left), bool(check_errors))
 
 
@@ -207,19 +203,19 @@ def _lu_factor(A: Any, pivot: Any, check: bool) -> list[Any]:
 
 
 def lu_factor(A: Any, *, pivot: bool = True, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     lu, piv, _ = _lu_factor(A, pivot, True)
     return lu, piv
 
 
 def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False,
                  out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return tuple(_lu_factor(A, pivot, bool(check_errors)))
 
 
 def torch_lu(A: Any, pivot: bool = True, get_infos: bool = False, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     lu, piv, info = _lu_factor(A, pivot, False)
     return (lu, piv, info) if get_infos else (lu, piv)
 
@@ -253,14 +249,14 @@ def _unpack(lu: Any, piv: Any) -> tuple[Any, Any, Any]:
 
 
 def linalg_lu(A: Any, *, pivot: bool = True, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     lu, piv, _ = _lu_factor(A, pivot, False)
     return _unpack(lu, piv)
 
 
 def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,
               unpack_pivots: bool = True, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if not unpack_data or not unpack_pivots:
         raise unsupported("lu_unpack without unpack_data or unpack_pivots")
     return _unpack(LU_data, LU_pivots)
@@ -287,12 +283,12 @@ def _lu_solve(lu: Any, piv: Any, B: Any, left: bool, adjoint: bool) -> Any:
 
 def linalg_lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False,
                     out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _lu_solve(LU, pivots, B, bool(left), bool(adjoint))
 
 
 def torch_lu_solve(b: Any, LU_data: Any, LU_pivots: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _lu_solve(LU_data, LU_pivots, b, True, False)
 
 
@@ -307,18 +303,18 @@ def _cholesky(A: Any, upper: bool, check: bool) -> tuple[Any, Any]:
 
 
 def cholesky(A: Any, upper: bool = False, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _cholesky(A, bool(upper), True)[0]
 
 
 def linalg_cholesky(A: Any, *, upper: bool = False, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _cholesky(A, bool(upper), True)[0]
 
 
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False,
                 out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _cholesky(A, bool(upper), bool(check_errors))
 
 
@@ -338,12 +334,12 @@ def _cholesky_solve(B: Any, L: Any, upper: bool) -> Any:
 
 
 def cholesky_solve(B: Any, L: Any, upper: bool = False, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return _cholesky_solve(B, L, bool(upper))
 
 
 def cholesky_inverse(L: Any, upper: bool = False, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if rank(L) >= 2 and _empty(L) and dtype_name(L) in ("float32", "float64"):
         return full(shape_of(L), 0.0, dtype_name(L))  # no element to compute
     _matrices(L, "cholesky_inverse")
@@ -358,7 +354,7 @@ def cholesky_inverse(L: Any, upper: bool = False, *, out: Any = None) -> Any:
 # ---- triangular solves -------------------------------------------------------------------------
 def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     _matrices(A, "triangular_solve")
     _matrices(b, "triangular_solve", square=False)
     _same_dtype(A, b, "triangular_solve")
@@ -369,7 +365,7 @@ def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False
 
 def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
                      unitriangular: bool = False, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     _matrices(A, "solve_triangular")
     _matrices(B, "solve_triangular", square=False)
     _same_dtype(A, B, "solve_triangular")
@@ -382,7 +378,7 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
 
 # ---- tensorinv, tensorsolve --------------------------------------------------------------------
 def tensorinv(A: Any, ind: int = 2, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     shape = static_shape(A, "tensorinv")
     ind = int(ind)
     if ind <= 0:
@@ -395,7 +391,7 @@ def tensorinv(A: Any, ind: int = 2, *, out: Any = None) -> Any:
 
 
 def tensorsolve(A: Any, B: Any, dims: Any = None, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     shape = static_shape(A, "tensorsolve")
     if dims is not None:
         moved = [d % len(shape) for d in dims]
@@ -434,7 +430,7 @@ def _matrix_norm(x: Any, p: Any) -> Any:
 
 
 def cond(A: Any, p: Any = None, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if p not in (1, -1, math.inf, -math.inf, "fro"):
         raise unsupported(f"linalg.cond with p={p!r} (it needs singular values)")
     _matrices(A, "linalg.cond")

@@ -25,6 +25,7 @@ from ember.torch.converters.common import (
     full,
     is_float_dtype,
     is_tensor,
+    no_out,
     norm_dim,
     ops,
     py_value,
@@ -35,9 +36,8 @@ from ember.torch.converters.common import (
     unsupported,
 )
 from ember.torch.converters.composite_math import int_constant, static_size, take, take_static
-from ember.torch.converters.elementwise_extra import no_out, static_float
-from ember.torch.converters.functions import register
-from ember.torch.registry import builtin_registrations, register_method
+from ember.torch.converters.elementwise_extra import static_float
+from ember.torch.converters.functions import register_tables
 
 
 def _product_dtype(*xs: Any) -> str:
@@ -437,13 +437,4 @@ _METHODS = {
 }
 
 
-def _register_all() -> None:
-    for converter, targets in _FUNCTIONS:
-        register(converter, *targets)
-    with builtin_registrations():
-        for name, converter in _METHODS.items():
-            if hasattr(torch.Tensor, name):
-                register_method(name)(converter)
-
-
-_register_all()
+register_tables(_FUNCTIONS, _METHODS)

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from ember.torch.context import sym_size
 from ember.torch.converters.common import (
+    INT_DTYPES,
     ConversionFailure,
     cast,
     common_dtype,
@@ -35,6 +36,7 @@ from ember.torch.converters.common import (
     full,
     is_float_dtype,
     is_tensor,
+    no_out,
     norm_dim,
     ops,
     py_value,
@@ -53,13 +55,6 @@ from ember.torch.registry import (
     register_method,
 )
 
-_INT = ("int8", "int16", "int32", "int64", "uint8")
-
-
-def _no_out(out: Any) -> None:
-    if out is not None:
-        raise unsupported("out= arguments")
-
 
 def _work_dtype(dt: str) -> str:
     """The dtype ember's routines compute a tensor of dtype dt in, without changing a value."""
@@ -67,7 +62,7 @@ def _work_dtype(dt: str) -> str:
         return dt
     if dt in ("float16", "bfloat16"):
         return "float32"
-    if dt in _INT or dt == "bool":
+    if dt in INT_DTYPES or dt == "bool":
         return "int64"
     raise unsupported(f"a scan or sort of a {dt} tensor")
 
@@ -94,12 +89,12 @@ def _sum_dtype(x: Any, dtype: Any) -> str:
 
         return ember_dtype(dtype)
     dt = dtype_name(x)
-    return "int64" if dt in _INT or dt == "bool" else dt
+    return "int64" if dt in INT_DTYPES or dt == "bool" else dt
 
 
 def _scan(fn: Any) -> Any:
     def convert(input: Any, dim: Any, *, dtype: Any = None, out: Any = None) -> Any:
-        _no_out(out)
+        no_out(out)
         result = _sum_dtype(input, dtype)
         x, axis, was_0d = _as_rows(cast(input, result), dim)
         work = _work_dtype(result)
@@ -113,7 +108,7 @@ cumprod = _scan(ops.cumprod)
 
 
 def logcumsumexp(input: Any, dim: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     dt = dtype_name(input)
     if not is_float_dtype(dt):
         raise unsupported(f"logcumsumexp of a {dt} tensor")
@@ -123,7 +118,7 @@ def logcumsumexp(input: Any, dim: Any, *, out: Any = None) -> Any:
 
 def _cum_arg(fn: Any) -> Any:
     def convert(input: Any, dim: Any, *, out: Any = None) -> Any:
-        _no_out(out)
+        no_out(out)
         dt = dtype_name(input)
         x, axis, was_0d = _as_rows(input, dim)
         values, indices = fn(cast(x, _work_dtype(dt)), axis)
@@ -207,7 +202,7 @@ def _sorted(input: Any, dim: Any, descending: bool) -> tuple[Any, Any, int, bool
 
 def sort(input: Any, dim: Any = -1, descending: Any = False, stable: Any = None, *,
          out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     values, indices, _, was_0d, dt = _sorted(input, dim, descending)
     return _back(values, was_0d, dt), _back(indices, was_0d, "int64")
 
@@ -218,14 +213,14 @@ def argsort(input: Any, dim: Any = -1, descending: Any = False, stable: Any = Fa
 
 
 def msort(input: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     values, _, _, was_0d, dt = _sorted(input, 0, False)
     return _back(values, was_0d, dt)
 
 
 def topk(input: Any, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = True, *,
          out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if not py_value(sorted):
         raise unsupported("topk with sorted=False (torch's order is unspecified)")
     values, indices, axis, was_0d, dt = _sorted(input, dim, bool(py_value(largest)))
@@ -252,7 +247,7 @@ def _at(values: Any, indices: Any, axis: int, k: Any, keepdim: bool) -> tuple[An
 
 def kthvalue(input: Any, k: Any, dim: Any = -1, keepdim: bool = False, *,
              out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     values, indices, axis, was_0d, dt = _sorted(input, dim, False)
     kv = py_value_or_none(k)
     if isinstance(kv, int):
@@ -289,7 +284,7 @@ def _nonempty(x: Any, axis: int, what: str) -> None:
 
 def _median(ignore_nan: bool) -> Any:
     def convert(input: Any, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
-        _no_out(out)
+        no_out(out)
         dt = dtype_name(input)
         if dim is None:
             v, _ = convert(ops.reshape(input, [-1]), 0, False)
@@ -316,7 +311,7 @@ nanmedian = _median(True)
 def _quantile(ignore_nan: bool) -> Any:
     def convert(input: Any, q: Any, dim: Any = None, keepdim: bool = False, *,
                 interpolation: str = "linear", out: Any = None) -> Any:
-        _no_out(out)
+        no_out(out)
         dt = dtype_name(input)
         if dt not in ("float32", "float64"):
             raise unsupported(f"quantile of a {dt} tensor")
@@ -465,7 +460,7 @@ def _src(src: Any, index: Any) -> Any:
 
 def scatter(input: Any, dim: Any, index: Any, src: Any = None, value: Any = None, *,
             reduce: Any = None, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if reduce not in (None, "add", "multiply"):
         raise unsupported(f"scatter with reduce={reduce!r}")
     x, idx, axis, was_0d = _scatter_args(input, dim, index)
@@ -480,7 +475,7 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any, *, out: Any = None) 
 
 def scatter_reduce(input: Any, dim: Any, index: Any, src: Any, reduce: str, *,
                    include_self: bool = True, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise unsupported(f"scatter_reduce with reduce={reduce!r}")
     x, idx, axis, was_0d = _scatter_args(input, dim, index)
@@ -514,7 +509,7 @@ def _source(source: Any, sshape: list[Any]) -> Any:
 
 def index_add(input: Any, dim: Any, index: Any, source: Any, *, alpha: Any = 1,
               out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     x, axis, idx, sshape, was_0d = _index_along(input, dim, index)
     dt = dtype_name(x)
     src = cast(_source(source, sshape), dt)
@@ -526,14 +521,14 @@ def index_add(input: Any, dim: Any, index: Any, source: Any, *, alpha: Any = 1,
 
 
 def index_copy(input: Any, dim: Any, index: Any, source: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     x, axis, idx, sshape, was_0d = _index_along(input, dim, index)
     return _finish(_scatter(x, axis, idx, _source(source, sshape), "assign"), was_0d)
 
 
 def index_reduce(input: Any, dim: Any, index: Any, source: Any, reduce: str, *,
                  include_self: bool = True, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise unsupported(f"index_reduce with reduce={reduce!r}")
     x, axis, idx, sshape, was_0d = _index_along(input, dim, index)
@@ -693,7 +688,7 @@ max_unpool1d, max_unpool2d, max_unpool3d = _max_unpool(1), _max_unpool(2), _max_
 
 
 def histc(input: Any, bins: Any = 100, min: Any = 0, max: Any = 0, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     dt = dtype_name(input)
     if dt not in ("float32", "float64"):
         raise unsupported(f"histc of a {dt} tensor")
@@ -728,7 +723,7 @@ def histc(input: Any, bins: Any = 100, min: Any = 0, max: Any = 0, *, out: Any =
 def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,
                  right: bool = False, side: Any = None, sorter: Any = None,
                  out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if side is not None:
         if right and side == "left":
             raise unsupported("searchsorted with right=True and side='left'")
@@ -758,7 +753,7 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,
 
 def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bool = False,
               out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if rank(boundaries) != 1:
         raise unsupported("bucketize with boundaries that are not 1-d")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)

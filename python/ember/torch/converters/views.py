@@ -41,6 +41,7 @@ from ember.torch.converters.common import (
     full,
     is_float_dtype,
     is_tensor,
+    no_out,
     norm_dim,
     norm_dims,
     ops,
@@ -57,11 +58,6 @@ from ember.torch.converters.common import (
 from ember.torch.converters.composite_math import int_constant, static_size, take, take_static
 from ember.torch.converters.functions import register
 from ember.torch.registry import builtin_registrations, register_method
-
-
-def _no_out(out: Any) -> None:
-    if out is not None:
-        raise unsupported("out= arguments")
 
 
 def _result_is_empty(shape: list[Any]) -> bool:
@@ -119,7 +115,7 @@ def linalg_diagonal(A: Any, *, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) 
 
 def diagonal_copy(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1, *,
                   out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return diagonal(input, offset, dim1, dim2)
 
 
@@ -149,7 +145,7 @@ def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> A
 
 
 def diag(input: Any, diagonal: Any = 0, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if rank(input) == 1:
         return diag_embed(input, diagonal, 0, 1)
     if rank(input) == 2:
@@ -265,7 +261,7 @@ def as_strided(input: Any, size: Any, stride: Any, storage_offset: Any = None) -
 
 def as_strided_copy(input: Any, size: Any, stride: Any, storage_offset: Any = None, *,
                     out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return as_strided(input, size, stride, storage_offset)
 
 
@@ -305,7 +301,7 @@ def unfold(input: Any, dimension: Any, size: Any, step: Any) -> Any:
 
 
 def unfold_copy(input: Any, dimension: Any, size: Any, step: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return unfold(input, dimension, size, step)
 
 
@@ -344,7 +340,7 @@ def rot90(input: Any, k: Any = 1, dims: Any = (0, 1)) -> Any:
 # ---- copies of views ---------------------------------------------------------------------------
 def _copy_of(view: Callable[..., Any]) -> Callable[..., Any]:
     def convert(input: Any, *args: Any, out: Any = None, **kwargs: Any) -> Any:
-        _no_out(out)
+        no_out(out)
         return view(input, *args, **kwargs)
 
     convert.__qualname__ = f"{view.__name__}_copy"
@@ -356,19 +352,19 @@ def alias(input: Any) -> Any:
 
 
 def expand_copy(input: Any, size: Any, *, implicit: bool = False, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return tn.expand(input, size)
 
 
 def view_copy(input: Any, size: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     if any(isinstance(v, torch.dtype) for v in sizes_arg([size])):
         raise unsupported("view(dtype) reinterprets memory")
     return _reshape(input, sizes_arg([size]))
 
 
 def squeeze_copy(input: Any, dim: Any = None, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return tn.squeeze(input, dim)
 
 
@@ -377,7 +373,7 @@ def real_values(input: Any, *args: Any, **kwargs: Any) -> Any:
     real dtypes (torch rejects positive of a bool tensor)."""
     if dtype_name(input).startswith("complex"):
         raise unsupported("a complex tensor")
-    _no_out(kwargs.get("out"))
+    no_out(kwargs.get("out"))
     return input
 
 
@@ -388,7 +384,7 @@ def split_with_sizes(input: Any, split_sizes: Any, dim: Any = 0) -> Any:
 
 def split_with_sizes_copy(input: Any, split_sizes: Any, dim: Any = 0, *,
                           out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return split_with_sizes(input, split_sizes, dim)
 
 
@@ -495,23 +491,23 @@ atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 
 
 def hstack(tensors: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     items = [atleast_1d.one(t) for t in tensors]  # type: ignore[attr-defined]
     return tn.cat(items, 0 if rank(items[0]) == 1 else 1)
 
 
 def vstack(tensors: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return tn.cat([atleast_2d.one(t) for t in tensors], 0)  # type: ignore[attr-defined]
 
 
 def dstack(tensors: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     return tn.cat([atleast_3d.one(t) for t in tensors], 2)  # type: ignore[attr-defined]
 
 
 def column_stack(tensors: Any, *, out: Any = None) -> Any:
-    _no_out(out)
+    no_out(out)
     items = [ops.reshape(t, reshape_dims(shape_of(t)[:1] + [1]) if rank(t) else [1, 1])
              if rank(t) <= 1 else t for t in tensors]
     return tn.cat(items, 1)
