@@ -539,3 +539,27 @@ def test_repeat_interleave_and_constant_pad_nd():
     check(lambda t: (torch.constant_pad_nd(t, [1, 2]), torch.constant_pad_nd(t, [0, 1, 2, 0], 2.5),
                      torch.constant_pad_nd(t, [-1, 1])), x)
     check(lambda t: torch.constant_pad_nd(t, [1, 1], 7), torch.arange(6).reshape(2, 3))
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_softmax_of_0d_and_empty_dims_unbatched_conv_and_group_norm(dynamic):
+    # A 0-d softmax is 1 (log_softmax 0); over a dimension of size 0 there is nothing to
+    # compute; conv1d/conv2d take an input without its batch dim; group_norm's reshape to
+    # [N, G, C // G * rest] converts when C is symbolic.
+    # (Modules: Dynamo keeps parameters' shapes static under dynamic=True.)
+    conv1, conv2 = nn.Conv1d(3, 2, 3, padding=1), nn.Conv2d(3, 4, 3)
+
+    def fn(x, img, seq):
+        return (torch.softmax(x.sum(), 0), F.log_softmax(x.sum(), 0), torch.softmax(x[:, :0], 1),
+                F.log_softmax(x[:, :0], 1), conv1(seq), conv2(img),
+                F.group_norm(x.reshape(2, 4, -1), 2))
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="ember", dynamic=dynamic, options={"strict": True})
+    for n in (3, 5):
+        args = (torch.randn(2, 4 * n), torch.randn(3, 6, n + 2), torch.randn(3, n + 4))
+        with torch.no_grad():
+            out, ref = compiled(*args), fn(*args)
+        for a, e in zip(out, ref, strict=True):
+            assert a.shape == e.shape
+            torch.testing.assert_close(a, e, rtol=1e-5, atol=1e-5)

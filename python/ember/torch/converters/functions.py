@@ -291,12 +291,21 @@ def softmax(input: Any, dim: Any = None, _stacklevel: int = 3, dtype: Any = None
     x = cast(input, ember_dtype(dtype)) if dtype is not None else to_float(input)
     if dim is None:
         raise unsupported("softmax without dim")
-    return ops.softmax(x, norm_dim(dim, rank(x)))
+    d = norm_dim(dim, rank(x))
+    if rank(x) == 0:  # one element: exp(x - x) / exp(x - x), as torch computes it
+        return ops.reshape(ops.softmax(ops.reshape(x, [1]), 0), [])
+    if x.shape[d] == 0:
+        return x  # no element to compute
+    return ops.softmax(x, d)
 
 
 def log_softmax(input: Any, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Any:
     x = cast(input, ember_dtype(dtype)) if dtype is not None else to_float(input)
     d = norm_dim(dim, rank(x))
+    if rank(x) == 0:
+        return ops.reshape(log_softmax(ops.reshape(x, [1]), 0), [])
+    if x.shape[d] == 0:
+        return x  # no element to compute
     shifted = x - ops.max(x, [d], True)
     return shifted - ops.log(ops.sum(ops.exp(shifted), [d], True))
 

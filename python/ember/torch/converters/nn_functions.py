@@ -8,6 +8,7 @@ derive from the sizes) are compositions of basic ember operators.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -26,6 +27,7 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_product,
     size_value,
     static_int,
     static_shape,
@@ -54,6 +56,20 @@ def _add_channel_bias(y: Any, bias: Any) -> Any:
     if bias is None:
         return y
     return y + ops.reshape(bias, [-1] + [1] * (rank(y) - 2))
+
+
+def _unbatched(conv: Any, spatial: int) -> Any:
+    """conv on an input without its batch dim ([C, L] / [C, H, W], as torch accepts): as a
+    batch of one."""
+
+    @functools.wraps(conv)  # the registry binds calls to conv's signature
+    def convert(input: Any, *args: Any, **kwargs: Any) -> Any:
+        if rank(input) == spatial + 1:
+            y = conv(ops.unsqueeze(input, [0]), *args, **kwargs)
+            return ops.squeeze(y, [0])
+        return conv(input, *args, **kwargs)
+
+    return convert
 
 
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
@@ -172,7 +188,10 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
                eps: float = 1e-5) -> Any:
     shape = shape_of(input)
     g = int(num_groups)
-    grouped = ops.reshape(input, [shape[0], g, -1])
+    # [N, G, (C // G) * rest]: the division is exact (torch requires it), which ember's
+    # reshape takes from a floor division even when C is symbolic.
+    per_group = shape[1] // g if isinstance(shape[1], int) else f"({shape[1]} // {g})"
+    grouped = ops.reshape(input, [shape[0], g, size_product([per_group, *shape[2:]])])
     centered = grouped - ops.mean(grouped, [2], True)
     var = ops.mean(centered * centered, [2], True)
     y = ops.reshape(centered * ops.rsqrt(var + float(eps)), shape)
@@ -371,8 +390,8 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
 
 
 def _register_all() -> None:
-    register(conv2d, F.conv2d, torch.conv2d)
-    register(conv1d, F.conv1d, torch.conv1d)
+    register(_unbatched(conv2d, 2), F.conv2d, torch.conv2d)
+    register(_unbatched(conv1d, 1), F.conv1d, torch.conv1d)
     register(max_pool2d, F.max_pool2d, torch.max_pool2d)
     register(avg_pool2d, F.avg_pool2d, torch._C._nn.avg_pool2d)
     register(max_pool1d, F.max_pool1d, torch.max_pool1d)
