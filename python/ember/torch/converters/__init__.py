@@ -22,8 +22,9 @@
   for its torch functions, methods, ATen overloads and Python operators;
 - spatial.py: N-d pooling (return_indices, adaptive max), 3-d and transposed
   convolutions, every interpolate mode, unfold, take, take_along_dim;
+- stacks.py: splits, stacks and grids (tensor_split, hstack, atleast_*d, meshgrid, ...);
 - views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
-  splits, stacks, grids, shuffles, and creation functions computed at compile time;
+  shuffles, and creation functions computed at compile time;
 - scans_sorts.py: scans, sorts and scatters (cumsum, sort, topk, quantile, scatter,
   index_add, ...), each a call of a routine of ember's runtime library;
 - linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp), each a call
@@ -49,6 +50,7 @@ from ember.torch.converters import (
     scans_sorts,
     spatial,
     special,
+    stacks,
     tensors,
     views,
     writes,
@@ -57,5 +59,6 @@ from ember.torch.converters import (
 __all__ = [
     "aten", "composites", "elementwise_extra", "functions", "linalg", "masked_extra",
     "methods", "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra",
-    "scalar", "scans_sorts", "spatial", "special", "tensors", "views", "writes",
+    "scalar", "scans_sorts", "spatial", "special", "stacks", "tensors", "views",
+    "writes",
 ]
