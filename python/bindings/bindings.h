@@ -86,6 +86,7 @@ void bind_library_ops(nb::module_& ops);  // library_ops.cpp (into ember._C.ops)
 void bind_linalg_ops(nb::module_& ops);   // linalg_ops.cpp (into ember._C.ops)
 void bind_graph(nb::module_& m);          // graph.cpp
 void bind_runtime(nb::module_& m);        // runtime.cpp
+void bind_artifact(nb::module_& m);       // artifact.cpp
 
 }  // namespace ember::py
 

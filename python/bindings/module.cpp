@@ -1,5 +1,6 @@
 // The extension module ember._C: error translation, then one bind_* call per concept.
 #include "bindings.h"
+#include "ember/runtime/artifact.h"
 #include "ember/support/error.h"
 
 namespace nb = nanobind;
@@ -22,6 +23,11 @@ NB_MODULE(_C, m) {
   data_error.doc() =
       "Bad data met at run time (an index out of range, an integer division "
       "by zero); a subclass of EmberError.";
+  nb::exception<ember::ArtifactError> artifact_error(m, "ArtifactError", user_error.ptr());
+  artifact_error.doc() =
+      "A saved model file that cannot be loaded: not a model file, damaged, truncated, from a "
+      "newer format or kernel ABI, or built for a CPU this one is not (with no compiler to "
+      "rebuild it); a subclass of EmberError.";
   user_error.doc() = "A user error: the message says what happened, why, and what to do.";
   internal_error.doc() = "A bug in ember: please report it with the message.";
 
@@ -35,4 +41,5 @@ NB_MODULE(_C, m) {
   bind_linalg_ops(ops);
   bind_graph(m);
   bind_runtime(m);
+  bind_artifact(m);
 }

@@ -15,6 +15,7 @@
 #include "ember/jit/cache.h"
 #include "ember/ops/attrs.h"
 #include "ember/ops/op_def.h"
+#include "ember/runtime/artifact.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
 
@@ -76,6 +77,38 @@ std::string describe(const FlowGraph& graph, const Node& node) {
   if (!node.outputs.empty()) s += " computing '" + graph.names[node.outputs[0]] + "'";
   return s;
 }
+
+// What saving the graph needs of its module (ember/runtime/artifact.h).
+std::shared_ptr<const KernelBinary> binary_of(const BuildRequest& req, const Module& module) {
+  auto b = std::make_shared<KernelBinary>();
+  b->isa = isa_name(req.isa);
+  b->cpu_features = isa_features(req.isa);
+  b->module_path = (fs::path(module.dir()) / "module.so").string();
+  b->sources = req.sources;
+  return b;
+}
+
+// Kernels of a loaded model whose machine code this CPU cannot run: compiled again from the
+// saved sources, for the ISA this process generates code for (through the kernel cache).
+detail::RebuiltKernels rebuild_kernels(const std::vector<std::string>& sources,
+                                       const std::vector<std::string>& names) {
+  BuildRequest req;
+  req.name = "loaded model";
+  req.sources = sources;
+  req.isa = isa_from_env();
+  std::shared_ptr<Module> module = get_or_build(req);
+  detail::RebuiltKernels r;
+  for (const auto& name : names) r.fns.push_back(module->symbol(name));
+  r.binary = binary_of(req, *module);
+  r.modules = module;
+  return r;
+}
+
+// Linking the compiler lets load() rebuild kernels.
+const bool kRebuilderInstalled = [] {
+  detail::set_kernel_rebuilder(&rebuild_kernels);
+  return true;
+}();
 
 }  // namespace
 
@@ -166,6 +199,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
     }
     std::shared_ptr<Module> module = get_or_build(req);
     for (auto& l : plan.launches) l.fn = module->symbol(l.name);
+    plan.binary = binary_of(req, *module);
     plan.modules = module;
   }
   return std::make_shared<CompiledGraph>(std::move(plan));

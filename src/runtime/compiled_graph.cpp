@@ -6,6 +6,7 @@
 #include "ember/runtime/compiled_graph.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <list>
 #include <set>
@@ -448,6 +449,40 @@ CompiledGraph::CompiledGraph(ExecPlan plan)
 CompiledGraph::~CompiledGraph() = default;
 
 std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const {
+  return run_timed(inputs, nullptr);
+}
+
+GraphProfile CompiledGraph::profile(const std::vector<Tensor>& inputs, int runs) const {
+  EMBER_CHECK(runs >= 1, "CompiledGraph.profile: runs must be at least 1, got " << runs);
+  using Clock = std::chrono::steady_clock;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  run(inputs);  // warm-up: memory plan, workspace, caches
+  const size_t n = plan_.launches.size();
+  std::vector<std::vector<double>> per_launch(n);
+  std::vector<double> seconds;
+  for (int r = 0; r < runs; ++r) {
+    run_timed(inputs, &seconds);
+    for (size_t k = 0; k < n; ++k) per_launch[k].push_back(seconds[k]);
+  }
+  std::vector<double> whole;
+  for (int r = 0; r < runs; ++r) {
+    auto t0 = Clock::now();
+    run(inputs);
+    whole.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  GraphProfile p;
+  p.runs = runs;
+  p.run_seconds = median(whole);
+  for (size_t k = 0; k < n; ++k)
+    p.launches.push_back({plan_.launches[k].name, plan_.launches[k].op, median(per_launch[k])});
+  return p;
+}
+
+std::vector<Tensor> CompiledGraph::run_timed(const std::vector<Tensor>& inputs,
+                                             std::vector<double>* launch_seconds) const {
   Impl& m = *impl_;
   SymbolValues env = m.bind(inputs);
   std::vector<int64_t> syms;
@@ -480,12 +515,20 @@ std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const 
   const int64_t* sym_ptr = syms.empty() ? &kNoSymbols : syms.data();
   std::vector<void*> args;
   ThreadPool::Region region(pool);  // workers spin between the kernels of this run
+  if (launch_seconds) launch_seconds->assign(plan_.launches.size(), 0.0);
   for (size_t k = 0; k < plan_.launches.size(); ++k) {
     const KernelLaunch& l = plan_.launches[k];
     args.clear();
     for (int v : l.args) args.push_back(ptrs[v]);
     for (int64_t off : rp->scratch_offsets[k]) args.push_back(base + off);
-    l.fn(args.data(), sym_ptr, &ctx);
+    if (launch_seconds) {
+      auto t0 = std::chrono::steady_clock::now();
+      l.fn(args.data(), sym_ptr, &ctx);
+      (*launch_seconds)[k] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } else {
+      l.fn(args.data(), sym_ptr, &ctx);
+    }
     if (error.state.load(std::memory_order_acquire) != 0) throw_data_error(l, error);
   }
   return outputs;

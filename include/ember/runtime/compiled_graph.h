@@ -20,30 +20,56 @@
 namespace ember {
 
 struct KernelLaunch {
-  std::string name;                  // the kernel's symbol in its module
-  std::string op;                    // what it computes, for messages: "Fused[Embedding, Mul]"
+  std::string name;  // the kernel's symbol in its module
+  std::string op;    // what it computes, for messages: "Fused[Embedding, Mul]"
   ember_kernel_fn fn = nullptr;
-  std::vector<int> args;             // graph values: the task's inputs, then its outputs
-  std::vector<TensorType> scratch;   // the task's scratch buffers (shapes may use symbols)
+  std::vector<int> args;            // graph values: the task's inputs, then its outputs
+  std::vector<TensorType> scratch;  // the task's scratch buffers (shapes may use symbols)
   // How many of `args` are the task's inputs (the rest are its outputs). -1: not given; the
   // runtime then takes a value's first appearance as its write and cannot check the order.
   int num_inputs = -1;
 };
 
+// The machine code of a plan's kernels and what it was built from: what saving a compiled
+// model writes (ember/runtime/artifact.h). Filled by the compiler, or by the loader.
+struct KernelBinary {
+  std::string isa;                        // isa_name() of the ISA it was generated for
+  std::vector<std::string> cpu_features;  // isa_features() when it was built
+  std::string module_path;                // the shared object on disk (a kernel cache entry)
+  // When set, the shared object's bytes (a loaded model keeps them in its file's mapping).
+  const char* module_data = nullptr;
+  size_t module_size = 0;
+  std::shared_ptr<const void> module_data_owner;
+  std::vector<std::string> sources;  // the translation units it was compiled from
+};
+
 struct ExecPlan {
-  std::vector<TensorType> values;    // every value of the graph, by id
+  std::vector<TensorType> values;  // every value of the graph, by id
   std::vector<int> inputs;
   std::vector<int> outputs;
   std::map<int, Tensor> constants;
   std::vector<std::string> symbols;  // order of the kernels' `syms` array
   std::vector<KernelLaunch> launches;
-  std::shared_ptr<void> modules;     // keeps the loaded shared objects alive
+  std::shared_ptr<void> modules;               // keeps the loaded shared objects alive
+  std::shared_ptr<const KernelBinary> binary;  // null when the plan has no kernels
+};
+
+// CompiledGraph::profile: how long each launch takes.
+struct LaunchProfile {
+  std::string name;      // the kernel
+  std::string op;        // what it computes
+  double seconds = 0.0;  // median over the profiled runs
+};
+struct GraphProfile {
+  std::vector<LaunchProfile> launches;  // in launch order
+  double run_seconds = 0.0;             // median of whole runs without the per-launch timers
+  int runs = 0;
 };
 
 struct MemoryPlanStats {
-  int64_t workspace_bytes = 0;       // intermediate values + scratch, after reuse
-  int64_t unshared_bytes = 0;        // what they would take without reuse
-  int64_t plans_made = 0;            // number of distinct plans (one per symbol values)
+  int64_t workspace_bytes = 0;  // intermediate values + scratch, after reuse
+  int64_t unshared_bytes = 0;   // what they would take without reuse
+  int64_t plans_made = 0;       // number of distinct plans (one per symbol values)
 };
 
 class CompiledGraph {
@@ -56,6 +82,10 @@ class CompiledGraph {
   // and the actual type. Outputs are new tensors.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
+  // Runs `runs` times (after one warm-up run) timing each launch, then `runs` times without
+  // the timers; medians. `runs` >= 1.
+  GraphProfile profile(const std::vector<Tensor>& inputs, int runs = 20) const;
+
   const ExecPlan& plan() const { return plan_; }
   MemoryPlanStats memory_stats() const;
   // Threads the kernels may use (default: ember::get_num_threads() when it runs).
@@ -65,6 +95,8 @@ class CompiledGraph {
 
  private:
   struct Impl;
+  std::vector<Tensor> run_timed(const std::vector<Tensor>& inputs,
+                                std::vector<double>* launch_seconds) const;
   ExecPlan plan_;
   int num_threads_;  // 0: follow get_num_threads()
   std::unique_ptr<Impl> impl_;

@@ -51,4 +51,8 @@ std::string sha256_hex(std::string_view data);
 // SHA-256 of a file's contents in lowercase hexadecimal; nullopt when it cannot be read.
 std::optional<std::string> sha256_file_hex(const std::string& path);
 
+// A fast 64-bit checksum (not cryptographic: it detects damage, not tampering), several GB/s,
+// for large files such as saved models whose loading must not wait for SHA-256.
+uint64_t checksum64(const void* data, size_t size);
+
 }  // namespace ember

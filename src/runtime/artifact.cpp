@@ -1,0 +1,643 @@
+// Saving a CompiledModel to one file and loading it back (ember/runtime/artifact.h).
+//
+// Layout (little-endian; docs/deploy.md):
+//
+//   header, 64 bytes     magic "EMBERMDL", u32 format version, u32 section count,
+//                        u64 file size, u64 checksum64 of every byte after the header,
+//                        zero padding
+//   section table        per section: 8-byte tag, u64 offset, u64 size
+//   sections             each 64-byte aligned: "meta" and "plan" (records written by
+//                        Writer below), "weights" (constants, each 64-byte aligned),
+//                        "module" (the shared object), "sources" (translation units)
+//
+// Every read is bounds-checked: a damaged file is an ArtifactError, never a crash.
+#include "ember/runtime/artifact.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include "ember/support/cpu.h"
+#include "ember/support/hash.h"
+
+#ifndef EMBER_VERSION
+#define EMBER_VERSION "0.1.0"
+#endif
+
+namespace ember {
+namespace {
+
+constexpr char kMagic[8] = {'E', 'M', 'B', 'E', 'R', 'M', 'D', 'L'};
+constexpr size_t kHeaderBytes = 64;
+constexpr size_t kAlign = 64;
+constexpr uint32_t kMaxSections = 64;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// ---- records ---------------------------------------------------------------------------------
+
+class Writer {
+ public:
+  void u8(uint8_t v) { raw(&v, 1); }
+  void u32(uint32_t v) { raw(&v, 4); }
+  void i64(int64_t v) { raw(&v, 8); }
+  void str(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    raw(s.data(), s.size());
+  }
+  void strs(const std::vector<std::string>& v) {
+    u32(static_cast<uint32_t>(v.size()));
+    for (const auto& s : v) str(s);
+  }
+  void ints(const std::vector<int>& v) {
+    u32(static_cast<uint32_t>(v.size()));
+    for (int x : v) i64(x);
+  }
+  void type(const TensorType& t) {
+    str(dtype_name(t.dtype));
+    u32(static_cast<uint32_t>(t.shape.size()));
+    for (const auto& d : t.shape) str(ir::to_string(d));
+  }
+  void raw(const void* p, size_t n) { out.append(static_cast<const char*>(p), n); }
+  std::string out;
+};
+
+class Reader {
+ public:
+  Reader(const char* data, size_t size, std::string what)
+      : p_(data), end_(data + size), what_(std::move(what)) {}
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw ArtifactError("the " + what_ + " of this model file is damaged (" + why +
+                        "); save the model again");
+  }
+  const char* take(size_t n) {
+    if (static_cast<size_t>(end_ - p_) < n) fail("it ends early");
+    const char* at = p_;
+    p_ += n;
+    return at;
+  }
+  uint8_t u8() { return static_cast<uint8_t>(*take(1)); }
+  uint32_t u32() {
+    uint32_t v;
+    std::memcpy(&v, take(4), 4);
+    return v;
+  }
+  int64_t i64() {
+    int64_t v;
+    std::memcpy(&v, take(8), 8);
+    return v;
+  }
+  // A count of items of at least `min_item_bytes` each: never more than what is left.
+  uint32_t count(size_t min_item_bytes) {
+    uint32_t n = u32();
+    if (static_cast<size_t>(end_ - p_) / std::max<size_t>(min_item_bytes, 1) < n)
+      fail("a count is larger than the data");
+    return n;
+  }
+  std::string str() {
+    uint32_t n = count(1);
+    return std::string(take(n), n);
+  }
+  std::vector<std::string> strs() {
+    std::vector<std::string> v(count(4));
+    for (auto& s : v) s = str();
+    return v;
+  }
+  std::vector<int> ints(int64_t bound) {
+    std::vector<int> v(count(8));
+    for (auto& x : v) x = index(bound);
+    return v;
+  }
+  int index(int64_t bound) {
+    int64_t x = i64();
+    if (x < 0 || x >= bound) fail("an index is out of range");
+    return static_cast<int>(x);
+  }
+  TensorType type() {
+    TensorType t;
+    try {
+      t.dtype = dtype_from_name(str());
+      uint32_t rank = count(4);
+      for (uint32_t d = 0; d < rank; ++d) t.shape.push_back(ir::parse_int_expr(str()));
+    } catch (const ArtifactError&) {
+      throw;
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+    return t;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const char* p_;
+  const char* end_;
+  std::string what_;
+};
+
+// ---- the file ------------------------------------------------------------------------------
+
+struct Section {
+  std::string tag;
+  const char* data = nullptr;
+  size_t size = 0;
+};
+
+// A read-only private mapping of a whole file, unmapped when the last user lets go.
+struct Mapping {
+  void* addr = MAP_FAILED;
+  size_t size = 0;
+  ~Mapping() {
+    if (addr != MAP_FAILED) munmap(addr, size);
+  }
+};
+
+std::shared_ptr<Mapping> map_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  EMBER_CHECK(fd >= 0, "cannot open the model file " << path << ": " << std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    EMBER_THROW("cannot read the model file " << path << ": it is not a regular file");
+  }
+  auto m = std::make_shared<Mapping>();
+  m->size = static_cast<size_t>(st.st_size);
+  if (m->size > 0) {
+    // Private and writable: a kernel never writes a constant, and if one did it would write
+    // its own copy of the page, never the file.
+    m->addr = mmap(nullptr, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  }
+  int err = errno;
+  ::close(fd);
+  EMBER_CHECK(m->size == 0 || m->addr != MAP_FAILED,
+              "cannot map the model file " << path << ": " << std::strerror(err));
+  return m;
+}
+
+std::string read_module_bytes(const KernelBinary& b) {
+  if (b.module_data) return std::string(b.module_data, b.module_size);
+  std::ifstream in(b.module_path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EMBER_CHECK(in.good() || in.eof(), "");
+  EMBER_CHECK(!bytes.empty(),
+              "cannot save the model: its kernels' shared object "
+                  << b.module_path << " is gone from the kernel cache (was the cache cleared "
+                  << "while the model was alive?); compile the model again, then save it");
+  return bytes;
+}
+
+void write_atomically(const std::string& path, const std::vector<std::string_view>& parts) {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device rd;
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd()) +
+                    std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    EMBER_CHECK(out, "cannot write the model file " << path << " (creating " << tmp
+                                                    << " failed: " << std::strerror(errno) << ")");
+    for (auto p : parts) out.write(p.data(), static_cast<std::streamsize>(p.size()));
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      EMBER_THROW("cannot write the model file " << path << " (out of disk space?)");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    EMBER_THROW("cannot write the model file " << path << ": " << std::strerror(err));
+  }
+}
+
+// ---- linking the machine code ----------------------------------------------------------------
+
+struct LoadedModule {
+  void* handle = nullptr;
+  ~LoadedModule() {
+    if (handle) dlclose(handle);
+  }
+};
+
+// dlopen of bytes: an anonymous memory file where the kernel supports one, else a temporary
+// file removed right after loading.
+std::shared_ptr<LoadedModule> open_module(const char* data, size_t size) {
+  auto write_all = [&](int fd) {
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::write(fd, data + done, size - done);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  };
+  auto m = std::make_shared<LoadedModule>();
+  int fd = static_cast<int>(memfd_create("ember-model-kernels", MFD_CLOEXEC));
+  std::string error;
+  if (fd >= 0) {
+    if (write_all(fd)) {
+      std::string proc = "/proc/self/fd/" + std::to_string(fd);
+      m->handle = dlopen(proc.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!m->handle) error = dlerror();
+    }
+    ::close(fd);
+  }
+  if (!m->handle) {
+    const char* dir = std::getenv("TMPDIR");
+    std::string path = std::string(dir && *dir ? dir : "/tmp") + "/ember-model-XXXXXX.so";
+    std::vector<char> buf(path.begin(), path.end());
+    buf.push_back('\0');
+    int tfd = mkstemps(buf.data(), 3);
+    EMBER_CHECK(tfd >= 0, "cannot load the model's kernels: no memory file ("
+                              << error << ") and no temporary file in " << path);
+    bool ok = write_all(tfd);
+    ::close(tfd);
+    if (ok) m->handle = dlopen(buf.data(), RTLD_NOW | RTLD_LOCAL);
+    if (!m->handle) error = ok ? dlerror() : "write failed";
+    std::remove(buf.data());
+  }
+  if (!m->handle) throw ArtifactError("cannot load the model's kernels: " + error);
+  return m;
+}
+
+std::mutex rebuilder_mu;
+detail::KernelRebuilder g_rebuilder = nullptr;
+
+}  // namespace
+
+namespace detail {
+void set_kernel_rebuilder(KernelRebuilder r) {
+  std::lock_guard<std::mutex> lock(rebuilder_mu);
+  g_rebuilder = r;
+}
+KernelRebuilder kernel_rebuilder() {
+  std::lock_guard<std::mutex> lock(rebuilder_mu);
+  return g_rebuilder;
+}
+}  // namespace detail
+
+// ---- CompiledModel ---------------------------------------------------------------------------
+
+CompiledModel::CompiledModel(std::shared_ptr<CompiledGraph> graph,
+                             std::vector<std::string> input_names,
+                             std::vector<std::string> output_names, std::string metadata)
+    : graph_(std::move(graph)),
+      input_names_(std::move(input_names)),
+      output_names_(std::move(output_names)),
+      metadata_(std::move(metadata)) {
+  EMBER_CHECK(graph_ != nullptr, "CompiledModel: no compiled graph");
+  const ExecPlan& p = graph_->plan();
+  auto fill = [](std::vector<std::string>* names, size_t n, const char* prefix, const char* what) {
+    if (names->empty())
+      for (size_t i = 0; i < n; ++i) names->push_back(prefix + std::to_string(i));
+    EMBER_CHECK(names->size() == n, "CompiledModel: the graph has " << n << " " << what << "s but "
+                                                                    << names->size()
+                                                                    << " names were given");
+  };
+  fill(&input_names_, p.inputs.size(), "input_", "input");
+  fill(&output_names_, p.outputs.size(), "output_", "output");
+  info_.ember_version = EMBER_VERSION;
+  info_.kernel_abi = EMBER_RT_ABI_VERSION;
+  if (p.binary) {
+    info_.isa = p.binary->isa;
+    info_.cpu_features = p.binary->cpu_features;
+  }
+  for (const auto& [v, t] : p.constants) info_.weight_bytes += t.nbytes();
+  std::set<std::string> kernels;
+  for (const auto& l : p.launches) kernels.insert(l.name);
+  info_.kernels = static_cast<int>(kernels.size());
+  info_.launches = static_cast<int>(p.launches.size());
+}
+
+std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) const {
+  return graph_->run(inputs);
+}
+
+std::vector<TensorInfo> CompiledModel::inputs() const {
+  std::vector<TensorInfo> v;
+  const ExecPlan& p = graph_->plan();
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    v.push_back({input_names_[i], p.values[p.inputs[i]]});
+  return v;
+}
+
+std::vector<TensorInfo> CompiledModel::outputs() const {
+  std::vector<TensorInfo> v;
+  const ExecPlan& p = graph_->plan();
+  for (size_t i = 0; i < p.outputs.size(); ++i)
+    v.push_back({output_names_[i], p.values[p.outputs[i]]});
+  return v;
+}
+
+void CompiledModel::save(const std::string& path) {
+  const ExecPlan& p = graph_->plan();
+  Writer meta;
+  meta.str(EMBER_VERSION);
+  meta.i64(EMBER_RT_ABI_VERSION);
+  meta.str(info_.isa);
+  meta.strs(info_.cpu_features);
+  meta.strs(input_names_);
+  meta.strs(output_names_);
+  meta.str(metadata_);
+
+  // The weights first, so the plan can give each constant its offset.
+  std::vector<std::pair<int, const Tensor*>> consts;
+  for (const auto& [v, t] : p.constants) consts.emplace_back(v, &t);
+  std::vector<size_t> offsets;
+  size_t weight_size = 0;
+  for (const auto& c : consts) {
+    offsets.push_back(weight_size);
+    weight_size = align_up(weight_size + static_cast<size_t>(c.second->nbytes()));
+  }
+
+  Writer plan;
+  plan.u32(static_cast<uint32_t>(p.values.size()));
+  for (const auto& t : p.values) plan.type(t);
+  plan.ints(p.inputs);
+  plan.ints(p.outputs);
+  plan.strs(p.symbols);
+  plan.u32(static_cast<uint32_t>(consts.size()));
+  for (size_t i = 0; i < consts.size(); ++i) {
+    plan.i64(consts[i].first);
+    plan.i64(static_cast<int64_t>(offsets[i]));
+    plan.i64(consts[i].second->nbytes());
+  }
+  plan.u32(static_cast<uint32_t>(p.launches.size()));
+  for (const auto& l : p.launches) {
+    plan.str(l.name);
+    plan.str(l.op);
+    plan.ints(l.args);
+    plan.i64(l.num_inputs);
+    plan.u32(static_cast<uint32_t>(l.scratch.size()));
+    for (const auto& s : l.scratch) plan.type(s);
+  }
+
+  std::string module, sources_rec;
+  if (p.binary) {
+    module = read_module_bytes(*p.binary);
+    Writer src;
+    src.strs(p.binary->sources);
+    sources_rec = std::move(src.out);
+  }
+
+  std::string weights(weight_size, '\0');
+  for (size_t i = 0; i < consts.size(); ++i) {
+    const Tensor& t = *consts[i].second;
+    if (t.nbytes() > 0) std::memcpy(weights.data() + offsets[i], t.data(), t.nbytes());
+  }
+
+  std::vector<std::pair<const char*, std::string_view>> sections = {{"meta", meta.out},
+                                                                    {"plan", plan.out},
+                                                                    {"weights", weights},
+                                                                    {"module", module},
+                                                                    {"sources", sources_rec}};
+  const size_t table_bytes = sections.size() * 24;
+  size_t offset = align_up(kHeaderBytes + table_bytes);
+  Writer table;
+  std::vector<std::string_view> parts;
+  std::vector<std::string> pads;
+  pads.reserve(sections.size() + 1);
+  std::vector<size_t> starts;
+  for (const auto& [tag, data] : sections) {
+    char t[8] = {0};
+    std::memcpy(t, tag, std::strlen(tag));
+    table.raw(t, 8);
+    table.i64(static_cast<int64_t>(offset));
+    table.i64(static_cast<int64_t>(data.size()));
+    starts.push_back(offset);
+    offset = align_up(offset + data.size());
+  }
+  const size_t file_size = offset;
+  // Body: table, padding, each section and its padding.
+  pads.push_back(std::string(align_up(kHeaderBytes + table_bytes) - kHeaderBytes - table_bytes, 0));
+  parts.push_back(table.out);
+  parts.push_back(pads.back());
+  for (size_t i = 0; i < sections.size(); ++i) {
+    parts.push_back(sections[i].second);
+    size_t end = starts[i] + sections[i].second.size();
+    pads.push_back(std::string(align_up(end) - end, 0));
+    parts.push_back(pads.back());
+  }
+  // The checksum runs over the body as one stream: join it (the weights dominate anyway).
+  std::string body;
+  body.reserve(file_size - kHeaderBytes);
+  for (auto part : parts) body.append(part.data(), part.size());
+  Writer header;
+  header.raw(kMagic, 8);
+  header.u32(kArtifactFormatVersion);
+  header.u32(static_cast<uint32_t>(sections.size()));
+  header.i64(static_cast<int64_t>(file_size));
+  header.i64(static_cast<int64_t>(checksum64(body.data(), body.size())));
+  header.out.resize(kHeaderBytes, '\0');
+  write_atomically(path, {header.out, body});
+  info_.file_bytes = static_cast<int64_t>(file_size);
+}
+
+// ---- load ------------------------------------------------------------------------------------
+
+std::shared_ptr<CompiledModel> load(const std::string& path) {
+  std::shared_ptr<Mapping> file = map_file(path);
+  const char* base = static_cast<const char*>(file->addr);
+  const size_t size = file->size;
+  auto bad = [&](const std::string& why) { throw ArtifactError(path + ": " + why); };
+  if (size < kHeaderBytes || std::memcmp(base, kMagic, 8) != 0) {
+    bad("not an ember model file (it does not start with ember's signature); ember.load reads "
+        "files written by CompiledModel.save");
+  }
+  Reader header(base + 8, kHeaderBytes - 8, "header");
+  uint32_t version = header.u32();
+  uint32_t num_sections = header.u32();
+  int64_t recorded_size = header.i64();
+  uint64_t checksum = static_cast<uint64_t>(header.i64());
+  if (version == 0 || version > static_cast<uint32_t>(kArtifactFormatVersion)) {
+    bad("written in model file format version " + std::to_string(version) +
+        ", but this ember (" EMBER_VERSION ") reads versions 1 to " +
+        std::to_string(kArtifactFormatVersion) +
+        (version > 0 ? ": it comes from a newer ember; upgrade ember to load it" : ""));
+  }
+  if (recorded_size != static_cast<int64_t>(size)) {
+    bad("the file is " + std::to_string(size) + " bytes but was written with " +
+        std::to_string(recorded_size) +
+        (static_cast<int64_t>(size) < recorded_size ? ": it is truncated (an incomplete copy?)"
+                                                    : ": it has bytes added"));
+  }
+  if (checksum64(base + kHeaderBytes, size - kHeaderBytes) != checksum) {
+    bad("the file is damaged: its checksum does not match its contents");
+  }
+  if (num_sections > kMaxSections) bad("the file is damaged: too many sections");
+  Reader table(base + kHeaderBytes, size - kHeaderBytes, "section table");
+  std::map<std::string, Section> sections;
+  for (uint32_t i = 0; i < num_sections; ++i) {
+    const char* t = table.take(8);
+    std::string tag(t, strnlen(t, 8));
+    int64_t off = table.i64(), len = table.i64();
+    if (off < 0 || len < 0 || static_cast<uint64_t>(off) > size ||
+        static_cast<uint64_t>(len) > size - static_cast<uint64_t>(off)) {
+      table.fail("a section lies outside the file");
+    }
+    sections[tag] = Section{tag, base + off, static_cast<size_t>(len)};
+  }
+  auto section = [&](const char* tag) -> Reader {
+    auto it = sections.find(tag);
+    if (it == sections.end()) bad(std::string("the file is damaged: no '") + tag + "' section");
+    return Reader(it->second.data, it->second.size, std::string(tag) + " section");
+  };
+
+  Reader meta = section("meta");
+  ArtifactInfo info;
+  info.format_version = static_cast<int>(version);
+  info.ember_version = meta.str();
+  info.kernel_abi = static_cast<int>(meta.i64());
+  info.isa = meta.str();
+  info.cpu_features = meta.strs();
+  std::vector<std::string> input_names = meta.strs();
+  std::vector<std::string> output_names = meta.strs();
+  std::string frontend = meta.str();
+
+  ExecPlan plan;
+  Reader pr = section("plan");
+  uint32_t num_values = pr.count(5);
+  for (uint32_t v = 0; v < num_values; ++v) plan.values.push_back(pr.type());
+  plan.inputs = pr.ints(num_values);
+  plan.outputs = pr.ints(num_values);
+  plan.symbols = pr.strs();
+  const Section& weights = sections.count("weights") ? sections["weights"] : Section{};
+  uint32_t num_consts = pr.count(24);
+  for (uint32_t i = 0; i < num_consts; ++i) {
+    int v = pr.index(num_values);
+    int64_t off = pr.i64(), nbytes = pr.i64();
+    const TensorType& t = plan.values[v];
+    if (!shape_is_concrete(t.shape) ||
+        static_cast<int64_t>(shape_nbytes(t.shape, t.dtype)) != nbytes || off < 0 || nbytes < 0 ||
+        static_cast<uint64_t>(off) > weights.size ||
+        static_cast<uint64_t>(nbytes) > weights.size - static_cast<uint64_t>(off) ||
+        off % static_cast<int64_t>(kAlign) != 0) {
+      pr.fail("a constant does not fit the weights");
+    }
+    auto storage = Storage::borrow(const_cast<char*>(weights.data) + off,
+                                   static_cast<size_t>(nbytes), Device::cpu(), file);
+    plan.constants[v] = Tensor::from_storage(storage, t.shape, t.dtype);
+  }
+  uint32_t num_launches = pr.count(20);
+  std::vector<std::string> kernel_names;
+  for (uint32_t k = 0; k < num_launches; ++k) {
+    KernelLaunch l;
+    l.name = pr.str();
+    l.op = pr.str();
+    l.args = pr.ints(num_values);
+    int64_t num_inputs = pr.i64();
+    if (num_inputs < -1 || num_inputs > static_cast<int64_t>(l.args.size()))
+      pr.fail("a launch's input count is out of range");
+    l.num_inputs = static_cast<int>(num_inputs);
+    uint32_t num_scratch = pr.count(8);
+    for (uint32_t s = 0; s < num_scratch; ++s) l.scratch.push_back(pr.type());
+    kernel_names.push_back(l.name);
+    plan.launches.push_back(std::move(l));
+  }
+  if (!pr.done()) pr.fail("it has bytes after its last record");
+
+  std::vector<std::string> sources;
+  if (sections.count("sources")) sources = section("sources").strs();
+
+  if (!plan.launches.empty()) {
+    // Can this CPU run the saved machine code?
+    std::string why;
+    if (info.kernel_abi != EMBER_RT_ABI_VERSION) {
+      why = "its kernels were built for kernel ABI " + std::to_string(info.kernel_abi) +
+            ", this ember (" EMBER_VERSION ") runs ABI " + std::to_string(EMBER_RT_ABI_VERSION);
+    }
+    if (why.empty()) {
+      Isa allowed = isa_from_env();
+      Isa saved;
+      try {
+        saved = parse_isa(info.isa);
+      } catch (const Error&) {
+        bad("the file is damaged: unknown instruction set '" + info.isa + "'");
+      }
+      if (static_cast<int>(saved) > static_cast<int>(allowed)) {
+        why = "its kernels were built for " + info.isa + " but " +
+              (allowed == detect_isa() ? "this CPU supports at most " + isa_name(allowed)
+                                       : "EMBER_ISA allows at most " + isa_name(allowed));
+      }
+      for (const auto& f : info.cpu_features) {
+        if (why.empty() && !cpu_supports(f))
+          why = "its kernels use the CPU feature " + f + ", which this CPU lacks";
+      }
+    }
+    std::vector<ember_kernel_fn> fns;
+    if (why.empty()) {
+      const Section& mod = sections.count("module") ? sections["module"] : Section{};
+      if (mod.size == 0) bad("the file is damaged: its kernels' machine code is missing");
+      auto module = open_module(mod.data, mod.size);
+      using AbiFn = int (*)();
+      auto abi = reinterpret_cast<AbiFn>(dlsym(module->handle, "ember_module_abi"));
+      if (!abi || abi() != EMBER_RT_ABI_VERSION)
+        bad("the file is damaged: its machine code does not report ember's kernel ABI");
+      for (const auto& name : kernel_names) {
+        auto fn = reinterpret_cast<ember_kernel_fn>(dlsym(module->handle, name.c_str()));
+        if (!fn) bad("the file is damaged: its machine code lacks the kernel " + name);
+        fns.push_back(fn);
+      }
+      auto binary = std::make_shared<KernelBinary>();
+      binary->isa = info.isa;
+      binary->cpu_features = info.cpu_features;
+      binary->module_data = mod.data;
+      binary->module_size = mod.size;
+      binary->module_data_owner = file;
+      binary->sources = sources;
+      plan.binary = binary;
+      plan.modules = module;
+    } else {
+      if (info.kernel_abi != EMBER_RT_ABI_VERSION && info.kernel_abi > EMBER_RT_ABI_VERSION) {
+        throw ArtifactError(path + ": " + why + ": it comes from a newer ember; upgrade ember");
+      }
+      detail::KernelRebuilder rebuild = detail::kernel_rebuilder();
+      if (!rebuild || sources.empty()) {
+        throw ArtifactError(
+            path + ": " + why +
+            (sources.empty() ? ", and the file holds no sources to rebuild them from"
+                             : ". Rebuilding them from the sources the file holds needs ember's "
+                               "compiler, which this program does not link (link ember::ember "
+                               "instead of ember::runtime, or load it from Python)") +
+            "; or compile and save the model again on a machine like this one");
+      }
+      detail::RebuiltKernels rebuilt = rebuild(sources, kernel_names);
+      fns = rebuilt.fns;
+      plan.modules = rebuilt.modules;
+      plan.binary = rebuilt.binary;
+      info.isa = rebuilt.binary->isa;
+      info.cpu_features = rebuilt.binary->cpu_features;
+      info.rebuilt = why;
+    }
+    for (size_t k = 0; k < plan.launches.size(); ++k) plan.launches[k].fn = fns[k];
+  }
+
+  std::shared_ptr<CompiledGraph> graph;
+  try {
+    graph = std::make_shared<CompiledGraph>(std::move(plan));
+  } catch (const InternalError& e) {
+    bad(std::string("the file is damaged: its plan is inconsistent (") + e.what() + ")");
+  }
+  auto model = std::make_shared<CompiledModel>(graph, std::move(input_names),
+                                               std::move(output_names), std::move(frontend));
+  ArtifactInfo full = model->info();
+  info.file_bytes = static_cast<int64_t>(size);
+  info.weight_bytes = full.weight_bytes;
+  info.kernels = full.kernels;
+  info.launches = full.launches;
+  model->set_info(info);
+  return model;
+}
+
+}  // namespace ember
