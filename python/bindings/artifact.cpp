@@ -69,6 +69,14 @@ void bind_artifact(nb::module_& m) {
             "Times every kernel launch over `runs` runs (after a warm-up run): {'launches': "
             "[{'kernel', 'op', 'seconds'} (medians)], 'run_seconds' (median of whole runs "
             "without the per-launch timers), 'runs'}.");
+  graph.def_prop_ro(
+      "launch_ops",
+      [](const CompiledGraph& g) {
+        std::vector<std::string> ops;
+        for (const KernelLaunch& k : g.plan().launches) ops.push_back(k.op);
+        return ops;
+      },
+      "What each kernel launch computes, in launch order (\"Fused[Matmul, Add] computing 'y'\").");
 
   nb::class_<CompiledModel>(m, "CompiledModel",
                             "A CompiledGraph with named inputs and outputs, saved to and "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ember import _C
 from ember._C import (
+    ArtifactError,
     CompiledGraph,
     DataError,
     DType,
@@ -50,17 +51,20 @@ from ember._C import (
 )
 
 from . import graph, ops
+from .deploy import CompiledModel, TensorSpec, compile, load
 
 __version__: str = _C.__version__
 
 # Public types print as ember.<Name> (tracebacks say ember.EmberError, not ember._C.EmberError).
-for _type in (CompiledGraph, DataError, DType, EmberError, FlowGraph, InternalError, Tensor,
-              TensorType):
+for _type in (ArtifactError, CompiledGraph, DataError, DType, EmberError, FlowGraph,
+              InternalError, Tensor, TensorType):
     _type.__module__ = __name__
 del _type
 
 __all__ = [
+    "ArtifactError",
     "CompiledGraph",
+    "CompiledModel",
     "DType",
     "DataError",
     "EmberError",
@@ -75,6 +79,7 @@ __all__ = [
     "cache_dir",
     "cache_stats",
     "clear_memory_cache",
+    "compile",
     "dtype",
     "empty",
     "float16",
@@ -89,6 +94,7 @@ __all__ = [
     "int32",
     "int64",
     "isa",
+    "load",
     "ones",
     "ops",
     "randn",
@@ -97,6 +103,7 @@ __all__ = [
     "set_num_threads",
     "symbol",
     "symbol_like",
+    "TensorSpec",
     "to_torch",
     "trace_from",
     "uint8",

@@ -225,8 +225,20 @@ void write_atomically(const std::string& path, const std::vector<std::string_vie
 
 struct LoadedModule {
   void* handle = nullptr;
+  // The memory file, open while the module is loaded: the dynamic loader knows a module by
+  // its path, and /proc/self/fd/<fd> must not name another module while this one is mapped.
+  int fd = -1;
   ~LoadedModule() {
     if (handle) dlclose(handle);
+    if (fd < 0) return;
+    // A module with unique symbols (C++ inline statics) stays mapped after dlclose: then
+    // its path stays taken, and the file open, for the rest of the process.
+    std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    if (void* still = dlopen(proc.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+      dlclose(still);
+      return;
+    }
+    ::close(fd);
   }
 };
 
@@ -251,7 +263,11 @@ std::shared_ptr<LoadedModule> open_module(const char* data, size_t size) {
       m->handle = dlopen(proc.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!m->handle) error = dlerror();
     }
-    ::close(fd);
+    if (m->handle) {
+      m->fd = fd;
+    } else {
+      ::close(fd);
+    }
   }
   if (!m->handle) {
     const char* dir = std::getenv("TMPDIR");

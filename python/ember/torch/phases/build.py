@@ -16,7 +16,7 @@ from ember.torch.config import Settings, progress_bar
 from ember.torch.interpreter import Conversion
 from ember.torch.phases.partition import Partition, Segment
 
-__all__ = ["build", "build_graph"]
+__all__ = ["build", "build_flow_graph", "build_graph"]
 
 
 def build(parts: Partition, settings: Settings) -> Partition:
@@ -50,7 +50,14 @@ def build_graph(conversion: Conversion, settings: Settings, label: str,
                 args: list[Any]) -> Any:
     """The CompiledGraph of one conversion; `args` (example inputs) give the sizes that
     tuning measures symbolic dimensions at."""
-    graph = conversion.graph()
+    return build_flow_graph(conversion.graph(), settings, label,
+                            _symbol_values(conversion, args))
+
+
+def build_flow_graph(graph: Any, settings: Settings, label: str,
+                     symbol_values: dict[str, int] | None = None) -> Any:
+    """An ember FlowGraph optimized and built with the settings' search space, parallel_k,
+    dump_dir and progress bars (`label` names the graph in bars and under dump_dir)."""
     dump = os.path.join(settings.dump_dir, label) if settings.dump_dir else None
     if dump:
         os.makedirs(dump, exist_ok=True)
@@ -65,7 +72,7 @@ def build_graph(conversion: Conversion, settings: Settings, label: str,
         return optimized.build(
             search_space=settings.search_space, parallel_k=settings.parallel_k, dump_dir=dump,
             progress=phases if settings.progress else None,
-            symbol_values=_symbol_values(conversion, args))
+            symbol_values=symbol_values or {})
     finally:
         phases.close()
 
