@@ -1,5 +1,6 @@
 // ember._C.CompiledModel, ember._C.load and CompiledGraph.profile: saved models.
 #include "ember/runtime/artifact.h"
+#include "ember/support/hash.h"
 
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -110,6 +111,10 @@ void bind_artifact(nb::module_& m) {
            "{'format_version', 'ember_version', 'kernel_abi', 'isa', 'cpu_features', "
            "'file_bytes', 'weight_bytes', 'kernels', 'launches', 'symbols', 'rebuilt'}.");
 
+  m.def(
+      "_checksum64",
+      [](nb::bytes data) { return checksum64(data.c_str(), data.size()); }, nb::arg("data"),
+      "The checksum a saved model's header records over the bytes after it (for tests).");
   m.def("load", &load, nb::arg("path"), nb::call_guard<nb::gil_scoped_release>(),
         "Loads a model saved by CompiledModel.save (raises ArtifactError for a file it cannot "
         "load, saying why).");

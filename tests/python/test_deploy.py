@@ -1,0 +1,327 @@
+"""ember.compile, CompiledModel.save and ember.load: every benchmark model (small
+configurations) compiled whole, saved, loaded in this process and in a new one with outputs
+equal bit for bit; argument and output structures; dynamic shapes; damaged, truncated,
+foreign and newer files; ISA mismatch (kernels rebuilt from the saved sources); models that
+cannot be compiled whole."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, ROOT)
+models = pytest.importorskip("benchmarks.models")
+
+QUIET = {"progress": False}
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _run_python(code: str, env: dict | None = None) -> str:
+    """Runs `code` in a new interpreter (the same ember, the same kernel cache)."""
+    full_env = dict(os.environ, **(env or {}))
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, env=full_env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout
+
+
+def _flat(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+# ---- every benchmark model -------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(models.MODELS))
+def test_benchmark_model_saves_and_loads_bit_for_bit(name, tmp_path):
+    spec = models.MODELS[name]
+    model, inputs = spec.build(small=True), spec.example_inputs(small=True)
+    compiled = ember.compile(model, inputs, options=QUIET)
+    with torch.no_grad():
+        expected = _flat(model(*inputs))
+    got = _flat(compiled(*inputs))
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-4)
+
+    path = tmp_path / f"{name}.ember"
+    compiled.save(path)
+    info = compiled.info()
+    assert info["file_bytes"] == os.path.getsize(path)
+    # The file holds each weight once per layout its kernels read: a tied weight (GPT-2's
+    # embedding, read transposed by its output projection) twice, others once (folding may
+    # shrink them: batch norm into the conv).
+    tensors = list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers())
+    weights = sum(t.numel() * t.element_size() for _, t in tensors)
+    assert info["weight_bytes"] <= weights * 1.05
+    loaded = ember.load(path)
+    for a, b in zip(_flat(loaded(*inputs)), got, strict=True):
+        assert torch.equal(a, b)
+
+    # A new process, with numpy in and out.
+    np.savez(tmp_path / "in.npz", *[x.numpy() for x in inputs])
+    _run_python(f"""
+        import numpy as np, ember
+        m = ember.load({str(path)!r})
+        ins = np.load({str(tmp_path / "in.npz")!r})
+        outs = m.run([ins[k] for k in sorted(ins.files, key=lambda k: int(k.split("_")[1]))])
+        np.savez({str(tmp_path / "out.npz")!r}, *outs)
+    """)
+    outs = np.load(tmp_path / "out.npz")
+    for i, g in enumerate(got):
+        assert np.array_equal(outs[f"arr_{i}"], g.numpy())
+
+
+# ---- structure, names, kinds of tensors -------------------------------------------------------
+class Structured(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+        self.register_buffer("scale", torch.full((3,), 0.5))
+
+    def forward(self, x, extra, unused):
+        y = torch.relu(self.fc(x)) * self.scale + extra["bias"]
+        return {"y": y, "stats": [x.sum(0), y.amax()]}
+
+
+def _structured_inputs(n=5):
+    g = torch.Generator().manual_seed(n)
+    return (torch.randn(n, 4, generator=g), {"bias": torch.randn(3, generator=g)},
+            torch.randn(2, generator=g))
+
+
+def test_structure_names_and_tensor_kinds(tmp_path):
+    model = Structured().eval()
+    args = _structured_inputs()
+    compiled = ember.compile(model, args, options=QUIET)
+    assert [s.name for s in compiled.inputs] == ["x", "extra.bias", "unused"]
+    assert [s.name for s in compiled.outputs] == ["y", "stats.0", "stats.1"]
+    assert compiled.inputs[0].shape == (5, 4) and compiled.inputs[0].dtype == "float32"
+    text = repr(compiled)
+    assert "x: float32[5, 4]" in text and "stats.1: float32[]" in text and "Matmul" in text
+
+    expected = model(*args)
+    out = compiled(*args)
+    assert set(out) == {"y", "stats"} and isinstance(out["stats"], list)
+    torch.testing.assert_close(out["y"], expected["y"])
+    torch.testing.assert_close(out["stats"][1], expected["stats"][1])
+
+    flat = [args[0].numpy(), args[1]["bias"].numpy(), args[2].numpy()]
+    as_numpy = compiled(*flat)  # numpy in: numpy out, flat
+    assert isinstance(as_numpy, tuple) and isinstance(as_numpy[0], np.ndarray)
+    assert np.array_equal(as_numpy[0], out["y"].numpy())
+    as_ember = compiled(*[ember.asarray(a) for a in flat])
+    assert isinstance(as_ember[0], ember.Tensor)
+    assert np.array_equal(as_ember[0].numpy(), out["y"].numpy())
+    # The flat torch inputs work too.
+    assert torch.equal(compiled(*[torch.from_numpy(a) for a in flat])["y"], out["y"])
+
+    compiled.save(tmp_path / "s.ember")
+    loaded = ember.load(tmp_path / "s.ember")
+    assert [s.name for s in loaded.inputs] == ["x", "extra.bias", "unused"]
+    again = loaded(*args)
+    assert torch.equal(again["y"], out["y"]) and torch.equal(again["stats"][0], out["stats"][0])
+    with pytest.raises(TypeError, match="3 inputs"):
+        loaded(*flat[:2])
+
+
+def test_dynamic_batch(tmp_path):
+    model = Structured().eval()
+    compiled = ember.compile(model, _structured_inputs(5), dynamic=True, options=QUIET)
+    assert isinstance(compiled.inputs[0].shape[0], str)
+    compiled.save(tmp_path / "d.ember")
+    loaded = ember.load(tmp_path / "d.ember")
+    for n in (3, 11):
+        args = _structured_inputs(n)
+        torch.testing.assert_close(loaded(*args)["y"], model(*args)["y"])
+    assert loaded.info()["symbols"]
+
+
+def test_dynamic_shapes_spec():
+    model = Structured().eval()
+    n = torch.export.Dim("n")
+    compiled = ember.compile(model, _structured_inputs(4),
+                             dynamic=({0: n}, {"bias": None}, None), options=QUIET)
+    assert isinstance(compiled.inputs[0].shape[0], str) and compiled.inputs[2].shape == (2,)
+    args = _structured_inputs(7)
+    torch.testing.assert_close(compiled(*args)["y"], model(*args)["y"])
+
+
+def test_static_model_checks_shapes():
+    compiled = ember.compile(Structured().eval(), _structured_inputs(5), options=QUIET)
+    with pytest.raises(ember.EmberError, match="dimension 0 must be 5"):
+        compiled(*_structured_inputs(6))
+
+
+# ---- what cannot be compiled whole -------------------------------------------------------------
+def test_unsupported_operator_is_listed():
+    def fn(x):
+        return torch.nn.functional.grid_sample(x, torch.zeros(1, 2, 2, 2), align_corners=False)
+
+    with pytest.raises(Exception, match="grid_sample") as info:
+        ember.compile(fn, (torch.randn(1, 1, 4, 4),), options=QUIET)
+    assert "strict" in str(info.value)
+
+
+def test_graph_break_is_an_error():
+    def fn(x):
+        if x.sum() > 0:  # data-dependent control flow
+            return x + 1
+        return x - 1
+
+    with pytest.raises(ember.EmberError, match="one graph"):
+        ember.compile(fn, (torch.randn(3),), options=QUIET)
+
+
+def test_output_that_is_an_input_is_an_error():
+    with pytest.raises(ember.EmberError, match="returned unchanged"):
+        ember.compile(lambda x, y: (x + y, x), (torch.randn(3), torch.randn(3)), options=QUIET)
+
+
+def test_path_must_be_onnx():
+    with pytest.raises(ValueError, match="ONNX"):
+        ember.compile("model.ember")
+
+
+# ---- damaged files ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    torch._dynamo.reset()
+    model = Structured().eval()
+    path = tmp_path_factory.mktemp("saved") / "m.ember"
+    ember.compile(model, _structured_inputs(), options=QUIET).save(path)
+    return path.read_bytes()
+
+
+def _load_bytes(tmp_path, data, name="x.ember"):
+    p = tmp_path / name
+    p.write_bytes(data)
+    return ember.load(p)
+
+
+def _rechecksum(data: bytes) -> bytes:
+    return data[:24] + struct.pack("<Q", ember._C._checksum64(data[64:])) + data[32:]
+
+
+def test_truncated_file(saved, tmp_path):
+    with pytest.raises(ember.ArtifactError, match="truncated"):
+        _load_bytes(tmp_path, saved[: len(saved) // 2])
+    with pytest.raises(ember.ArtifactError, match="not an ember model file"):
+        _load_bytes(tmp_path, saved[:10])
+
+
+def test_flipped_byte_fails_the_checksum(saved, tmp_path):
+    for pos in (100, len(saved) // 2, len(saved) - 1):
+        damaged = bytearray(saved)
+        damaged[pos] ^= 0x40
+        with pytest.raises(ember.ArtifactError, match="checksum"):
+            _load_bytes(tmp_path, bytes(damaged))
+
+
+def test_foreign_and_newer_files(saved, tmp_path):
+    with pytest.raises(ember.ArtifactError, match="not an ember model file"):
+        _load_bytes(tmp_path, b"\x7fELF" + bytes(200))
+    newer = saved[:8] + struct.pack("<I", 99) + saved[12:]
+    with pytest.raises(ember.ArtifactError, match="version 99.*newer ember"):
+        _load_bytes(tmp_path, newer)
+    with pytest.raises(ember.EmberError, match="cannot open"):
+        ember.load(tmp_path / "missing.ember")
+
+
+def test_damage_behind_a_valid_checksum_is_an_error_not_a_crash(saved, tmp_path):
+    """Random damage to the records (with the checksum recomputed, as a buggy writer would
+    leave them): every load either works or raises ember's error. Runs in a subprocess so
+    that a crash fails the test instead of killing pytest."""
+    path = tmp_path / "good.ember"
+    path.write_bytes(saved)
+    out = _run_python(f"""
+        import random, struct, ember
+        data = open({str(path)!r}, "rb").read()
+        n_sections = struct.unpack_from("<I", data, 12)[0]
+        table = [struct.unpack_from("<8sQQ", data, 64 + 24 * i) for i in range(n_sections)]
+        spans = {{tag.rstrip(b"\\0").decode(): (off, size) for tag, off, size in table}}
+        rng = random.Random(0)
+        errors = ok = 0
+        for trial in range(300):
+            d = bytearray(data)
+            off, size = spans[rng.choice(["meta", "plan", "plan", "sources"])]
+            for _ in range(rng.randint(1, 4)):
+                pos = off + rng.randrange(size)
+                d[pos] = rng.randrange(256) if rng.random() < 0.7 else d[pos] ^ 0x80
+            d[24:32] = struct.pack("<Q", ember._C._checksum64(bytes(d[64:])))
+            open({str(tmp_path / "bad.ember")!r}, "wb").write(bytes(d))
+            try:
+                ember.load({str(tmp_path / "bad.ember")!r})
+                ok += 1
+            except (ember.EmberError, ember.InternalError, UnicodeDecodeError, ValueError):
+                errors += 1
+        print(errors, ok)
+    """)
+    errors, ok = map(int, out.split())
+    assert errors + ok == 300 and errors > 100
+
+
+def test_section_outside_the_file(saved, tmp_path):
+    bad = bytearray(saved)
+    struct.pack_into("<Q", bad, 64 + 8, len(saved) * 4)  # the first section's offset
+    with pytest.raises(ember.ArtifactError, match="outside the file"):
+        _load_bytes(tmp_path, _rechecksum(bytes(bad)))
+
+
+def test_saving_is_atomic(tmp_path, saved):
+    """A save replaces the file in one step and leaves no temporary behind; a save that
+    cannot write leaves the old file as it was."""
+    target = tmp_path / "m.ember"
+    target.write_bytes(saved)
+    model = ember.load(target)
+    model.save(target)
+    assert sorted(os.listdir(tmp_path)) == ["m.ember"]
+    assert target.read_bytes() == saved  # saving a loaded model writes the same bytes
+    with pytest.raises(ember.EmberError, match="cannot write"):
+        model.save(tmp_path / "no-such-dir" / "m.ember")
+
+
+# ---- another CPU ----------------------------------------------------------------------------
+def test_isa_mismatch_rebuilds_from_the_saved_sources(tmp_path):
+    """A file whose kernels need more than EMBER_ISA allows (as on a CPU without them) is
+    rebuilt from its sources for the allowed ISA, with the same results."""
+    best = ember.isa()
+    if best == "scalar":
+        pytest.skip("this CPU has no SIMD ISA to save with")
+    model = Structured().eval()
+    args = _structured_inputs()
+    compiled = ember.compile(model, args, options=QUIET)
+    path = tmp_path / "m.ember"
+    compiled.save(path)
+    expected = compiled(*args)["y"].numpy()
+    np.save(tmp_path / "x.npy", args[0].numpy())
+    np.save(tmp_path / "b.npy", args[1]["bias"].numpy())
+    np.save(tmp_path / "u.npy", args[2].numpy())
+    out = _run_python(f"""
+        import numpy as np, ember
+        m = ember.load({str(path)!r})
+        info = m.info()
+        print(info["isa"]); print(info["rebuilt"])
+        d = {str(tmp_path)!r}
+        y = m.run([np.load(d + "/x.npy"), np.load(d + "/b.npy"), np.load(d + "/u.npy")])[0]
+        np.save(d + "/y.npy", y)
+    """, env={"EMBER_ISA": "scalar"})
+    isa, why = out.splitlines()[:2]
+    assert isa == "scalar"
+    assert f"built for {best}" in why and "EMBER_ISA allows at most scalar" in why
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-5, atol=1e-6)
