@@ -112,9 +112,13 @@ void bind_artifact(nb::module_& m) {
            "'file_bytes', 'weight_bytes', 'kernels', 'launches', 'symbols', 'rebuilt'}.");
 
   m.def(
-      "_checksum64",
-      [](nb::bytes data) { return checksum64(data.c_str(), data.size()); }, nb::arg("data"),
-      "The checksum a saved model's header records over the bytes after it (for tests).");
+      "_reseal",
+      [](nb::bytes data) {
+        std::string out = detail::reseal(std::string(data.c_str(), data.size()));
+        return nb::bytes(out.data(), out.size());
+      },
+      nb::arg("data"),
+      "A saved model's bytes with every checksum recomputed (for tests that damage records).");
   m.def("load", &load, nb::arg("path"), nb::call_guard<nb::gil_scoped_release>(),
         "Loads a model saved by CompiledModel.save (raises ArtifactError for a file it cannot "
         "load, saying why).");

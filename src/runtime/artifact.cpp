@@ -3,9 +3,8 @@
 // Layout (little-endian; docs/deploy.md):
 //
 //   header, 64 bytes     magic "EMBERMDL", u32 format version, u32 section count,
-//                        u64 file size, u64 checksum64 of every byte after the header,
-//                        zero padding
-//   section table        per section: 8-byte tag, u64 offset, u64 size
+//                        u64 file size, u64 checksum64 of the section table, zero padding
+//   section table        per section: 8-byte tag, u64 offset, u64 size, u64 checksum64
 //   sections             each 64-byte aligned: "meta" and "plan" (records written by
 //                        Writer below), "weights" (constants, each 64-byte aligned),
 //                        "module" (the shared object), "sources" (translation units)
@@ -23,6 +22,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -43,6 +43,7 @@ constexpr char kMagic[8] = {'E', 'M', 'B', 'E', 'R', 'M', 'D', 'L'};
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kAlign = 64;
 constexpr uint32_t kMaxSections = 64;
+constexpr size_t kTableEntryBytes = 32;  // tag, offset, size, checksum
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -287,12 +288,72 @@ std::shared_ptr<LoadedModule> open_module(const char* data, size_t size) {
   return m;
 }
 
+// The file's bytes as parts to write in order: header, section table, then each section,
+// each 64-byte aligned. Each table entry holds its section's checksum; the header holds the
+// table's, so damage anywhere is found by checking each byte once.
+// `header` and `table` receive those two; `parts` views them and the sections.
+void layout(const std::vector<std::pair<const char*, std::string_view>>& sections,
+            Writer* header_out, Writer* table_out, std::vector<std::string_view>* parts_out) {
+  static const std::string kZeros(kAlign, '\0');
+  const size_t table_bytes = sections.size() * kTableEntryBytes;
+  size_t offset = align_up(kHeaderBytes + table_bytes);
+  Writer& table = *table_out;
+  Writer& header = *header_out;
+  for (const auto& [tag, data] : sections) {
+    char t[8] = {0};
+    std::memcpy(t, tag, std::strlen(tag));
+    table.raw(t, 8);
+    table.i64(static_cast<int64_t>(offset));
+    table.i64(static_cast<int64_t>(data.size()));
+    table.i64(static_cast<int64_t>(checksum64(data.data(), data.size())));
+    offset = align_up(offset + data.size());
+  }
+  header.raw(kMagic, 8);
+  header.u32(kArtifactFormatVersion);
+  header.u32(static_cast<uint32_t>(sections.size()));
+  header.i64(static_cast<int64_t>(offset));
+  header.i64(static_cast<int64_t>(checksum64(table.out.data(), table.out.size())));
+  header.out.resize(kHeaderBytes, '\0');
+  std::vector<std::string_view>& parts = *parts_out;
+  parts = {header.out, table.out};
+  size_t at = kHeaderBytes + table_bytes;
+  auto pad = [&](size_t to) {
+    parts.push_back(std::string_view(kZeros).substr(0, to - at));
+    at = to;
+  };
+  pad(align_up(at));
+  for (const auto& [tag, data] : sections) {
+    parts.push_back(data);
+    at += data.size();
+    pad(align_up(at));
+  }
+}
+
 std::mutex rebuilder_mu;
 detail::KernelRebuilder g_rebuilder = nullptr;
 
 }  // namespace
 
 namespace detail {
+std::string reseal(std::string bytes) {
+  if (bytes.size() < kHeaderBytes) return bytes;
+  uint32_t n;
+  std::memcpy(&n, bytes.data() + 12, 4);
+  if (n > kMaxSections || kHeaderBytes + n * kTableEntryBytes > bytes.size()) return bytes;
+  for (uint32_t i = 0; i < n; ++i) {
+    char* e = bytes.data() + kHeaderBytes + i * kTableEntryBytes;
+    uint64_t off, len;
+    std::memcpy(&off, e + 8, 8);
+    std::memcpy(&len, e + 16, 8);
+    if (off > bytes.size() || len > bytes.size() - off) continue;
+    uint64_t sum = checksum64(bytes.data() + off, len);
+    std::memcpy(e + 24, &sum, 8);
+  }
+  uint64_t sum = checksum64(bytes.data() + kHeaderBytes, n * kTableEntryBytes);
+  std::memcpy(bytes.data() + 24, &sum, 8);
+  return bytes;
+}
+
 void set_kernel_rebuilder(KernelRebuilder r) {
   std::lock_guard<std::mutex> lock(rebuilder_mu);
   g_rebuilder = r;
@@ -418,46 +479,11 @@ void CompiledModel::save(const std::string& path) {
                                                                     {"weights", weights},
                                                                     {"module", module},
                                                                     {"sources", sources_rec}};
-  const size_t table_bytes = sections.size() * 24;
-  size_t offset = align_up(kHeaderBytes + table_bytes);
-  Writer table;
+  Writer header, table;
   std::vector<std::string_view> parts;
-  std::vector<std::string> pads;
-  pads.reserve(sections.size() + 1);
-  std::vector<size_t> starts;
-  for (const auto& [tag, data] : sections) {
-    char t[8] = {0};
-    std::memcpy(t, tag, std::strlen(tag));
-    table.raw(t, 8);
-    table.i64(static_cast<int64_t>(offset));
-    table.i64(static_cast<int64_t>(data.size()));
-    starts.push_back(offset);
-    offset = align_up(offset + data.size());
-  }
-  const size_t file_size = offset;
-  // Body: table, padding, each section and its padding.
-  pads.push_back(std::string(align_up(kHeaderBytes + table_bytes) - kHeaderBytes - table_bytes, 0));
-  parts.push_back(table.out);
-  parts.push_back(pads.back());
-  for (size_t i = 0; i < sections.size(); ++i) {
-    parts.push_back(sections[i].second);
-    size_t end = starts[i] + sections[i].second.size();
-    pads.push_back(std::string(align_up(end) - end, 0));
-    parts.push_back(pads.back());
-  }
-  // The checksum runs over the body as one stream: join it (the weights dominate anyway).
-  std::string body;
-  body.reserve(file_size - kHeaderBytes);
-  for (auto part : parts) body.append(part.data(), part.size());
-  Writer header;
-  header.raw(kMagic, 8);
-  header.u32(kArtifactFormatVersion);
-  header.u32(static_cast<uint32_t>(sections.size()));
-  header.i64(static_cast<int64_t>(file_size));
-  header.i64(static_cast<int64_t>(checksum64(body.data(), body.size())));
-  header.out.resize(kHeaderBytes, '\0');
-  write_atomically(path, {header.out, body});
-  info_.file_bytes = static_cast<int64_t>(file_size);
+  layout(sections, &header, &table, &parts);
+  write_atomically(path, parts);
+  info_.file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
 }
 
 // ---- load ------------------------------------------------------------------------------------
@@ -488,19 +514,26 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
         (static_cast<int64_t>(size) < recorded_size ? ": it is truncated (an incomplete copy?)"
                                                     : ": it has bytes added"));
   }
-  if (checksum64(base + kHeaderBytes, size - kHeaderBytes) != checksum) {
-    bad("the file is damaged: its checksum does not match its contents");
+  if (num_sections > kMaxSections || num_sections * kTableEntryBytes > size - kHeaderBytes) {
+    bad("the file is damaged: its section table does not fit");
   }
-  if (num_sections > kMaxSections) bad("the file is damaged: too many sections");
-  Reader table(base + kHeaderBytes, size - kHeaderBytes, "section table");
+  const char* table_data = base + kHeaderBytes;
+  if (checksum64(table_data, num_sections * kTableEntryBytes) != checksum) {
+    bad("the file is damaged: the checksum of its section table does not match");
+  }
+  Reader table(table_data, num_sections * kTableEntryBytes, "section table");
   std::map<std::string, Section> sections;
   for (uint32_t i = 0; i < num_sections; ++i) {
     const char* t = table.take(8);
     std::string tag(t, strnlen(t, 8));
     int64_t off = table.i64(), len = table.i64();
+    uint64_t sum = static_cast<uint64_t>(table.i64());
     if (off < 0 || len < 0 || static_cast<uint64_t>(off) > size ||
         static_cast<uint64_t>(len) > size - static_cast<uint64_t>(off)) {
       table.fail("a section lies outside the file");
+    }
+    if (checksum64(base + off, static_cast<size_t>(len)) != sum) {
+      bad("the file is damaged: the checksum of its " + tag + " section does not match");
     }
     sections[tag] = Section{tag, base + off, static_cast<size_t>(len)};
   }

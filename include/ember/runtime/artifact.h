@@ -13,7 +13,7 @@
 //   metadata                format version, ember version, kernel ABI, ISA and the CPU
 //                           features the code uses, names, the front end's metadata
 //
-// with a checksum over everything. Saving writes a temporary file beside the target and
+// with a checksum over each section and one over the table of sections. Saving writes a temporary file beside the target and
 // renames it, so a reader sees the old file or the new one, never half of one.
 //
 // load() maps the file, checks it and links the machine code: no compiler runs when this
@@ -107,6 +107,9 @@ struct RebuiltKernels {
 };
 using KernelRebuilder = RebuiltKernels (*)(const std::vector<std::string>& sources,
                                            const std::vector<std::string>& kernel_names);
+// The file `bytes` with every checksum recomputed from what it holds (for tests that damage
+// records behind valid checksums, as a buggy writer would).
+std::string reseal(std::string bytes);
 // ember's compiler library installs its rebuilder when it is linked; null otherwise.
 void set_kernel_rebuilder(KernelRebuilder rebuilder);
 KernelRebuilder kernel_rebuilder();

@@ -1,0 +1,153 @@
+#!/usr/bin/env python
+"""Saved models: compile each benchmark model with ember.compile, save it, and load it in
+fresh processes; print file size against the model's weights and load time.
+
+    python benchmarks/deploy.py [--models a,b] [--small] [--loads N] [--run-saved PATH]
+                                [--json out.json]
+
+For every model: compile (wall time), save, then N fresh Python processes each time
+``ember.load`` (and the first run after it) and write their outputs; the outputs must equal
+the in-process compiled model's bit for bit. With --run-saved (the C++ example
+examples/cpp/run_saved, linked against ember's runtime library only) the same file is
+loaded and run from C++ too, and its outputs are compared the same way. Load times are
+medians over the processes (the file is in the page cache after the save: a warm load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import ember  # noqa: E402
+from benchmarks.models import MODELS  # noqa: E402
+
+_CHILD = r"""
+import sys, time, json
+import numpy as np
+t0 = time.perf_counter()
+import ember
+t1 = time.perf_counter()
+m = ember.load(sys.argv[1])
+t2 = time.perf_counter()
+ins = np.load(sys.argv[2])
+outs = m.run([ins[f"arr_{i}"] for i in range(len(ins.files))])
+t3 = time.perf_counter()
+np.savez(sys.argv[3], *outs)
+print(json.dumps({"import": t1 - t0, "load": t2 - t1, "first_run": t3 - t2}))
+"""
+
+
+def _weights(model: torch.nn.Module) -> int:
+    return sum(t.numel() * t.element_size()
+               for t in list(model.parameters()) + list(model.buffers()))
+
+
+def _same(path: Path, expected: list[np.ndarray]) -> bool:
+    got = np.load(path)
+    return len(got.files) == len(expected) and all(
+        np.array_equal(got[f"arr_{i}"], e) for i, e in enumerate(expected))
+
+
+def measure(name: str, small: bool, loads: int, run_saved: str | None,
+            work: Path) -> dict[str, Any]:
+    spec = MODELS[name]
+    model, inputs = spec.build(small=small), spec.example_inputs(small=small)
+    t = time.perf_counter()
+    compiled = ember.compile(model, inputs, options={"progress": False})
+    compile_s = time.perf_counter() - t
+    flat = [x.numpy() for x in inputs]
+    expected = compiled.run(flat)
+    path = work / f"{name}.ember"
+    t = time.perf_counter()
+    compiled.save(path)
+    save_s = time.perf_counter() - t
+    np.savez(work / "in.npz", *flat)
+    rows = []
+    same = True
+    for _ in range(loads):
+        r = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(work / "in.npz"),
+                            str(work / "out.npz")], capture_output=True, text=True, check=True)
+        rows.append(json.loads(r.stdout.strip().splitlines()[-1]))
+        same = same and _same(work / "out.npz", expected)
+    result = {
+        "model": name,
+        "weights_bytes": _weights(model),
+        "file_bytes": path.stat().st_size,
+        "ember_weight_bytes": compiled.info()["weight_bytes"],
+        "kernels": compiled.info()["kernels"],
+        "compile_s": compile_s,
+        "save_s": save_s,
+        "load_ms": 1e3 * statistics.median(r["load"] for r in rows),
+        "first_run_ms": 1e3 * statistics.median(r["first_run"] for r in rows),
+        "python_equal": same,
+    }
+    if run_saved:
+        out_dir = work / "cpp"
+        out_dir.mkdir(exist_ok=True)
+        in_files = []
+        for i, x in enumerate(flat):
+            np.save(work / f"in_{i}.npy", x)
+            in_files += ["-i", str(work / f"in_{i}.npy")]
+        r = subprocess.run([run_saved, str(path), *in_files, "-o", str(out_dir)],
+                           capture_output=True, text=True)
+        ok = r.returncode == 0
+        for i, e in enumerate(expected):
+            f = out_dir / f"out_{i}.npy"
+            ok = ok and f.exists() and np.array_equal(np.load(f), e)
+        result["cpp_equal"] = ok
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--small", action="store_true", help="reduced model sizes (quick checks)")
+    p.add_argument("--loads", type=int, default=5, help="fresh processes per model")
+    p.add_argument("--run-saved", help="the run_saved example program, to load from C++ too")
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="ember-deploy-") as d:
+        for name in args.models.split(","):
+            torch._dynamo.reset()
+            try:
+                results.append(measure(name, args.small, args.loads, args.run_saved, Path(d)))
+            except Exception as e:  # one model's failure is a row, not the end of the run
+                results.append({"model": name, "error": f"{type(e).__name__}: {e}"[:300]})
+            if args.json:
+                args.json.write_text(json.dumps(results, indent=1))
+    cpp = args.run_saved is not None
+    print(f"| model | weights MiB | file MiB | file / weights | load ms | first run ms | "
+          f"compile s | same in a new process{' | same from C++' if cpp else ''} |")
+    print(f"|---|---|---|---|---|---|---|---|{'---|' if cpp else ''}")
+    for r in results:
+        if "error" in r:
+            print(f"| {r['model']} | error: {r['error']} |")
+            continue
+        mib = 1 << 20
+        line = (f"| {r['model']} | {r['weights_bytes'] / mib:.1f} | {r['file_bytes'] / mib:.1f} "
+                f"| {r['file_bytes'] / r['weights_bytes']:.2f}x | {r['load_ms']:.1f} "
+                f"| {r['first_run_ms']:.1f} | {r['compile_s']:.1f} | "
+                f"{'yes' if r['python_equal'] else 'NO'} |")
+        if cpp:
+            line += f" {'yes' if r.get('cpp_equal') else 'NO'} |"
+        print(line)
+    return 0 if all(r.get("python_equal") and r.get("cpp_equal", True) for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
