@@ -48,6 +48,8 @@ import shutil
 
 wanted = {"torch": "2.13.0", "numpy": None, "pytest": None, "tqdm": None, "ruff": None,
           "expecttest": None, "transformers": "5.24.0",
+          # ONNX import (ember.onnx) and its tests against ONNX Runtime.
+          "onnx": "1.23.2", "onnxruntime": "1.32.0", "onnxscript": "0.7.2",
           "nanobind": None, "scikit-build-core": None}
 if shutil.which("cmake") is None:
     wanted["cmake"] = None
