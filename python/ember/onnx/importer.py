@@ -21,7 +21,7 @@ from ember.onnx.errors import (
     unsupported,
 )
 from ember.onnx.registry import MAX_OPSET, MIN_OPSET, TABLE, NotFoldable
-from ember.onnx.values import ember_dtype, is_symbolic_array, to_tensor
+from ember.onnx.values import ember_dtype, is_symbolic_array, simplify, to_tensor
 
 
 @dataclass
@@ -220,10 +220,10 @@ def _run_node(node: Any, inputs: list[Any], opset: int, constants: dict[int, Any
     known = all(v is None or isinstance(v, np.ndarray) for v in inputs)
     if known and entry.fold is not None:
         try:
-            return entry.fold(ctx, inputs)
+            return [None if v is None else simplify(v) for v in entry.fold(ctx, inputs)]
         except NotFoldable:
             pass
-    elif known and inputs and not any(is_symbolic_array(v) for v in inputs if v is not None):
+    if known and inputs and not any(is_symbolic_array(v) for v in inputs if v is not None):
         try:
             return _fold_by_reference(node, inputs, opset)
         except Exception:  # noqa: BLE001 (the converter below raises the error that counts)

@@ -3,7 +3,9 @@ LogSoftmax, LayerNormalization, pools, reductions, ArgMax/ArgMin, TopK, Resize."
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -11,8 +13,8 @@ import numpy as np
 import ember
 from ember.onnx.errors import unsupported
 from ember.onnx.ops_shape import _axis, _pad_constant, take
-from ember.onnx.registry import converter
-from ember.onnx.values import FLOAT_DTYPES, dtype_of, shape_of
+from ember.onnx.registry import NotFoldable, converter, folder
+from ember.onnx.values import FLOAT_DTYPES, dtype_of, is_symbolic_array, shape_of
 
 ops = ember.ops
 
@@ -228,6 +230,17 @@ def _reduction(ctx: Any, xs: list[Any]) -> list[Any]:
     fn = {"ReduceSum": ops.sum, "ReduceMean": ops.mean, "ReduceMax": ops.max,
           "ReduceMin": ops.min, "ReduceProd": ops.prod}[op]
     return [fn(x, dims, keep)]
+
+
+@folder("ReduceSum", "ReduceProd")
+def _fold_size_reduction(ctx: Any, xs: list[Any]) -> list[Any]:
+    """The sum or product of sizes, some symbolic (numeric arrays fold by reference)."""
+    x = xs[0]
+    if not is_symbolic_array(x) or x.ndim != 1 or _reduce_axes(ctx, xs, 1) == []:
+        raise NotFoldable("not a 1-d array of sizes")
+    out = functools.reduce(operator.add if ctx.op_type == "ReduceSum" else operator.mul,
+                           list(x), 0 if ctx.op_type == "ReduceSum" else 1)
+    return [np.array([out] if ctx.attr("keepdims", 1) else out, dtype=object)]
 
 
 converter("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",

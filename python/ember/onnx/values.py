@@ -170,8 +170,15 @@ def shape_array(t: Any) -> np.ndarray:
     return out
 
 
-def simplify(a: np.ndarray) -> np.ndarray:
-    """An object array with no symbolic size left as an int64 array."""
+def simplify(a: Any) -> np.ndarray:
+    """A numpy result as an array (numpy gives scalars for 0-d results; a lone size is a
+    0-d object array), and an object array with no symbolic size left as int64."""
+    if not isinstance(a, np.ndarray):
+        if isinstance(a, Dim):
+            out = np.empty((), dtype=object)
+            out[()] = a
+            return out
+        a = np.asarray(a)
     if a.dtype == object and all(not isinstance(v, Dim) for v in a.flat):
         return a.astype(np.int64)
     return a
