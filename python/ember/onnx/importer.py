@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.onnx import ops_elementwise, ops_nn, ops_shape  # noqa: F401 (they fill TABLE)
+from ember.onnx import ops_data, ops_elementwise, ops_nn, ops_shape  # noqa: F401 (fill TABLE)
 from ember.onnx.errors import (
     InvalidOnnxError,
     NodeUnsupported,

@@ -12,7 +12,8 @@ import numpy as np
 
 import ember
 from ember.onnx.errors import unsupported
-from ember.onnx.ops_shape import _axis, _pad_constant, take
+from ember.onnx.ops_data import _pad_constant
+from ember.onnx.ops_shape import _axis, take
 from ember.onnx.registry import NotFoldable, converter, folder
 from ember.onnx.values import FLOAT_DTYPES, dtype_of, is_symbolic_array, shape_of
 
