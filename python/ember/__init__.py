@@ -19,17 +19,22 @@ from __future__ import annotations
 
 from ember import _C
 from ember._C import (
+    CacheCategoryUsage,
+    CacheUsage,
     CompiledGraph,
     DataError,
     DType,
     EmberError,
     FlowGraph,
     InternalError,
+    PruneResult,
     Tensor,
     TensorType,
     asarray,
     cache_dir,
     cache_stats,
+    cache_usage,
+    clear_cache,
     clear_memory_cache,
     dtype,
     empty,
@@ -38,6 +43,7 @@ from ember._C import (
     get_num_threads,
     isa,
     ones,
+    prune_cache,
     randn,
     reset_cache_stats,
     runtime_include_dir,
@@ -54,18 +60,21 @@ from . import graph, ops
 __version__: str = _C.__version__
 
 # Public types print as ember.<Name> (tracebacks say ember.EmberError, not ember._C.EmberError).
-for _type in (CompiledGraph, DataError, DType, EmberError, FlowGraph, InternalError, Tensor,
-              TensorType):
+for _type in (CacheCategoryUsage, CacheUsage, CompiledGraph, DataError, DType, EmberError,
+              FlowGraph, InternalError, PruneResult, Tensor, TensorType):
     _type.__module__ = __name__
 del _type
 
 __all__ = [
+    "CacheCategoryUsage",
+    "CacheUsage",
     "CompiledGraph",
     "DType",
     "DataError",
     "EmberError",
     "FlowGraph",
     "InternalError",
+    "PruneResult",
     "Tensor",
     "TensorType",
     "__version__",
@@ -74,6 +83,8 @@ __all__ = [
     "bool",
     "cache_dir",
     "cache_stats",
+    "cache_usage",
+    "clear_cache",
     "clear_memory_cache",
     "dtype",
     "empty",
@@ -91,6 +102,7 @@ __all__ = [
     "isa",
     "ones",
     "ops",
+    "prune_cache",
     "randn",
     "reset_cache_stats",
     "runtime_include_dir",
