@@ -379,21 +379,25 @@ def _at_least(minimum: int) -> Any:
     return parse
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    # SUPPRESS: given before or after the command, either way (the command's parser would
-    # otherwise reset what the main parser read).
-    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("-v", "--verbose", action="store_true", default=default,
                         help="print the traceback of an error")
-    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+    parser.add_argument("-q", "--quiet", action="store_true", default=default,
                         help="no progress bars or notes on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # --verbose and --quiet go before or after the command. A command's parser leaves them
+    # unset unless given (SUPPRESS), so that it does not reset what the main parser read.
+    common = argparse.ArgumentParser(add_help=False)
+    _add_common(common, argparse.SUPPRESS)
     parser = argparse.ArgumentParser(
-        prog="ember", parents=[common],
+        prog="ember",
         description="ember, a deep-learning compiler: compile ONNX models, run and benchmark "
                     "them, manage the kernel cache.",
         epilog="Exit status: 0 success, 1 error, 2 usage error, 3 input file missing or "
                "damaged, 4 unsupported model, 130 interrupted. See docs/cli.md.")
-    parser.set_defaults(verbose=False, quiet=False)
+    _add_common(parser, False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     cache = commands.add_parser("cache", parents=[common], help="inspect or empty the kernel "
@@ -503,6 +507,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ember: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `ember info m.ember | head`: the reader left
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except CliError as e:
         if args.verbose:
             traceback.print_exc()

@@ -11,7 +11,8 @@
 //       manifest.txt                      key, size and SHA-256 of module.so, compiler, flags
 //
 // built in <cache_dir()>/kernels/tmp/ and renamed into place, so other processes see
-// either no entry or a complete one. An entry is used only when its manifest is complete
+// either no entry or a complete one (src/jit/cache_layout.h names every path). A disk hit
+// sets the entry directory's modification time, which prune_cache() orders by. An entry is used only when its manifest is complete
 // and module.so matches the recorded hash; anything else is rebuilt. Within a process the
 // same key returns the same Module without touching the disk.
 #pragma once
