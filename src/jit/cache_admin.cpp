@@ -120,7 +120,7 @@ std::vector<Item> scan(const fs::path& root, bool with_bytes) {
     if (!is_shard(shard.filename().string())) continue;
     for (const fs::path& record : children(shard)) {
       const std::string name = record.filename().string();
-      if (name.size() == 68 && starts_with_key(name + "!", ".txt")) {
+      if (name.size() == 68 && is_key(name.substr(0, 64)) && name.ends_with(".txt")) {
         add(record, Category::Tuning, fs::file_type::regular);
       } else if (starts_with_key(name, ".txt.") && name.ends_with(".tmp")) {
         add(record, Category::Tmp, fs::file_type::regular);
