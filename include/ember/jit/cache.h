@@ -12,9 +12,10 @@
 //
 // built in <cache_dir()>/kernels/tmp/ and renamed into place, so other processes see
 // either no entry or a complete one (src/jit/cache_layout.h names every path). A disk hit
-// sets the entry directory's modification time, which prune_cache() orders by. An entry is used only when its manifest is complete
-// and module.so matches the recorded hash; anything else is rebuilt. Within a process the
-// same key returns the same Module without touching the disk.
+// sets the entry directory's modification time, which prune_cache() orders by. An entry
+// is used only when its manifest is complete and module.so matches the recorded hash;
+// anything else is rebuilt. Within a process the same key returns the same Module without
+// touching the disk.
 #pragma once
 
 #include <cstdint>
