@@ -43,6 +43,66 @@ nb::dict stats_dict() {
   return d;
 }
 
+std::string usage_repr(const CacheUsage& u) {
+  std::string out = "CacheUsage(dir='" + u.dir + "'";
+  for (const CacheCategoryUsage& c : u.categories) {
+    out += ", " + c.name + "=(" + std::to_string(c.entries) + " entries, " +
+           std::to_string(c.bytes) + " bytes)";
+  }
+  return out + ", total_bytes=" + std::to_string(u.total_bytes) + ")";
+}
+
+// ember.cache_usage(), clear_cache(), prune_cache() and what they return.
+void bind_cache_admin(nb::module_& m) {
+  nb::class_<CacheCategoryUsage>(m, "CacheCategoryUsage",
+                                 "What one kind of file takes in the kernel cache.")
+      .def_ro("name", &CacheCategoryUsage::name, "'kernels', 'pch', 'tuning' or 'tmp'.")
+      .def_ro("entries", &CacheCategoryUsage::entries)
+      .def_ro("bytes", &CacheCategoryUsage::bytes, "Total size of its files.")
+      .def("__repr__", [](const CacheCategoryUsage& c) {
+        return "CacheCategoryUsage(name='" + c.name + "', entries=" + std::to_string(c.entries) +
+               ", bytes=" + std::to_string(c.bytes) + ")";
+      });
+  nb::class_<CacheUsage>(m, "CacheUsage", "The disk cache's contents, by category.")
+      .def_ro("dir", &CacheUsage::dir, "The cache directory (ember.cache_dir()).")
+      .def_ro("categories", &CacheUsage::categories,
+              "kernels (compiled modules), pch (precompiled headers), tuning (GEMM tuning "
+              "records), tmp (builds in progress and leftovers), in that order.")
+      .def_ro("total_bytes", &CacheUsage::total_bytes)
+      .def("category", &CacheUsage::category, nb::arg("name"), nb::rv_policy::copy,
+           "The category called `name`.")
+      .def("__repr__", &usage_repr);
+  nb::class_<PruneResult>(m, "PruneResult", "What clear_cache() or prune_cache() removed.")
+      .def_ro("kernels_removed", &PruneResult::kernels_removed)
+      .def_ro("pch_removed", &PruneResult::pch_removed)
+      .def_ro("tuning_removed", &PruneResult::tuning_removed)
+      .def_ro("temporaries_removed", &PruneResult::temporaries_removed)
+      .def_ro("bytes_freed", &PruneResult::bytes_freed)
+      .def_ro("bytes_left", &PruneResult::bytes_left, "The cache's total size afterwards.")
+      .def("__repr__", [](const PruneResult& r) {
+        return "PruneResult(kernels_removed=" + std::to_string(r.kernels_removed) +
+               ", pch_removed=" + std::to_string(r.pch_removed) +
+               ", tuning_removed=" + std::to_string(r.tuning_removed) +
+               ", temporaries_removed=" + std::to_string(r.temporaries_removed) +
+               ", bytes_freed=" + std::to_string(r.bytes_freed) +
+               ", bytes_left=" + std::to_string(r.bytes_left) + ")";
+      });
+  m.def("cache_usage", &cache_usage, nb::call_guard<nb::gil_scoped_release>(),
+        "Entries and bytes of the disk cache by category (only ember's files are counted).");
+  m.def("clear_cache", &clear_cache, nb::call_guard<nb::gil_scoped_release>(),
+        "Removes every compiled kernel module, precompiled header and tuning record from the "
+        "disk cache, and stale temporaries; builds in progress and files that are not "
+        "ember's are left. Safe while other processes use the cache. Modules already loaded "
+        "stay usable.");
+  m.def("prune_cache", &prune_cache, nb::arg("max_bytes"), nb::call_guard<nb::gil_scoped_release>(),
+        "Removes stale temporaries, then the least recently used kernel modules and "
+        "precompiled headers until the disk cache takes at most `max_bytes` (tuning records "
+        "are kept).");
+  m.def("parse_size", &parse_size, nb::arg("text"), nb::arg("what") = "size",
+        "Bytes in a size such as '500M' or '2G' (suffix k, M, G or T, powers of 1024), as "
+        "EMBER_CACHE_MAX_SIZE is read; ember.EmberError naming `what` otherwise.");
+}
+
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
@@ -102,6 +162,7 @@ void bind_runtime(nb::module_& m) {
         "Kernel cache counters of this process: {'memory_hits', 'disk_hits', 'builds', "
         "'build_seconds'}.");
   m.def("reset_cache_stats", &reset_cache_stats);
+  bind_cache_admin(m);
   m.def(
       "clear_memory_cache",
       []() {

@@ -20,17 +20,22 @@ from __future__ import annotations
 from ember import _C
 from ember._C import (
     ArtifactError,
+    CacheCategoryUsage,
+    CacheUsage,
     CompiledGraph,
     DataError,
     DType,
     EmberError,
     FlowGraph,
     InternalError,
+    PruneResult,
     Tensor,
     TensorType,
     asarray,
     cache_dir,
     cache_stats,
+    cache_usage,
+    clear_cache,
     clear_memory_cache,
     dtype,
     empty,
@@ -39,6 +44,7 @@ from ember._C import (
     get_num_threads,
     isa,
     ones,
+    prune_cache,
     randn,
     reset_cache_stats,
     runtime_include_dir,
@@ -56,13 +62,15 @@ from .deploy import CompiledModel, TensorSpec, compile, load
 __version__: str = _C.__version__
 
 # Public types print as ember.<Name> (tracebacks say ember.EmberError, not ember._C.EmberError).
-for _type in (ArtifactError, CompiledGraph, DataError, DType, EmberError, FlowGraph,
-              InternalError, Tensor, TensorType):
+for _type in (ArtifactError, CacheCategoryUsage, CacheUsage, CompiledGraph, DataError, DType,
+              EmberError, FlowGraph, InternalError, PruneResult, Tensor, TensorType):
     _type.__module__ = __name__
 del _type
 
 __all__ = [
     "ArtifactError",
+    "CacheCategoryUsage",
+    "CacheUsage",
     "CompiledGraph",
     "CompiledModel",
     "DType",
@@ -70,6 +78,7 @@ __all__ = [
     "EmberError",
     "FlowGraph",
     "InternalError",
+    "PruneResult",
     "Tensor",
     "TensorType",
     "__version__",
@@ -78,6 +87,8 @@ __all__ = [
     "bool",
     "cache_dir",
     "cache_stats",
+    "cache_usage",
+    "clear_cache",
     "clear_memory_cache",
     "compile",
     "dtype",
@@ -97,6 +108,7 @@ __all__ = [
     "load",
     "ones",
     "ops",
+    "prune_cache",
     "randn",
     "reset_cache_stats",
     "runtime_include_dir",

@@ -24,6 +24,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "cache_layout.h"
 #include "ember/jit/compiler.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
@@ -282,60 +283,51 @@ std::shared_ptr<Module> load_entry(const fs::path& entry, const std::string& key
   return module;
 }
 
-bool is_key(const std::string& key) {
-  return key.size() == 64 && key.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 // Removes an unusable entry. It is first renamed into tmp/ (atomic), so another process
-// sees either the old entry or none, then deleted. Only <kernels>/<key[0:2]>/<key> with a
+// sees either the old entry or none, then deleted. Only kernels/<key[0:2]>/<key> with a
 // hexadecimal key is ever touched, so nothing outside the cache can be removed.
-void discard_entry(const fs::path& kernels, const std::string& key) {
-  EMBER_ASSERT(is_key(key), "refusing to delete a cache entry with key '" << key << "'");
-  fs::path entry = kernels / key.substr(0, 2) / key;
-  fs::path grave = kernels / "tmp" / (key + ".bad." + detail::unique_suffix());
+void discard_entry(const fs::path& root, const std::string& key) {
+  EMBER_ASSERT(detail::is_key(key), "refusing to delete a cache entry with key '" << key << "'");
+  fs::path entry = detail::kernel_entry_dir(root, key);
+  fs::path grave = detail::kernels_tmp_dir(root) / (key + ".bad." + detail::unique_suffix());
   std::error_code ec;
   fs::create_directories(grave.parent_path(), ec);
-  fs::rename(entry, grave, ec);
-  fs::remove_all(ec ? entry : grave, ec);
+  if (detail::retire_dir(entry, grave) < 0) fs::remove_all(entry, ec);
 }
 
-// Deletes leftovers of builds that crashed or failed (kept a day for reading), once per
-// process and cache.
-void remove_stale_temporaries(const fs::path& tmp_root) {
+// Deletes leftovers of builds that crashed or failed, once per process and cache.
+void remove_stale_temporaries_once(const fs::path& root) {
   static std::mutex mu;
   static std::set<std::string> done;
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (!done.insert(tmp_root.string()).second) return;
+    if (!done.insert(root.string()).second) return;
   }
-  std::error_code ec;
-  auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(24);
-  for (const auto& e : fs::directory_iterator(tmp_root, ec)) {
-    std::error_code ec2;
-    if (e.last_write_time(ec2) < cutoff && !ec2) fs::remove_all(e.path(), ec2);
-  }
+  detail::remove_stale_temporaries(root);
 }
 
 struct Built {
   double seconds = 0.0;
   bool published = false;  // false: another process published this key first
+  int64_t bytes = 0;       // of the files published
 };
 
 // Writes the sources, compiles them and publishes the entry. On a compile failure the
 // temporary directory is left for reading (the error names it).
-Built build_entry(const Prepared& p, const fs::path& kernels) {
-  fs::path tmp_root = kernels / "tmp";
-  fs::path tmp = tmp_root / (p.key + "." + detail::unique_suffix());
+Built build_entry(const Prepared& p, const fs::path& root) {
+  fs::path tmp = detail::kernels_tmp_dir(root) / (p.key + "." + detail::unique_suffix());
   std::error_code ec;
   fs::create_directories(tmp, ec);
   EMBER_CHECK(!ec, "ember cannot create " << tmp.string()
                                           << " in its kernel cache: " << ec.message()
                                           << ". Set EMBER_CACHE_DIR to a writable directory.");
-  remove_stale_temporaries(tmp_root);
+  remove_stale_temporaries_once(root);
   std::vector<std::string> paths;
+  int64_t bytes = 0;
   for (size_t i = 0; i < p.sources.size(); ++i) {
     paths.push_back((tmp / ("kernel_" + std::to_string(i) + ".cpp")).string());
     write_file(paths.back(), p.sources[i]);
+    bytes += static_cast<int64_t>(p.sources[i].size());
   }
   fs::path so = tmp / "module.so";
   auto start = std::chrono::steady_clock::now();
@@ -344,14 +336,22 @@ Built build_entry(const Prepared& p, const fs::path& kernels) {
   std::optional<std::string> sha = sha256_file_hex(so.string());
   uintmax_t size = fs::file_size(so, ec);
   EMBER_ASSERT(sha && !ec, "cannot read the module just built: " << so.string());
-  write_file(tmp / "manifest.txt", manifest_text(p, size, *sha));
-  fs::path entry = kernels / p.key.substr(0, 2) / p.key;
-  fs::create_directories(entry.parent_path(), ec);
+  const std::string manifest = manifest_text(p, size, *sha);
+  write_file(tmp / "manifest.txt", manifest);
+  bytes += static_cast<int64_t>(size + manifest.size());
+  fs::path entry = detail::kernel_entry_dir(root, p.key);
   // rename() of a directory fails when the target exists and is not empty: then another
   // process published the same key first. Its entry is built from the same inputs, so keep
-  // it and drop ours (load_or_build checks it like any other entry).
-  const bool renamed = std::rename(tmp.c_str(), entry.c_str()) == 0;
-  const int why = errno;
+  // it and drop ours (load_or_build checks it like any other entry). It fails with ENOENT
+  // when clear_cache() removed the shard directory just created: then create it again.
+  bool renamed = false;
+  int why = 0;
+  for (int attempt = 0; attempt < 3 && !renamed; ++attempt) {
+    fs::create_directories(entry.parent_path(), ec);
+    renamed = std::rename(tmp.c_str(), entry.c_str()) == 0;
+    why = renamed ? 0 : errno;
+    if (why != ENOENT) break;
+  }
   if (!renamed && why != ENOTEMPTY && why != EEXIST) {
     fs::remove_all(tmp, ec);
     EMBER_THROW("ember cannot publish the kernel module it built into its cache: renaming "
@@ -359,7 +359,7 @@ Built build_entry(const Prepared& p, const fs::path& kernels) {
                 << "). Check that the cache directory is writable, or set "
                 << "EMBER_CACHE_DIR to one that is.");
   }
-  Built built{seconds, renamed};
+  Built built{seconds, renamed, bytes};
   if (!built.published) {
     debug_log("cache entry " + entry.string() + " not published (" + std::strerror(why) +
               "); using the one already there");
@@ -376,17 +376,24 @@ struct Loaded {
 };
 
 Loaded load_or_build(const Prepared& p) {
-  fs::path kernels = fs::path(cache_dir()) / "kernels";
-  fs::path entry = kernels / p.key.substr(0, 2) / p.key;
+  const fs::path root = cache_dir();
+  const fs::path entry = detail::kernel_entry_dir(root, p.key);
   std::string why;
-  if (auto module = load_entry(entry, p.key, &why)) return {module, false, 0.0};
+  if (auto module = load_entry(entry, p.key, &why)) {
+    detail::touch(entry);  // used now: prune_cache evicts the least recently used
+    return {module, false, 0.0};
+  }
+  const int64_t max_size = cache_max_size_from_env();  // an invalid value fails before building
   for (int attempt = 0;; ++attempt) {
     if (!why.empty()) {
       debug_log("cache entry " + entry.string() + " is unusable (" + why + "); rebuilding it");
-      discard_entry(kernels, p.key);
+      discard_entry(root, p.key);
     }
-    Built built = build_entry(p, kernels);
-    if (auto module = load_entry(entry, p.key, &why)) return {module, true, built.seconds};
+    Built built = build_entry(p, root);
+    if (auto module = load_entry(entry, p.key, &why)) {
+      if (built.published && max_size >= 0) detail::bound_cache(max_size, built.bytes);
+      return {module, true, built.seconds};
+    }
     // A module that fails to load right after being built is ember's bug. Losing the
     // publish race to a process whose entry then proves bad is worth one more try.
     EMBER_ASSERT(!built.published && attempt == 0,

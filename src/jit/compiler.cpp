@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cache_layout.h"
 #include "ember/jit/cache.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
@@ -35,11 +36,10 @@ namespace {
 
 using detail::debug_log;
 using detail::env_or_empty;
-using detail::unique_suffix;
 using detail::ProcessResult;
 using detail::quote_command;
 using detail::run_process;
-
+using detail::unique_suffix;
 
 }  // namespace
 
@@ -218,7 +218,6 @@ struct Pch {
 
 struct PchState {
   std::mutex mu;  // held while a header is precompiled, so other builds wait and use it
-  std::set<std::string> ready;
   std::set<std::string> failed;
 };
 
@@ -298,26 +297,26 @@ std::optional<Pch> prepare_pch(const CompilerInfo& cc, const std::vector<std::st
   h.field("ember-pch-v1").field(cc.path).field(cc.version).field(headers_hash);
   for (const std::string& f : flags) h.field(f);
   Pch pch{h.hex_digest(), ""};
-  fs::path dir = fs::path(root) / "pch" / pch.key;
+  fs::path dir = detail::pch_root(root) / pch.key;
   pch.header = (dir / "all.h").string();
   PchState& state = pch_state();
   std::lock_guard<std::mutex> lock(state.mu);
   if (state.failed.count(pch.key) != 0) return std::nullopt;
-  if (state.ready.count(pch.key) != 0) return pch;
+  // Checked on every use, not only once: clear_cache() or prune_cache() (in any process)
+  // may have removed it since; it is then built again.
   std::error_code ec;
   if (!(fs::exists(dir / "all.h", ec) && fs::exists(dir / "all.h.gch", ec)) &&
       !build_pch(cc, flags, dir)) {
     state.failed.insert(pch.key);
     return std::nullopt;
   }
-  state.ready.insert(pch.key);
+  detail::touch(dir);  // used now: prune_cache evicts the least recently used
   return pch;
 }
 
 void forget_pch(const std::string& key) {
   PchState& state = pch_state();
   std::lock_guard<std::mutex> lock(state.mu);
-  state.ready.erase(key);
   state.failed.insert(key);
 }
 

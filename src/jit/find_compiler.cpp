@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 
+#include "cache_layout.h"
 #include "ember/jit/cache.h"
 #include "ember/jit/compiler.h"
 #include "ember/support/error.h"
@@ -35,7 +36,6 @@ using detail::env_or_empty;
 using detail::ProcessResult;
 using detail::run_process;
 using detail::unique_suffix;
-
 
 // ---------------------------------------------------------------------------------------
 // Compiler discovery.
@@ -143,7 +143,7 @@ namespace {
 
 // <cache>/compiler: the identity (path, version) of the compiler that built the cache's
 // kernels, so that a machine without a compiler can still find them.
-fs::path identity_file() { return fs::path(cache_dir()) / "compiler"; }
+fs::path identity_file() { return detail::compiler_identity_file(cache_dir()); }
 
 void remember_identity(const CompilerInfo& c) {
   static std::mutex mu;

@@ -7,6 +7,7 @@
 #include "ember/jit/cache.h"
 #include "ember/jit/compiler.h"
 #include "ember/support/hash.h"
+#include "jit/cache_layout.h"
 
 namespace ember::tune {
 
@@ -16,9 +17,7 @@ namespace {
 
 constexpr const char* kMagic = "ember-tuning 1";
 
-fs::path record_path(const std::string& key) {
-  return fs::path(cache_dir()) / "tuning" / key.substr(0, 2) / (key + ".txt");
-}
+fs::path record_path(const std::string& key) { return detail::tuning_record(cache_dir(), key); }
 
 }  // namespace
 

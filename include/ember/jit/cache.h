@@ -11,9 +11,11 @@
 //       manifest.txt                      key, size and SHA-256 of module.so, compiler, flags
 //
 // built in <cache_dir()>/kernels/tmp/ and renamed into place, so other processes see
-// either no entry or a complete one. An entry is used only when its manifest is complete
-// and module.so matches the recorded hash; anything else is rebuilt. Within a process the
-// same key returns the same Module without touching the disk.
+// either no entry or a complete one (src/jit/cache_layout.h names every path). A disk hit
+// sets the entry directory's modification time, which prune_cache() orders by. An entry
+// is used only when its manifest is complete and module.so matches the recorded hash;
+// anything else is rebuilt. Within a process the same key returns the same Module without
+// touching the disk.
 #pragma once
 
 #include <cstdint>
@@ -88,6 +90,61 @@ void reset_cache_stats();
 // Drops the in-memory references; modules still held elsewhere stay loaded and are still
 // returned for their key while they live.
 void clear_memory_cache();
+
+// -----------------------------------------------------------------------------------------
+// Managing the disk cache (src/jit/cache_admin.cpp). Besides kernel modules, cache_dir()
+// holds precompiled headers (pch/, about 50 MB each, see compiler.h) and GEMM tuning records
+// (tuning/). Only what ember names is ever counted or removed: other files, and whatever a
+// symbolic link points to, are left alone. Every directory is removed by renaming it aside
+// first, so other processes see a complete entry or none (a missing entry is rebuilt; a
+// module already loaded stays mapped).
+
+struct CacheCategoryUsage {
+  std::string name;  // "kernels", "pch", "tuning" or "tmp"
+  int64_t entries = 0;
+  int64_t bytes = 0;  // sizes of the files
+};
+
+struct CacheUsage {
+  std::string dir;  // cache_dir()
+  // kernels: modules; pch: precompiled headers; tuning: tuning records; tmp: builds in
+  // progress, leftovers of failed or killed ones, entries being removed.
+  std::vector<CacheCategoryUsage> categories;
+  int64_t total_bytes = 0;
+  const CacheCategoryUsage& category(const std::string& name) const;
+};
+
+CacheUsage cache_usage();
+
+struct PruneResult {
+  int64_t kernels_removed = 0;
+  int64_t pch_removed = 0;
+  int64_t tuning_removed = 0;
+  int64_t temporaries_removed = 0;
+  int64_t bytes_freed = 0;
+  int64_t bytes_left = 0;  // cache_usage().total_bytes afterwards
+};
+
+// Removes every kernel module, precompiled header and tuning record, and the temporaries
+// that are not a build in progress (see prune_cache).
+PruneResult clear_cache();
+
+// Removes stale temporaries (older than an hour, or than three compile time limits when
+// that is longer: a build in progress is never touched), then evicts the least recently
+// used kernel modules and precompiled headers until the total is at most `max_bytes`.
+// Tuning records are kept (they are tiny). A module is used when get_or_build loads it from
+// disk, a precompiled header when a build uses it. Throws ember::Error for a negative size.
+PruneResult prune_cache(int64_t max_bytes);
+
+// Parses a size such as "500M", "2G", "1.5T" or "4096": a number with an optional suffix
+// k, M, G or T (either case, powers of 1024, an optional trailing "B" or "iB"). Throws
+// ember::Error naming `what` (where the text came from) and the accepted forms otherwise.
+int64_t parse_size(const std::string& text, const std::string& what);
+
+// EMBER_CACHE_MAX_SIZE parsed, or -1 when it is unset or empty. With it set, a process
+// that builds kernels prunes the cache to that size when it grows past it (checked after
+// each build, from a running estimate recomputed every 32 builds).
+int64_t cache_max_size_from_env();
 
 namespace detail {
 // Writes "ember[debug]: <msg>" to stderr when EMBER_LOG names debug (support/log.h).
