@@ -477,15 +477,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _error_code(e: BaseException) -> int:
     """The exit status of an exception raised by ember while a command worked."""
     import ember
+    from ember.onnx import InvalidOnnxError, UnsupportedOnnxError  # imports no onnx
 
-    try:
-        from ember.onnx import UnsupportedOnnxError  # type: ignore[import-not-found]
-    except ImportError:
-        UnsupportedOnnxError = None  # noqa: N806
-    if UnsupportedOnnxError is not None and isinstance(e, UnsupportedOnnxError):
+    if isinstance(e, UnsupportedOnnxError):
         return EXIT_UNSUPPORTED
-    artifact_error = getattr(ember, "ArtifactError", None)
-    if artifact_error is not None and isinstance(e, artifact_error):
+    if isinstance(e, (ember.ArtifactError, InvalidOnnxError)):
         return EXIT_INPUT
     if type(e).__name__ == "DecodeError":  # protobuf's: a damaged .onnx file
         return EXIT_INPUT

@@ -362,7 +362,8 @@ def test_unsupported_operator_exits_4(tmp_path: Path, cache: Path) -> None:
     graph = helper.make_graph([node], "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    onnx.save(helper.make_model(graph), str(tmp_path / "odd.onnx"))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(tmp_path / "odd.onnx"))
     r = run_cli("compile", str(tmp_path / "odd.onnx"), "-o", str(tmp_path / "odd.ember"),
                 cache=cache)
     assert r.returncode == 4, r.stderr

@@ -329,3 +329,39 @@ def test_isa_mismatch_rebuilds_from_the_saved_sources(tmp_path):
     assert isa == "scalar"
     assert f"built for {best}" in why and "EMBER_ISA allows at most scalar" in why
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-5, atol=1e-6)
+
+
+# ---- ONNX files -----------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("name", ["mlp", "resnet18", "bert"])
+def test_onnx_file_compiles_saves_and_matches_onnxruntime(name, tmp_path):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    spec = models.MODELS[name]
+    model, inputs = spec.build(small=True), spec.example_inputs(small=True)
+    path = tmp_path / f"{name}.onnx"
+    names = [f"input_{i}" for i in range(len(inputs))]
+    with torch.no_grad():
+        torch.onnx.export(model, inputs, str(path), dynamo=False, input_names=names,
+                          dynamic_axes={n: {0: "batch"} for n in names})
+    compiled = ember.compile(path, options=QUIET)
+    assert compiled.info()["frontend"] == "onnx"
+    assert [s.name for s in compiled.inputs] == names
+    assert compiled.inputs[0].shape[0] == "batch"
+    feeds = {n: x.numpy() for n, x in zip(names, inputs, strict=True)}
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    expected = session.run(None, feeds)
+    got = compiled.run([x.numpy() for x in inputs])
+    for g, e in zip(got, expected, strict=True):
+        assert np.abs(g - e).max() <= 1e-4 * max(np.abs(e).max(), 1e-6)
+    compiled.save(tmp_path / "m.ember")
+    loaded = ember.load(tmp_path / "m.ember")
+    assert loaded.info()["frontend"] == "onnx"
+    for a, b in zip(loaded.run([x.numpy() for x in inputs]), got, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_onnx_options_are_checked(tmp_path):
+    pytest.importorskip("onnx")
+    with pytest.raises(ember.EmberError, match=r"(?s)unknown options.*search_space"):
+        ember.compile(tmp_path / "m.onnx", options={"strict": True})

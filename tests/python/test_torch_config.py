@@ -117,14 +117,15 @@ def test_backend_receives_mode_and_options_as_torch_compile_passes_them():
 
 
 def test_progress_bars_only_on_a_terminal(monkeypatch):
+    from ember import building
     from ember.torch import config
 
     settings = Settings()
-    monkeypatch.setattr(config, "_stderr_is_terminal", lambda: False)
-    assert isinstance(config.progress_bar(settings, 10, "phase"), config._NoBar)
-    monkeypatch.setattr(config, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(building, "_stderr_is_terminal", lambda: False)
+    assert isinstance(config.progress_bar(settings, 10, "phase"), building._NoBar)
+    monkeypatch.setattr(building, "_stderr_is_terminal", lambda: True)
     bar = config.progress_bar(settings, 10, "phase")
-    assert not isinstance(bar, config._NoBar)
+    assert not isinstance(bar, building._NoBar)
     bar.close()
     quiet = settings.replace(progress=False)
-    assert isinstance(config.progress_bar(quiet, 10, "phase"), config._NoBar)
+    assert isinstance(config.progress_bar(quiet, 10, "phase"), building._NoBar)

@@ -97,22 +97,21 @@ def test_dynamic_shapes_tune_at_the_example_size_and_run_at_others(tmp_path):
 
 
 def test_progress_bars_name_the_phases(monkeypatch):
-    from ember.torch import config
-    from ember.torch.phases import build
+    from ember import building
 
     bars: dict[str, list[int]] = {}
 
-    class Recorder(config._NoBar):
+    class Recorder(building._NoBar):
         def __init__(self, desc: str, total: int) -> None:
             self.counts = bars.setdefault(desc, [total, 0])
 
         def update(self, n: int = 1) -> None:
             self.counts[1] += n
 
-    def fake_bar(settings, total, desc, unit="it"):
-        return Recorder(desc, total) if settings.progress else config._NoBar()
+    def fake_bar(enabled, total, desc, unit="it"):
+        return Recorder(desc, total) if enabled else building._NoBar()
 
-    monkeypatch.setattr(build, "progress_bar", fake_bar)
+    monkeypatch.setattr(building, "progress_bar", fake_bar)
     model, x = mlp(37, 53, 11), torch.randn(3, 37)  # shapes no other test compiles
     out = run(model, x, options={"search_space": 1})
     with torch.no_grad():

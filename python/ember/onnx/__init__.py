@@ -13,9 +13,18 @@ docs/onnx.md lists the operators and their limits.
 
 from __future__ import annotations
 
+from typing import Any
+
+from ember.onnx.compile import compile_onnx
 from ember.onnx.errors import InvalidOnnxError, OnnxImportError, UnsupportedOnnxError
 from ember.onnx.importer import Imported, import_model
 from ember.onnx.registry import MAX_OPSET, MIN_OPSET, TABLE
+
+
+def load(path: str, *, dynamic: bool | None = None,
+         options: dict[str, Any] | None = None) -> Any:
+    """The ONNX file compiled into an ember.CompiledModel: ember.compile(path)."""
+    return compile_onnx(path, dynamic=dynamic, options=options)
 
 
 def supported_operators() -> dict[str, tuple[int, int]]:
@@ -30,6 +39,8 @@ __all__ = [
     "InvalidOnnxError",
     "OnnxImportError",
     "UnsupportedOnnxError",
+    "compile_onnx",
     "import_model",
+    "load",
     "supported_operators",
 ]

@@ -84,7 +84,7 @@ def _model_name(model: Any) -> str:
     return "the model"
 
 
-def _load(model: Any, name: str) -> Any:
+def load_proto(model: Any, name: str) -> Any:
     import onnx
     from google.protobuf.message import DecodeError
 
@@ -241,7 +241,7 @@ def import_model(model: Any, shapes: dict[str, list[int | str]] | None = None) -
     constants. An unsupported model raises one ``UnsupportedOnnxError`` that lists every
     unsupported operator type with its count."""
     name = _model_name(model)
-    proto = _load(model, name)
+    proto = load_proto(model, name)
     opset = _opset(proto, name)
     graph = proto.graph
     _check_operators(graph, opset, name)

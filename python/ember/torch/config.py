@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from ember import building
 
 __all__ = [
     "MODES",
@@ -313,38 +314,5 @@ def resolve_settings(
 
 
 def progress_bar(settings: Settings, total: int, desc: str, unit: str = "it") -> Any:
-    """A tqdm bar for a phase, or a silent stand-in when bars are off, stderr is not a
-    terminal, or the phase ends before half a second has passed (tqdm's delay)."""
-    enabled = settings.progress and total > 0 and _stderr_is_terminal()
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-
-            return tqdm(total=total, desc=desc, unit=unit, delay=0.5, leave=False)
-        except Exception:
-            pass
-    return _NoBar()
-
-
-def _stderr_is_terminal() -> bool:
-    try:
-        return sys.stderr is not None and sys.stderr.isatty()
-    except Exception:
-        return False
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_postfix_str(self, s: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> _NoBar:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass
+    """ember.building.progress_bar, on when the settings' progress is."""
+    return building.progress_bar(settings.progress, total, desc, unit)

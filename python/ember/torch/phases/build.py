@@ -6,12 +6,11 @@ pipeline, which runs the graph eagerly."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 import torch
 
-import ember
+from ember import building
 from ember.torch.config import Settings, progress_bar
 from ember.torch.interpreter import Conversion
 from ember.torch.phases.partition import Partition, Segment
@@ -56,46 +55,11 @@ def build_graph(conversion: Conversion, settings: Settings, label: str,
 
 def build_flow_graph(graph: Any, settings: Settings, label: str,
                      symbol_values: dict[str, int] | None = None) -> Any:
-    """An ember FlowGraph optimized and built with the settings' search space, parallel_k,
-    dump_dir and progress bars (`label` names the graph in bars and under dump_dir)."""
-    dump = os.path.join(settings.dump_dir, label) if settings.dump_dir else None
-    if dump:
-        os.makedirs(dump, exist_ok=True)
-        with open(os.path.join(dump, "flow_graph.txt"), "w") as f:
-            f.write(str(graph))
-    phases = _PhaseBars(settings, label)
-    try:
-        with progress_bar(settings, len(ember.graph.pass_names()), f"ember {label}: fusing",
-                          "pass") as bar:
-            optimized, timings = ember.graph.optimize(graph, dump_dir=dump, return_timings=True)
-            bar.update(len(timings))
-        return optimized.build(
-            search_space=settings.search_space, parallel_k=settings.parallel_k, dump_dir=dump,
-            progress=phases if settings.progress else None,
-            symbol_values=symbol_values or {})
-    finally:
-        phases.close()
-
-
-class _PhaseBars:
-    """Progress of the core's build, one tqdm bar per phase it reports (generating kernels,
-    tuning, compiling), fed by FlowGraph.build's ``progress(phase, done, total)``."""
-
-    def __init__(self, settings: Settings, label: str) -> None:
-        self.settings, self.label = settings, label
-        self.bars: dict[str, tuple[Any, list[int]]] = {}
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if phase not in self.bars:
-            bar = progress_bar(self.settings, int(total), f"ember {self.label}: {phase}")
-            self.bars[phase] = (bar, [0])
-        bar, seen = self.bars[phase]
-        bar.update(max(int(done) - seen[0], 0))
-        seen[0] = max(seen[0], int(done))
-
-    def close(self) -> None:
-        for bar, _ in self.bars.values():
-            bar.close()
+    """ember.building.build with the settings' search space, parallel_k, dump_dir and
+    progress bars."""
+    return building.build(graph, label=label, search_space=settings.search_space,
+                          parallel_k=settings.parallel_k, dump_dir=settings.dump_dir,
+                          progress=settings.progress, symbol_values=symbol_values)
 
 
 def _symbol_values(conversion: Conversion, args: list[Any]) -> dict[str, int]:
