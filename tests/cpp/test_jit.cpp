@@ -338,7 +338,8 @@ TEST_F(JitTest, MissingSymbolIsAnInternalError) {
 }
 
 TEST_F(JitTest, CompileErrorIsAnInternalErrorWithDiagnostics) {
-  BuildRequest r{"broken", {"extern \"C\" void broken() { this is not C++; }\n"}, Isa::Scalar, {}, {}};
+  BuildRequest r{
+      "broken", {"extern \"C\" void broken() { this is not C++; }\n"}, Isa::Scalar, {}, {}};
   try {
     get_or_build(r);
     FAIL() << "expected InternalError";
@@ -462,6 +463,33 @@ TEST_F(JitTest, BadRuntimeIncludeIsAUserError) {
 TEST_F(JitTest, RuntimeIncludeFoundWithoutEnvironment) {
   ScopedEnv include("EMBER_RUNTIME_INCLUDE", std::nullopt);
   EXPECT_TRUE(fs::exists(fs::path(runtime_include_dir()) / "ember_rt" / "kernel.h"));
+}
+
+// The directory a build registers (the source tree's here) comes after EMBER_RUNTIME_INCLUDE
+// and is skipped when it lacks the headers.
+TEST_F(JitTest, RegisteredRuntimeIncludeComesAfterTheEnvironment) {
+  ScopedEnv include("EMBER_RUNTIME_INCLUDE", std::nullopt);
+  const std::string registered = runtime_include_dir();
+  // This file is <source>/tests/cpp/test_jit.cpp.
+  EXPECT_EQ(registered, (fs::path(__FILE__).parent_path() / ".." / ".." / "runtime_include")
+                            .lexically_normal()
+                            .string());
+  set_runtime_include_default(include_dir().string());
+  EXPECT_EQ(runtime_include_dir(), include_dir().string());
+  {
+    ScopedEnv env("EMBER_RUNTIME_INCLUDE", registered);
+    EXPECT_EQ(runtime_include_dir(), registered);
+  }
+  const std::string missing = (root_ / "missing").string();
+  set_runtime_include_default(missing);
+  try {
+    EXPECT_NE(runtime_include_dir(), missing);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("It looked in:\n  " + missing), std::string::npos)
+        << e.what();
+  }
+  set_runtime_include_default(registered);
+  EXPECT_EQ(runtime_include_dir(), registered);
 }
 
 // With ember_rt/all.h present, every unit is compiled with it in front, precompiled once
