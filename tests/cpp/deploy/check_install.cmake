@@ -1,7 +1,7 @@
 # Tests of a C++ installation of ember, run by ctest as `cmake -P` scripts (CMakeLists.txt,
 # "Deployment tests"):
 #
-#   STEP=install     installs the build to WORK/prefix, checks its files, configures and builds
+#   STEP=install     installs the build (moved to WORK/prefix), checks its files, configures and builds
 #                    examples/cpp against it as an outside project (find_package(ember)), and
 #                    checks with nm that run_saved holds no compiler code
 #   STEP=run         the outside save_model (ember::ember) compiles and saves a model with a
@@ -48,13 +48,16 @@ endfunction()
 
 if(STEP STREQUAL "install")
   file(REMOVE_RECURSE ${WORK})
-  run_checked(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+  # Installed elsewhere and moved: the CMake package and the .pc files find the prefix from
+  # where they are.
+  run_checked(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK}/staged)
+  file(RENAME ${WORK}/staged ${prefix})
   foreach(f IN ITEMS lib/libember_runtime.a lib/libember.a lib/cmake/ember/emberConfig.cmake
                      lib/cmake/ember/emberConfigVersion.cmake lib/cmake/ember/emberTargets.cmake
                      lib/pkgconfig/ember-runtime.pc lib/pkgconfig/ember.pc
                      include/ember/runtime/artifact.h include/ember/runtime/npy.h
                      include/ember/ops/ops.h share/ember/runtime_include/ember_rt/kernel.h
-                     share/ember/runtime_include_default.cpp)
+                     lib/cmake/ember/runtime_include_default.cpp.in)
     if(NOT EXISTS ${prefix}/${f})
       message(FATAL_ERROR "the installation lacks ${f}")
     endif()
