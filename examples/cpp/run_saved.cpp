@@ -46,7 +46,8 @@ struct UsageError {
 const char* const kUsage =
     "usage: run_saved MODEL.ember [-i IN.npy ...] [-o OUTDIR] [--threads N] [--runs N]\n";
 
-int positive_int(const std::string& flag, const std::string& text, int min) {
+// The integer value of `flag`, at least `min`.
+int int_arg(const std::string& flag, const std::string& text, int min) {
   char* end = nullptr;
   long v = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || v < min || v > 1000000) {
@@ -74,9 +75,9 @@ Options parse_args(int argc, char** argv) {
     } else if (a == "-o" || a == "--out") {
       o.out_dir = value();
     } else if (a == "--threads") {
-      o.threads = positive_int(a, value(), 1);
+      o.threads = int_arg(a, value(), 1);
     } else if (a == "--runs") {
-      o.runs = positive_int(a, value(), 0);
+      o.runs = int_arg(a, value(), 0);
     } else if (a.starts_with("-")) {
       throw UsageError{"unknown option " + a};
     } else if (o.model.empty()) {

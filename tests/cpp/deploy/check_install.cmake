@@ -1,9 +1,10 @@
-# Tests of a C++ installation of ember, run by ctest as `cmake -P` scripts (CMakeLists.txt,
-# "Deployment tests"):
+# Tests of a C++ installation of ember, run by ctest as `cmake -P` scripts (the deploy.* tests
+# of CMakeLists.txt):
 #
-#   STEP=install     installs the build (moved to WORK/prefix), checks its files, configures and builds
-#                    examples/cpp against it as an outside project (find_package(ember)), and
-#                    checks with nm that run_saved holds no compiler code
+#   STEP=install     installs the build (then moves it to WORK/prefix), checks its files,
+#                    configures and builds examples/cpp against it as an outside project
+#                    (find_package(ember)), and checks with nm that run_saved holds no
+#                    compiler code
 #   STEP=run         the outside save_model (ember::ember) compiles and saves a model with a
 #                    symbolic batch, writes an input and the expected output; the outside
 #                    run_saved (ember::runtime) runs it; the outputs must be the same bytes
