@@ -1,4 +1,6 @@
-// ember._C.CompiledModel, ember._C.load and CompiledGraph.profile: saved models.
+// ember._C.CompiledModel, ember._C.load and CompiledGraph.profile: saved models; and
+// ember._C.read_npy / write_npy, the .npy reader and writer of the runtime library (what
+// examples/cpp/run_saved uses), bound to test them against numpy.
 #include "ember/runtime/artifact.h"
 #include "ember/support/hash.h"
 
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "ember/runtime/npy.h"
 
 namespace ember::py {
 
@@ -122,6 +125,11 @@ void bind_artifact(nb::module_& m) {
   m.def("load", &load, nb::arg("path"), nb::call_guard<nb::gil_scoped_release>(),
         "Loads a model saved by CompiledModel.save (raises ArtifactError for a file it cannot "
         "load, saying why).");
+  m.def("read_npy", &read_npy, nb::arg("path"), nb::call_guard<nb::gil_scoped_release>(),
+        "Reads a .npy file with the C++ runtime's reader (ember/runtime/npy.h).");
+  m.def("write_npy", &write_npy, nb::arg("path"), nb::arg("tensor"),
+        nb::call_guard<nb::gil_scoped_release>(),
+        "Writes a tensor to a .npy file with the C++ runtime's writer (ember/runtime/npy.h).");
 }
 
 }  // namespace ember::py

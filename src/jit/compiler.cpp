@@ -65,13 +65,25 @@ fs::path library_dir() {
   return ec ? fs::path() : lib.parent_path();
 }
 
-// The path compiled in by CMake (set only for the C++ build tree, never for the wheel), then
-// the places an installed or packaged ember keeps the headers, next to its library.
-std::vector<fs::path> runtime_include_candidates() {
+// What runtime_include_dir() found, per value of EMBER_RUNTIME_INCLUDE, and the directory
+// registered by set_runtime_include_default(). A function's static, so that a registration
+// from another file's static initializer finds it constructed.
+struct RuntimeIncludeState {
+  std::mutex mu;
+  std::map<std::string, std::string> by_env;
+  std::string registered;
+};
+RuntimeIncludeState& runtime_include_state() {
+  static RuntimeIncludeState state;
+  return state;
+}
+
+// The directory the build registered (the C++ build tree's source tree, an installation's
+// share/ember/runtime_include; none for the wheel), then the places an installed or packaged
+// ember keeps the headers, next to its library.
+std::vector<fs::path> runtime_include_candidates(const std::string& registered) {
   std::vector<fs::path> candidates;
-#ifdef EMBER_RUNTIME_INCLUDE_DIR
-  candidates.emplace_back(EMBER_RUNTIME_INCLUDE_DIR);
-#endif
+  if (!registered.empty()) candidates.emplace_back(registered);
   fs::path lib = library_dir();
   if (!lib.empty()) {
     candidates.push_back(lib / "runtime_include");  // Python package: ember/runtime_include
@@ -81,7 +93,7 @@ std::vector<fs::path> runtime_include_candidates() {
   return candidates;
 }
 
-std::string locate_runtime_include(const std::string& env) {
+std::string locate_runtime_include(const std::string& env, const std::string& registered) {
   if (!env.empty()) {
     EMBER_CHECK(has_runtime_headers(env),
                 "EMBER_RUNTIME_INCLUDE is set to '"
@@ -91,14 +103,15 @@ std::string locate_runtime_include(const std::string& env) {
     return fs::absolute(env).lexically_normal().string();
   }
   std::string looked;
-  for (const fs::path& dir : runtime_include_candidates()) {
+  for (const fs::path& dir : runtime_include_candidates(registered)) {
     if (has_runtime_headers(dir)) return fs::absolute(dir).lexically_normal().string();
     looked += "\n  " + dir.string();
   }
   EMBER_THROW("ember cannot find its runtime headers (ember_rt/kernel.h), which the kernels it "
               << "generates include. It looked in:" << looked
               << "\nSet EMBER_RUNTIME_INCLUDE to the directory that holds ember_rt/ (it is "
-              << "installed as runtime_include next to the ember package).");
+              << "installed as runtime_include next to the ember package, and as "
+              << "share/ember/runtime_include under the prefix of a C++ installation).");
 }
 
 std::string hash_directory(const fs::path& dir) {
@@ -123,15 +136,21 @@ std::string hash_directory(const fs::path& dir) {
 }  // namespace
 
 std::string runtime_include_dir() {
-  static std::mutex mu;
-  static std::map<std::string, std::string> by_env;
+  RuntimeIncludeState& state = runtime_include_state();
   std::string env = env_or_empty("EMBER_RUNTIME_INCLUDE");
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = by_env.find(env);
-  if (it != by_env.end()) return it->second;
-  std::string dir = locate_runtime_include(env);
-  by_env[env] = dir;
+  std::lock_guard<std::mutex> lock(state.mu);
+  auto it = state.by_env.find(env);
+  if (it != state.by_env.end()) return it->second;
+  std::string dir = locate_runtime_include(env, state.registered);
+  state.by_env[env] = dir;
   return dir;
+}
+
+void set_runtime_include_default(const std::string& dir) {
+  RuntimeIncludeState& state = runtime_include_state();
+  std::lock_guard<std::mutex> lock(state.mu);
+  state.registered = dir;
+  state.by_env.clear();
 }
 
 std::string runtime_include_hash() {

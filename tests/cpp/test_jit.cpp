@@ -344,6 +344,33 @@ TEST_F(JitTest, RuntimeIncludeFoundWithoutEnvironment) {
   EXPECT_TRUE(fs::exists(fs::path(runtime_include_dir()) / "ember_rt" / "kernel.h"));
 }
 
+// The directory a build registers (the source tree's here) comes after EMBER_RUNTIME_INCLUDE
+// and is skipped when it lacks the headers.
+TEST_F(JitTest, RegisteredRuntimeIncludeComesAfterTheEnvironment) {
+  ScopedEnv include("EMBER_RUNTIME_INCLUDE", std::nullopt);
+  const std::string registered = runtime_include_dir();
+  // This file is <source>/tests/cpp/test_jit.cpp.
+  EXPECT_EQ(registered, (fs::path(__FILE__).parent_path() / ".." / ".." / "runtime_include")
+                            .lexically_normal()
+                            .string());
+  set_runtime_include_default(include_dir().string());
+  EXPECT_EQ(runtime_include_dir(), include_dir().string());
+  {
+    ScopedEnv env("EMBER_RUNTIME_INCLUDE", registered);
+    EXPECT_EQ(runtime_include_dir(), registered);
+  }
+  const std::string missing = (root_ / "missing").string();
+  set_runtime_include_default(missing);
+  try {
+    EXPECT_NE(runtime_include_dir(), missing);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("It looked in:\n  " + missing), std::string::npos)
+        << e.what();
+  }
+  set_runtime_include_default(registered);
+  EXPECT_EQ(runtime_include_dir(), registered);
+}
+
 // With ember_rt/all.h present, every unit is compiled with it in front, precompiled once
 // into <cache>/pch/.
 TEST_F(JitTest, PrecompiledHeaderIsBuiltAndUsed) {

@@ -34,11 +34,18 @@ void reset_compiler_cache();
 
 // The directory holding ember_rt/kernel.h, which generated code includes:
 // EMBER_RUNTIME_INCLUDE when set (an ember::Error if it lacks ember_rt/kernel.h); else the
-// directory compiled in as EMBER_RUNTIME_INCLUDE_DIR (C++ build tree only) when it exists;
-// else runtime_include, ../runtime_include or ../share/ember/runtime_include next to the
-// library that holds ember, found with dladdr (the Python package installs it as
+// directory registered with set_runtime_include_default() when it exists; else
+// runtime_include, ../runtime_include or ../share/ember/runtime_include next to the library
+// or program that holds ember, found with dladdr (the Python package installs it as
 // <site-packages>/ember/runtime_include). Throws ember::Error naming the places it looked.
 std::string runtime_include_dir();
+
+// Registers the directory runtime_include_dir() tries after EMBER_RUNTIME_INCLUDE. Programs
+// linking ember::ember through CMake call it from a static initializer the build adds to
+// them (cmake/runtime_include_default.cpp.in): the C++ build tree registers the source
+// tree's runtime_include, an installed ember's CMake package its
+// <prefix>/share/ember/runtime_include. The Python package registers none.
+void set_runtime_include_default(const std::string& dir);
 
 // SHA-256 over the relative paths and contents of every file under runtime_include_dir();
 // computed once per process and directory. Part of every kernel cache key.
