@@ -4,6 +4,7 @@ fresh processes; print file size against the model's weights and load time.
 
     python benchmarks/deploy.py [--models a,b] [--small] [--loads N] [--run-saved PATH]
                                 [--json out.json]
+    python benchmarks/deploy.py --latency [--models a,b] [--threads N]
 
 For every model: compile (wall time), save, then N fresh Python processes each time
 ``ember.load`` (and the first run after it) and write their outputs; the outputs must equal
@@ -11,6 +12,12 @@ the in-process compiled model's bit for bit. With --run-saved (the C++ example
 examples/cpp/run_saved, linked against ember's runtime library only) the same file is
 loaded and run from C++ too, and its outputs are compared the same way. Load times are
 medians over the processes (the file is in the page cache after the save: a warm load).
+
+With --latency: the steady-state latency of the same model run three ways, interleaved in
+one process (benchmarks/harness.py): torch.compile(backend="ember"), the saved model loaded
+with ember.load, and the model exported with torch.onnx.export and compiled by
+ember.compile (what `ember compile` / `ember bench` run). Ratios are against
+torch.compile's latency (above 1: slower).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import ember  # noqa: E402
+from benchmarks import harness as H  # noqa: E402
 from benchmarks.models import MODELS  # noqa: E402
 
 _CHILD = r"""
@@ -105,11 +113,41 @@ def measure(name: str, small: bool, loads: int, run_saved: str | None,
         r = subprocess.run([run_saved, str(path), *in_files, "-o", str(out_dir)],
                            capture_output=True, text=True)
         ok = r.returncode == 0
-        for i, e in enumerate(expected):
-            f = out_dir / f"out_{i}.npy"
+        for spec, e in zip(compiled.outputs, expected, strict=True):
+            f = out_dir / f"{spec.name}.npy"  # run_saved names the files after the outputs
             ok = ok and f.exists() and np.array_equal(np.load(f), e)
         result["cpp_equal"] = ok
     return result
+
+
+def latency(name: str, work: Path, rounds: int, small: bool) -> dict[str, Any]:
+    import ember.torch  # noqa: F401  (registers backend="ember")
+
+    spec = MODELS[name]
+    model, inputs = spec.build(small=small), spec.example_inputs(small=small)
+    with torch.no_grad():
+        backend = torch.compile(model, backend="ember", options={"progress": False})
+        backend(*inputs)
+    ember.compile(model, inputs, options={"progress": False}).save(work / "m.ember")
+    loaded = ember.load(work / "m.ember")
+    onnx_path = work / "m.onnx"
+    with torch.no_grad():
+        torch.onnx.export(model, inputs, str(onnx_path), dynamo=False)
+    from_onnx = ember.compile(onnx_path, options={"progress": False})
+
+    def no_grad(fn: Any) -> Any:
+        def call(*args: Any) -> Any:
+            with torch.no_grad():
+                return fn(*args)
+        return call
+
+    stats, errors = H.measure_interleaved(
+        {"torch.compile": no_grad(backend), "ember.load": loaded, "onnx": from_onnx},
+        inputs, rounds=rounds, min_batch_s=0.2, warmup=1)
+    row: dict[str, Any] = {"model": name, "errors": errors}
+    for k, v in stats.items():
+        row[k] = v.median_ms
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,7 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--loads", type=int, default=5, help="fresh processes per model")
     p.add_argument("--run-saved", help="the run_saved example program, to load from C++ too")
     p.add_argument("--json", type=Path)
+    p.add_argument("--latency", action="store_true",
+                   help="compare the latency of the three ways to run a model (see above)")
+    p.add_argument("--rounds", type=int, default=7, help="--latency: interleaved rounds")
+    p.add_argument("--threads", type=int, default=0, help="--latency: threads (0: all)")
     args = p.parse_args(argv)
+    if args.latency:
+        return _latency_main(args)
     results = []
     with tempfile.TemporaryDirectory(prefix="ember-deploy-") as d:
         for name in args.models.split(","):
@@ -147,6 +191,32 @@ def main(argv: list[str] | None = None) -> int:
             line += f" {'yes' if r.get('cpp_equal') else 'NO'} |"
         print(line)
     return 0 if all(r.get("python_equal") and r.get("cpp_equal", True) for r in results) else 1
+
+
+def _ms(r: dict[str, Any], k: str) -> str:
+    return f"{r[k]:.3f}" if k in r else f"error: {r['errors'].get(k, '?')[:60]}"
+
+
+def _ratio(r: dict[str, Any], k: str) -> str:
+    base = r.get("torch.compile")
+    return f"{r[k] / base:.2f}" if k in r and base else "n/a"
+
+
+def _latency_main(args: argparse.Namespace) -> int:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        ember.set_num_threads(args.threads)
+    print("| model | torch.compile ms | ember.load ms | ONNX via ember.compile ms | "
+          "load / torch.compile | ONNX / torch.compile |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="ember-deploy-") as d:
+        for name in args.models.split(","):
+            torch._dynamo.reset()
+            r = latency(name, Path(d), args.rounds, args.small)
+            cells = [_ms(r, k) for k in ("torch.compile", "ember.load", "onnx")]
+            cells += [_ratio(r, k) for k in ("ember.load", "onnx")]
+            print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
