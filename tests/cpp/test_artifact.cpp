@@ -20,6 +20,7 @@
 #include "ember/runtime/artifact.h"
 #include "ember/support/cpu.h"
 #include "ember/support/hash.h"
+#include "error_text.h"
 
 namespace ember {
 namespace {
@@ -67,13 +68,8 @@ bool same_bits(const Tensor& a, const Tensor& b) {
          std::memcmp(a.data(), b.data(), static_cast<size_t>(a.nbytes())) == 0;
 }
 
-std::string error_of(const std::string& path) {
-  try {
-    load(path);
-  } catch (const ArtifactError& e) {
-    return e.what();
-  }
-  return "<no ArtifactError>";
+std::string load_error(const std::string& path) {
+  return error_of<ArtifactError>([&] { load(path); });
 }
 
 TEST(Artifact, SaveAndLoadGiveTheSameBits) {
@@ -110,18 +106,18 @@ TEST(Artifact, FilesThatAreNotWholeOrNotOurs) {
   const std::string bad = temp_path("bad.ember");
 
   write_all(bad, bytes.substr(0, bytes.size() - 100));
-  EXPECT_NE(error_of(bad).find("truncated"), std::string::npos) << error_of(bad);
+  EXPECT_NE(load_error(bad).find("truncated"), std::string::npos) << load_error(bad);
   write_all(bad, "#!/bin/sh\necho hello\n");
-  EXPECT_NE(error_of(bad).find("not an ember model file"), std::string::npos);
+  EXPECT_NE(load_error(bad).find("not an ember model file"), std::string::npos);
   std::string flipped = bytes;
   flipped[flipped.size() / 2] ^= 1;
   write_all(bad, flipped);
-  EXPECT_NE(error_of(bad).find("checksum"), std::string::npos);
+  EXPECT_NE(load_error(bad).find("checksum"), std::string::npos);
   std::string newer = bytes;
   uint32_t v = kArtifactFormatVersion + 1;
   std::memcpy(newer.data() + 8, &v, 4);
   write_all(bad, newer);
-  EXPECT_NE(error_of(bad).find("newer ember"), std::string::npos) << error_of(bad);
+  EXPECT_NE(load_error(bad).find("newer ember"), std::string::npos) << load_error(bad);
   EXPECT_THROW(load(temp_path("missing.ember")), Error);
 }
 
@@ -158,7 +154,8 @@ TEST(Artifact, DamageAnywhereFailsAChecksum) {
     std::string d = bytes;
     d[pos] = static_cast<char>(d[pos] ^ 0x10);
     write_all(bad, d);
-    EXPECT_NE(error_of(bad).find("checksum"), std::string::npos) << pos << ": " << error_of(bad);
+    EXPECT_NE(load_error(bad).find("checksum"), std::string::npos)
+        << pos << ": " << load_error(bad);
   }
 }
 
@@ -231,7 +228,7 @@ TEST(Artifact, KernelsForAWiderIsaAreRebuiltOrRefused) {
   // A program with the runtime library only has no rebuilder: a clear refusal.
   auto installed = detail::kernel_rebuilder();
   detail::set_kernel_rebuilder(nullptr);
-  std::string msg = error_of(path);
+  std::string msg = load_error(path);
   detail::set_kernel_rebuilder(installed);
   EXPECT_NE(msg.find("needs ember's compiler"), std::string::npos) << msg;
 }

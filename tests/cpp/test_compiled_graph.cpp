@@ -11,6 +11,7 @@
 #include "ember/runtime/compiled_graph.h"
 #include "ember/support/error.h"
 #include "ember/tensor/tensor.h"
+#include "error_text.h"
 #include "runtime/memory_plan.h"
 
 namespace ember {
@@ -98,15 +99,6 @@ std::vector<float> expected_chain(const Tensor& x, const Tensor& y) {
 
 std::vector<float> floats(const Tensor& t) {
   return std::vector<float>(t.data_as<float>(), t.data_as<float>() + t.numel());
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no ember::Error)";
 }
 
 TEST(CompiledGraphTest, RunsAChainWithSymbolicShapes) {

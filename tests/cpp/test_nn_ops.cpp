@@ -11,6 +11,7 @@
 #include "ember/ops/nn.h"
 #include "ember/ops/op_def.h"
 #include "ember/support/error.h"
+#include "error_text.h"
 
 namespace ember {
 namespace {
@@ -26,15 +27,6 @@ std::string infer1(const std::string& op, std::vector<TensorType> in, OpAttrs a)
   std::vector<TensorType> out = op_def(op).infer(in, a);
   EXPECT_EQ(out.size(), 1u);
   return out.at(0).str();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 std::string infer_error(const std::string& op, std::vector<TensorType> in, OpAttrs a) {

@@ -15,25 +15,12 @@
 
 #include "ember/runtime/npy.h"
 #include "ember/support/error.h"
+#include "error_text.h"
 
 namespace ember {
 namespace {
 
 namespace fs = std::filesystem;
-
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 class Npy : public ::testing::Test {
  protected:

@@ -9,19 +9,10 @@
 #include "ember/ops/op_def.h"
 #include "ember/ops/ops.h"
 #include "ember/support/error.h"
+#include "error_text.h"
 
 namespace ember {
 namespace {
-
-// The message of the ember::Error f throws ("<no error>" when it throws none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 // Every row of the scalar operator tables is a registered elementwise operator.
 TEST(OpsRegistry, RegistersEveryScalarOperator) {

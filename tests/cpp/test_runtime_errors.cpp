@@ -15,6 +15,7 @@
 #include "ember/runtime/compiled_graph.h"
 #include "ember/support/error.h"
 #include "ember_rt/kernel.h"
+#include "error_text.h"
 
 namespace ember {
 namespace {
@@ -31,16 +32,6 @@ Tensor weight() {
 
 Tensor ids(const std::vector<double>& v, DType t = DType::int64) {
   return from_values(v, {static_cast<int64_t>(v.size())}, t);
-}
-
-// The DataError message of f, or a marker when it throws nothing.
-std::string data_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "<no DataError>";
 }
 
 void expect_contains(const std::string& text, const std::string& part) {
@@ -68,7 +59,7 @@ TEST(RuntimeErrors, EmbeddingIndexOutOfRangeInACompiledGraph) {
     auto g = embedding_graph(t);
     expect_embedding(g->run({ids({4, 0, 2}, t)})[0], {4, 0, 2});
     for (double bad : {5.0, -1.0, 50000.0}) {
-      std::string msg = data_error_of([&] { g->run({ids({1, bad, 3}, t)}); });
+      std::string msg = error_of<DataError>([&] { g->run({ids({1, bad, 3}, t)}); });
       expect_contains(msg, "Embedding");
       expect_contains(msg, "index " + std::to_string(static_cast<int64_t>(bad)) +
                                " is out of range for dimension 0");
@@ -86,13 +77,13 @@ TEST(RuntimeErrors, EmbeddingWithSymbolicRowsChecksAgainstTheBoundSize) {
   auto g = optimize(trace_from({ops::embedding(w, x)}, {w, x})).build();
   Tensor out = g->run({weight(), ids({4})})[0];
   EXPECT_EQ(element_as_double(out, 1), 41.0);
-  std::string msg = data_error_of([&] { g->run({weight(), ids({0, 5})}); });
+  std::string msg = error_of<DataError>([&] { g->run({weight(), ids({0, 5})}); });
   expect_contains(msg, "index 5 is out of range");
   expect_contains(msg, "of size 5");
 }
 
 TEST(RuntimeErrors, EmbeddingIndexOutOfRangeImperative) {
-  std::string msg = data_error_of([] { ops::embedding(weight(), ids({0, 7})); });
+  std::string msg = error_of<DataError>([] { ops::embedding(weight(), ids({0, 7})); });
   expect_contains(msg, "Embedding");
   expect_contains(msg, "index 7 is out of range");
   Tensor ok = ops::embedding(weight(), ids({2}));
@@ -105,7 +96,7 @@ TEST(RuntimeErrors, ManyThreadsOneBadIndex) {
   v[12345] = 99.0;
   v[777] = -2.0;
   auto g = embedding_graph(DType::int64);
-  std::string msg = data_error_of([&] { g->run({ids(v)}); });
+  std::string msg = error_of<DataError>([&] { g->run({ids(v)}); });
   EXPECT_TRUE(msg.find("index 99 ") != std::string::npos ||
               msg.find("index -2 ") != std::string::npos)
       << msg;
@@ -128,14 +119,15 @@ TEST(RuntimeErrors, IntegerDivisionByZero) {
     EXPECT_EQ(element_as_double(r, i), static_cast<double>(x - floordiv_ref(x, y) * y));
   }
   Tensor zero = ids({2, 0, 1, 1, 1});
-  expect_contains(data_error_of([&] { ops::floor_divide(a, zero); }), "FloorDivide computing");
-  expect_contains(data_error_of([&] { ops::floor_divide(a, zero); }),
+  expect_contains(error_of<DataError>([&] { ops::floor_divide(a, zero); }),
+                  "FloorDivide computing");
+  expect_contains(error_of<DataError>([&] { ops::floor_divide(a, zero); }),
                   "integer division by zero (-7 divided by 0)");
-  expect_contains(data_error_of([&] { ops::remainder(a, zero); }), "Remainder");
+  expect_contains(error_of<DataError>([&] { ops::remainder(a, zero); }), "Remainder");
   // A scalar zero divisor, and int32.
-  expect_contains(data_error_of([&] { ops::floor_divide(a, ops::scalar(0, DType::int64)); }),
+  expect_contains(error_of<DataError>([&] { ops::floor_divide(a, ops::scalar(0, DType::int64)); }),
                   "integer division by zero");
-  expect_contains(data_error_of([&] {
+  expect_contains(error_of<DataError>([&] {
                     ops::remainder(ids({1, 2}, DType::int32), ids({1, 0}, DType::int32));
                   }),
                   "integer division by zero");
@@ -146,7 +138,7 @@ TEST(RuntimeErrors, IntegerDivisionByZeroInACompiledGraphThenGoodInput) {
   Tensor y = Tensor::symbol({ir::var("n")}, DType::int64, Device::cpu(), "y");
   Tensor z = ops::add(ops::floor_divide(x, y), ops::remainder(x, y));
   auto g = optimize(trace_from({z}, {x, y})).build();
-  expect_contains(data_error_of([&] {
+  expect_contains(error_of<DataError>([&] {
                     g->run({ids({5, 6}), ids({0, 4})});
                   }),
                   "integer division by zero");

@@ -12,6 +12,7 @@
 #include "ember/ops/op_def.h"
 #include "ember/ops/ops.h"
 #include "ember/support/error.h"
+#include "error_text.h"
 
 namespace ember {
 namespace {
@@ -25,15 +26,6 @@ TensorType f32(Shape s) { return TensorType{DType::float32, std::move(s), Device
 
 std::string infer1(const std::string& op, std::vector<TensorType> in, OpAttrs a) {
   return op_def(op).infer(in, a).at(0).str();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 std::string compute_str(const std::string& op, const std::vector<TensorType>& in, OpAttrs a) {

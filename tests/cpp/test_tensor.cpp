@@ -12,24 +12,10 @@
 #include "ember/ops/attrs.h"
 #include "ember/support/error.h"
 #include "ember/tensor/tensor.h"
+#include "error_text.h"
 
 namespace ember {
 namespace {
-
-// gmock is not required: a plain substring check.
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no ember::Error)";
-}
 
 std::vector<double> values_of(const Tensor& t) {
   std::vector<double> out;
