@@ -224,11 +224,13 @@ def load(path: str | os.PathLike[str]) -> CompiledModel:
 
 
 def compile(model: Any, example_inputs: Sequence[Any] | None = None, *,  # noqa: A001
-            dynamic: Any = None, options: dict[str, Any] | None = None) -> CompiledModel:
+            example_kwargs: dict[str, Any] | None = None, dynamic: Any = None,
+            options: dict[str, Any] | None = None) -> CompiledModel:
     """Compiles a whole model ahead of time.
 
-    ``model``: a torch.nn.Module or function, called as ``model(*example_inputs)``; or the
-    path of an ONNX file (``example_inputs`` then unused). ``dynamic``: None or False for
+    ``model``: a torch.nn.Module or function, called as
+    ``model(*example_inputs, **example_kwargs)``; or the path of an ONNX file (the examples
+    are then unused). ``dynamic``: None or False for
     the example inputs' shapes, True for every dimension symbolic, or torch.export's
     ``dynamic_shapes`` spec (torch models). ``options``: the settings of
     ``torch.compile(backend="ember", options=...)`` (search_space, parallel_k, dump_dir,
@@ -243,9 +245,11 @@ def compile(model: Any, example_inputs: Sequence[Any] | None = None, *,  # noqa:
         from ember.onnx import compile_onnx
 
         return compile_onnx(path, dynamic=dynamic, options=options)
-    if example_inputs is None:
+    if example_inputs is None and example_kwargs is None:
         raise TypeError("ember.compile(model, example_inputs): a torch model needs example "
-                        "inputs (a tuple of the arguments it is called with)")
+                        "inputs (a tuple of the arguments it is called with, and/or "
+                        "example_kwargs)")
     from ember.torch.export import compile_module
 
-    return compile_module(model, tuple(example_inputs), dynamic=dynamic, options=options)
+    return compile_module(model, tuple(example_inputs or ()), dict(example_kwargs or {}),
+                          dynamic=dynamic, options=options)

@@ -108,3 +108,33 @@ def test_family_converts_completely_and_matches_eager(name: str, dynamic: bool) 
         raise
     assert known is None, f"{name} ({'dynamic' if dynamic else 'static'}) now converts: " \
                           "remove it from KNOWN in tests/python/test_hf_models.py"
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_family_compiles_ahead_of_time_saves_and_loads(name: str, tmp_path: Any) -> None:
+    """ember.compile (dynamic sizes), saved and loaded: the output structure (a ModelOutput)
+    is kept, and another sequence length runs right."""
+    torch._dynamo.reset()
+    model = _model(name)
+    extra = {} if name in ("bert", "roberta", "albert", "electra", "deberta_v2", "distilbert",
+                           "clip_text") else {"use_cache": False}
+    compiled = ember.compile(model, example_kwargs={**_inputs(name, 12), **extra},
+                             dynamic=True, options={"progress": False})
+    compiled.save(tmp_path / "m.ember")
+    loaded = ember.load(tmp_path / "m.ember")
+    for length in (12, 17):
+        kwargs = {**_inputs(name, length), **extra}
+        out = loaded(**kwargs)
+        assert type(out).__name__ == type(model(**kwargs)).__name__
+        with torch.no_grad():
+            expected = model(**kwargs).last_hidden_state
+        got = out.last_hidden_state
+        assert got.shape == expected.shape
+        assert ((got - expected).abs().max() / expected.abs().max()).item() < 1e-4
+
+
+def test_cache_objects_get_a_hint() -> None:
+    torch._dynamo.reset()
+    with pytest.raises(ember.EmberError, match="use_cache=False"):
+        ember.compile(_model("gpt2"), example_kwargs=_inputs("gpt2", 8),
+                      options={"progress": False})

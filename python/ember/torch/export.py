@@ -29,16 +29,16 @@ from ember.torch.pipeline import compile_graph
 __all__ = ["compile_module"]
 
 
-def compile_module(model: Any, example_inputs: tuple, *, dynamic: Any = None,
-                   options: dict[str, Any] | None = None) -> CompiledModel:
+def compile_module(model: Any, example_inputs: tuple, example_kwargs: dict[str, Any], *,
+                   dynamic: Any = None, options: dict[str, Any] | None = None) -> CompiledModel:
     """See ember.compile."""
     settings = resolve_settings(None, {**(options or {}), "strict": True})
     if settings.dryrun:
         raise ember.EmberError("ember.compile: dryrun compiles nothing; use "
                                "torch.compile(model, backend='ember', options={'dryrun': True}) "
                                "to see what ember would convert")
-    gm = _export(model, example_inputs, dynamic)
-    flat, in_spec = pytree.tree_flatten((example_inputs, {}))
+    gm = _export(model, example_inputs, example_kwargs, dynamic)
+    flat, in_spec = pytree.tree_flatten((example_inputs, example_kwargs))
     with torch.no_grad():
         segment = compile_graph(gm, list(flat), settings, 0)
     if not isinstance(segment, CompiledSegment) or segment.compiled is None:
@@ -48,7 +48,8 @@ def compile_module(model: Any, example_inputs: tuple, *, dynamic: Any = None,
         raise ember.EmberError("ember.compile: the model's graph takes sizes or numbers that "
                                "are not dimensions of its tensor inputs; a compiled model "
                                "takes tensors only")
-    arg_names = _leaf_names((example_inputs, {}), _parameter_names(model, len(example_inputs)))
+    arg_names = _leaf_names((example_inputs, example_kwargs),
+                            _parameter_names(model, len(example_inputs)))
     out_spec = getattr(gm, "_out_spec", None)
     order, output_names = _outputs(segment, out_spec)
     meta = {
@@ -66,7 +67,8 @@ def compile_module(model: Any, example_inputs: tuple, *, dynamic: Any = None,
     return CompiledModel(model_c, meta)
 
 
-def _export(model: Any, example_inputs: tuple, dynamic: Any) -> torch.fx.GraphModule:
+def _export(model: Any, example_inputs: tuple, example_kwargs: dict[str, Any],
+            dynamic: Any) -> torch.fx.GraphModule:
     """The model as one FX graph (Dynamo's export at torch level, not ATen)."""
     kwargs: dict[str, Any] = {"assume_static_by_default": True}
     if dynamic is True:
@@ -77,11 +79,15 @@ def _export(model: Any, example_inputs: tuple, dynamic: Any) -> torch.fx.GraphMo
         warnings.simplefilter("ignore", FutureWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         try:
-            exported = torch._dynamo.export(model, **kwargs)(*example_inputs)
+            exported = torch._dynamo.export(model, **kwargs)(*example_inputs, **example_kwargs)
         except Exception as e:
+            hint = ""
+            if "pytree-flattenable" in str(e):
+                hint = (" (An output of a type torch's pytree does not know: a HuggingFace "
+                        "model's cache object, for one, goes away with use_cache=False.)")
             raise ember.EmberError(
                 f"ember.compile could not capture the model as one graph "
-                f"({type(e).__name__}: {_first_line(e)}). A compiled model has no eager "
+                f"({type(e).__name__}: {_first_line(e)}).{hint} A compiled model has no eager "
                 "PyTorch to fall back to, so the model must trace whole (no graph breaks, "
                 "no data-dependent Python control flow); torch.compile(model, "
                 "backend='ember') runs such models with graph breaks.") from e

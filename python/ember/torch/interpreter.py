@@ -295,7 +295,8 @@ class FxConverter:
         if self._foldable(node, args, kwargs):
             self.converted[node] = "folded"
             return self._fold(node, args, kwargs)
-        if is_shape_value(meta) and not _has_symbolic_tensor((args, kwargs)):
+        if is_shape_value(meta) and (not _has_symbolic_tensor((args, kwargs))
+                                     or node.target in _SIZE_QUERIES):
             self.converted[node] = "shape"
             return meta
         kind, key = node_target(self.gm, node)
@@ -540,6 +541,11 @@ def _contains_opaque(v: Any) -> bool:
     if isinstance(v, (tuple, list)):
         return any(x is _OPAQUE or _contains_opaque(x) for x in v)
     return False
+
+
+# x.size(d) as torch's export traces it: its value is the SymInt Dynamo recorded (a graph
+# input's size), as Dynamo passes such sizes to graphs it compiles.
+_SIZE_QUERIES = (torch.ops.aten.sym_size.int,)
 
 
 def _symbol_names(size: str) -> set[str]:

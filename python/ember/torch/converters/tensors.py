@@ -560,7 +560,6 @@ def size(input: Any, dim: Any = None) -> Any:
 
 def _register_all() -> None:
     register(reshape, torch.reshape)
-    register(size, torch.ops.aten.sym_size.int)  # x.size(d) in graphs torch export traces
     register(flatten, torch.flatten)
     register(unflatten, torch.unflatten)
     register(permute, torch.permute)
