@@ -152,6 +152,10 @@ void bind_reductions(nb::module_& m) {
   m.def(
       "matmul", [](const Tensor& a, const Tensor& b) { return ops::matmul(a, b); }, nb::arg("a"),
       nb::arg("b"), "Matrix product with numpy's matmul semantics.");
+  m.def(
+      "matmul_nt", [](const Tensor& a, const Tensor& b) { return ops::matmul_nt(a, b); },
+      nb::arg("a"), nb::arg("b"),
+      "a @ b^T with b stored [..., N, K] (a Linear layer's weight as stored), read in place.");
 }
 
 void bind_transforms(nb::module_& m) {

@@ -40,6 +40,7 @@ argmax = _ops.argmax
 argmin = _ops.argmin
 softmax = _ops.softmax
 matmul = _ops.matmul
+matmul_nt = _ops.matmul_nt
 reshape = _ops.reshape
 transpose = _ops.transpose
 permute = _ops.permute
@@ -132,6 +133,7 @@ __all__ = [
     "hardswish",
     "layer_norm",
     "matmul",
+    "matmul_nt",
     "max",
     "max_pool2d",
     "mean",

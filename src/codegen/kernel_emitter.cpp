@@ -219,7 +219,8 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
   w_.line("g.batch = " + em.emit_index(shape_numel_expr(cb)) + ";");
   w_.line("g.A = b" + std::to_string(s.a) + "; g.a_m = g.K; g.a_k = 1;");
   w_.line("g.a_batch = " + batch_stride(ab, "g.M * g.K") + ";");
-  w_.line("g.B = b" + std::to_string(s.b) + "; g.b_k = g.N; g.b_n = 1;");
+  w_.line("g.B = b" + std::to_string(s.b) +
+          (s.b_transposed ? "; g.b_k = 1; g.b_n = g.K;" : "; g.b_k = g.N; g.b_n = 1;"));
   w_.line("g.b_batch = " + batch_stride(bb, "g.K * g.N") + ";");
   w_.line("g.C = b" + std::to_string(s.out) + "; g.c_m = g.N; g.c_batch = g.M * g.N;");
   const std::string tune = gemm_tuning_argument(config_);

@@ -29,8 +29,8 @@ class GroupLowering {
     producer_ = g.producers();
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       int v = g.inputs[i];
-      buffer_of_[v] = task_.add_buffer(g.names[v], g.values[v].dtype, g.values[v].shape,
-                                       ir::BufferRole::Input);
+      buffer_of_[v] =
+          task_.add_buffer(g.names[v], g.values[v].dtype, g.values[v].shape, ir::BufferRole::Input);
     }
     for (int v : g.outputs)
       buffer_of_[v] = task_.add_buffer(g.names[v], g.values[v].dtype, g.values[v].shape,
@@ -146,8 +146,10 @@ class GroupLowering {
   }
 
   void matmul_anchor(const Node& a) {
+    const bool b_transposed = a.op->traits().b_transposed;
     const TensorType& at = g_.values[a.inputs[0]];
-    const TensorType& bt = g_.values[a.inputs[1]];
+    const TensorType bt =
+        b_transposed ? stored_transposed(g_.values[a.inputs[1]]) : g_.values[a.inputs[1]];
     const TensorType& out = g_.values[a.outputs[0]];
     MatmulDims md = matmul_dims(at, bt);
     auto broadcastable = [&](const TensorType& t) {
@@ -156,8 +158,8 @@ class GroupLowering {
       return (n.as_int() && *n.as_int() == 1) || ir::equal(n, shape_numel_expr(md.batch));
     };
     bool has_epilogue = g_.outputs[0] != a.outputs[0];
-    bool gemm = at.dtype == DType::float32 && bt.dtype == DType::float32 &&
-                broadcastable(at) && broadcastable(bt) &&
+    bool gemm = at.dtype == DType::float32 && bt.dtype == DType::float32 && broadcastable(at) &&
+                broadcastable(bt) &&
                 (!has_epilogue || (!md.a_vector && !md.b_vector &&
                                    g_.values[g_.outputs[0]].dtype == DType::float32));
     if (!gemm) {
@@ -181,6 +183,7 @@ class GroupLowering {
     s.kind = ir::StageKind::Matmul;
     s.a = ab;
     s.b = bb;
+    s.b_transposed = b_transposed;
     s.out = ob;
     s.axes = fresh_axes(task_.buffers[ob].shape.size(), "__i");
     if (has_epilogue) {
@@ -230,7 +233,8 @@ class GroupLowering {
       task_.stages.push_back(std::move(s));
     }
     ir::Stage& last = task_.stages.back();
-    EMBER_ASSERT(last.out == buffer_of_.at(g_.outputs[0]), "a composite's last stage writes its output");
+    EMBER_ASSERT(last.out == buffer_of_.at(g_.outputs[0]),
+                 "a composite's last stage writes its output");
     DType acc_t = last.kind == ir::StageKind::Matmul ? DType::float32 : last.acc_dtype;
     Expr base = last.kind == ir::StageKind::Compute ? last.value
                 : last.epilogue.defined()           ? last.epilogue

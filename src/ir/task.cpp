@@ -50,7 +50,9 @@ std::string Task::str() const {
         os << reduce_op_name(s.reduce_op) << "(" << to_string(s.value) << " over "
            << join_exprs(s.raxes) << " < " << join_exprs(s.rextents) << ")";
         break;
-      case StageKind::Matmul: os << "matmul(b" << s.a << ", b" << s.b << ")"; break;
+      case StageKind::Matmul:
+        os << "matmul(b" << s.a << ", b" << s.b << (s.b_transposed ? "^T" : "") << ")";
+        break;
       case StageKind::Call: {
         os << s.routine << "(";
         const char* sep = "";

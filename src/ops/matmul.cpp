@@ -39,6 +39,14 @@ MatmulDims matmul_dims(const TensorType& a, const TensorType& b) {
   return d;
 }
 
+TensorType stored_transposed(const TensorType& b) {
+  EMBER_CHECK(b.rank() >= 2, "matmul_nt: the second operand is a matrix stored [..., N, K] (a "
+                                 << "Linear layer's weight), got " << b.str());
+  TensorType t = b;
+  std::swap(t.shape[t.shape.size() - 1], t.shape[t.shape.size() - 2]);
+  return t;
+}
+
 Shape matmul_output_shape(const MatmulDims& d) {
   Shape s = d.batch;
   if (!d.a_vector) s.push_back(d.m);
@@ -49,18 +57,22 @@ Shape matmul_output_shape(const MatmulDims& d) {
 namespace opdefs {
 namespace {
 
+template <bool kTransposedB>
 std::vector<TensorType> infer_matmul(const std::vector<TensorType>& in, const OpAttrs&) {
-  check_arity("matmul", in, 2);
-  const Device device = common_device("matmul", in);
-  check_same_dtype("matmul", in[0], in[1]);
-  check_not_bool("matmul", in[0]);
-  const MatmulDims d = matmul_dims(in[0], in[1]);
+  const char* name = kTransposedB ? "matmul_nt" : "matmul";
+  check_arity(name, in, 2);
+  const Device device = common_device(name, in);
+  check_same_dtype(name, in[0], in[1]);
+  check_not_bool(name, in[0]);
+  const MatmulDims d = matmul_dims(in[0], kTransposedB ? stored_transposed(in[1]) : in[1]);
   return {TensorType{in[0].dtype, matmul_output_shape(d), device}};
 }
 
-// sum over k of a[batch..., m, k] * b[batch..., k, n], accumulated in the compute dtype.
+// sum over k of a[batch..., m, k] * b[batch..., k, n] (b_stored[batch..., n, k] when
+// kTransposedB), accumulated in the compute dtype.
+template <bool kTransposedB>
 ReduceDef reduce_matmul(const std::vector<TensorType>& in, const TensorType& out, const OpAttrs&) {
-  const TensorType a = in.at(0), b = in.at(1);
+  const TensorType a = in.at(0), b = kTransposedB ? stored_transposed(in.at(1)) : in.at(1);
   const MatmulDims d = matmul_dims(a, b);
   ReduceDef r;
   r.op = ir::ReduceOp::Sum;
@@ -77,8 +89,14 @@ ReduceDef reduce_matmul(const std::vector<TensorType>& in, const TensorType& out
     Index bi = broadcast_index(batch, b_batch);
     if (!d.a_vector) ai.push_back(idx.at(nb));
     ai.push_back(k);
-    bi.push_back(k);
-    if (!d.b_vector) bi.push_back(idx.at(nb + (d.a_vector ? 0 : 1)));
+    const Expr n = d.b_vector ? Expr() : idx.at(nb + (d.a_vector ? 0 : 1));
+    if (kTransposedB) {
+      bi.push_back(n);
+      bi.push_back(k);
+    } else {
+      bi.push_back(k);
+      if (!d.b_vector) bi.push_back(n);
+    }
     const Expr x = cast_to(to_compute(load(0, ai)), acc);
     const Expr y = cast_to(to_compute(load(1, bi)), acc);
     return ir::binary(ir::BinaryOp::Mul, x, y);
@@ -98,8 +116,25 @@ EMBER_REGISTER_OP {
   d.title = "Matmul";
   d.kind = OpKind::Matmul;
   d.num_inputs = 2;
-  d.infer = infer_matmul;
-  d.reduce = reduce_matmul;
+  d.infer = infer_matmul<false>;
+  d.reduce = reduce_matmul<false>;
+  return d;
+}
+
+// a @ b^T with b stored [..., N, K]: a Linear layer's product with its weight as stored, so
+// that a weight shared with another use (an embedding table tied to the output projection)
+// is kept once.
+EMBER_REGISTER_OP {
+  OpDef d;
+  d.name = "matmul_nt";
+  d.title = "MatmulNT";
+  d.kind = OpKind::Matmul;
+  OpTraits t = default_traits(OpKind::Matmul);
+  t.b_transposed = true;
+  d.declared_traits = t;
+  d.num_inputs = 2;
+  d.infer = infer_matmul<true>;
+  d.reduce = reduce_matmul<true>;
   return d;
 }
 

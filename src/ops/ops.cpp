@@ -233,6 +233,7 @@ Tensor softmax(const Tensor& x, int64_t axis) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) { return apply1("matmul", {a, b}); }
+Tensor matmul_nt(const Tensor& a, const Tensor& b) { return apply1("matmul_nt", {a, b}); }
 
 // ---- transforms ----
 

@@ -275,3 +275,13 @@ def test_aten_graphs_from_export(decompose):
     with torch.no_grad():
         for a, e in zip(segment(*args), net(*args), strict=True):
             torch.testing.assert_close(a, e, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(40,), (1, 40), (1, 1, 40), (2, 40), (3, 5, 40)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_reads_its_weight_in_place_or_transposed(shape, bias):
+    """One row reads the weight as stored (matmul_nt), more rows a transposed copy: both
+    must match eager."""
+    torch._dynamo.reset()
+    layer = nn.Linear(40, 24, bias=bias).eval()
+    check(layer, torch.randn(*shape), tol=1e-5)

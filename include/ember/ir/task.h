@@ -36,16 +36,18 @@ const char* reduce_op_name(ReduceOp op);
 
 struct Stage {
   StageKind kind = StageKind::Compute;
-  int out = -1;               // the buffer this stage writes
-  std::vector<Expr> axes;     // one Var per dimension of the output buffer
-  Expr value;                 // Compute: the output value; Reduce: the value reduced
+  int out = -1;            // the buffer this stage writes
+  std::vector<Expr> axes;  // one Var per dimension of the output buffer
+  Expr value;              // Compute: the output value; Reduce: the value reduced
   // Reduce:
   ReduceOp reduce_op = ReduceOp::Sum;
-  std::vector<Expr> raxes;    // reduction Vars
-  std::vector<Expr> rextents; // their extents
+  std::vector<Expr> raxes;           // reduction Vars
+  std::vector<Expr> rextents;        // their extents
   DType acc_dtype = DType::float32;  // the accumulator's type (the input's for ArgMax/Min)
-  // Matmul: a[..., M, K] and b[..., K, N] with batch dims broadcast to the output's.
+  // Matmul: a[..., M, K] and b[..., K, N] with batch dims broadcast to the output's; with
+  // b_transposed, b is [..., N, K] (a Linear layer's weight) and is read transposed in place.
   int a = -1, b = -1;
+  bool b_transposed = false;
   // Reduce and Matmul: the output value from Acc and the axes; undefined means Acc itself.
   Expr epilogue;
   // Call: ember_rt::lib::<routine>(ctx, inputs..., outputs..., params..., scalars...).

@@ -21,6 +21,9 @@ struct MatmulDims {
 // batch dimensions broadcastable) and gives the product's dimensions.
 MatmulDims matmul_dims(const TensorType& a, const TensorType& b);
 
+// b stored [..., N, K] (matmul_nt's second operand) as the [..., K, N] operand it stands for.
+TensorType stored_transposed(const TensorType& b);
+
 // The output shape for these dimensions.
 Shape matmul_output_shape(const MatmulDims& d);
 

@@ -74,6 +74,9 @@ struct OpTraits {
   // Only reinterprets the shape of one contiguous input: on concrete inputs it returns a
   // view of the same memory instead of running a kernel.
   bool is_view = false;
+  // Matmul: its second operand is stored [..., N, K] (as a Linear layer stores its weight)
+  // and the product reads it transposed in place: b[..., k, n] is b_stored[..., n, k].
+  bool b_transposed = false;
   // Not declared yet, and no pass asks: how the operator maps its inputs' layouts to its
   // output's (every tensor is row-major and contiguous today, docs/tensors.md), and its
   // gradient. They belong here when a pass needs them.
@@ -123,8 +126,8 @@ bool register_op_def(OpDef def);
 #define EMBER_OP_CONCAT(a, b) EMBER_OP_CONCAT2(a, b)
 // Registers the OpDef returned by the following block:
 //   EMBER_REGISTER_OP { OpDef d; d.name = "relu"; ...; return d; }
-#define EMBER_REGISTER_OP                                                         \
-  static ::ember::OpDef EMBER_OP_CONCAT(ember_op_def_, __LINE__)();               \
-  [[maybe_unused]] static const bool EMBER_OP_CONCAT(ember_op_reg_, __LINE__) =   \
-      ::ember::register_op_def(EMBER_OP_CONCAT(ember_op_def_, __LINE__)());       \
+#define EMBER_REGISTER_OP                                                       \
+  static ::ember::OpDef EMBER_OP_CONCAT(ember_op_def_, __LINE__)();             \
+  [[maybe_unused]] static const bool EMBER_OP_CONCAT(ember_op_reg_, __LINE__) = \
+      ::ember::register_op_def(EMBER_OP_CONCAT(ember_op_def_, __LINE__)());     \
   static ::ember::OpDef EMBER_OP_CONCAT(ember_op_def_, __LINE__)()

@@ -80,6 +80,8 @@ Tensor softmax(const Tensor& x, int64_t axis = -1);
 
 // Matrix product with numpy's matmul semantics (1-d operands, broadcast batch dims).
 Tensor matmul(const Tensor& a, const Tensor& b);
+// a @ b^T with b stored [..., N, K] (a Linear layer's weight as stored), read in place.
+Tensor matmul_nt(const Tensor& a, const Tensor& b);
 
 // Transforms. One dimension of `shape` in reshape may be -1.
 Tensor reshape(const Tensor& x, const Shape& shape);
