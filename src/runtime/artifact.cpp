@@ -1,36 +1,27 @@
-// Saving a CompiledModel to one file and loading it back (ember/runtime/artifact.h).
+// Saving a CompiledModel to one file and loading it back (ember/runtime/artifact.h): what
+// the sections of the file (artifact_file.h) hold, and linking the saved machine code.
 //
-// Layout (little-endian; docs/deploy.md):
-//
-//   header, 64 bytes     magic "EMBERMDL", u32 format version, u32 section count,
-//                        u64 file size, u64 checksum64 of the section table, zero padding
-//   section table        per section: 8-byte tag, u64 offset, u64 size, u64 checksum64
-//   sections             each 64-byte aligned: "meta" and "plan" (records written by
-//                        Writer below), "weights" (constants, each 64-byte aligned),
-//                        "module" (the shared object), "sources" (translation units)
-//
-// Every read is bounds-checked: a damaged file is an ArtifactError, never a crash.
+//   "meta"     ember version, kernel ABI, ISA and CPU features, names, front-end metadata
+//   "plan"     values, inputs, outputs, symbols, constants (offsets into "weights"), launches
+//   "weights"  the constants, each 64-byte aligned
+//   "module"   the kernels' shared object
+//   "sources"  the translation units it was compiled from
 #include "ember/runtime/artifact.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <random>
 #include <set>
 
+#include "artifact_file.h"
 #include "ember/support/cpu.h"
-#include "ember/support/hash.h"
 
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
@@ -39,159 +30,12 @@
 namespace ember {
 namespace {
 
-constexpr char kMagic[8] = {'E', 'M', 'B', 'E', 'R', 'M', 'D', 'L'};
-constexpr size_t kHeaderBytes = 64;
-constexpr size_t kAlign = 64;
-constexpr uint32_t kMaxSections = 64;
-constexpr size_t kTableEntryBytes = 32;  // tag, offset, size, checksum
-
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-// ---- records ---------------------------------------------------------------------------------
-
-class Writer {
- public:
-  void u8(uint8_t v) { raw(&v, 1); }
-  void u32(uint32_t v) { raw(&v, 4); }
-  void i64(int64_t v) { raw(&v, 8); }
-  void str(const std::string& s) {
-    u32(static_cast<uint32_t>(s.size()));
-    raw(s.data(), s.size());
-  }
-  void strs(const std::vector<std::string>& v) {
-    u32(static_cast<uint32_t>(v.size()));
-    for (const auto& s : v) str(s);
-  }
-  void ints(const std::vector<int>& v) {
-    u32(static_cast<uint32_t>(v.size()));
-    for (int x : v) i64(x);
-  }
-  void type(const TensorType& t) {
-    str(dtype_name(t.dtype));
-    u32(static_cast<uint32_t>(t.shape.size()));
-    for (const auto& d : t.shape) str(ir::to_string(d));
-  }
-  void raw(const void* p, size_t n) { out.append(static_cast<const char*>(p), n); }
-  std::string out;
-};
-
-class Reader {
- public:
-  Reader(const char* data, size_t size, std::string what)
-      : p_(data), end_(data + size), what_(std::move(what)) {}
-
-  [[noreturn]] void fail(const std::string& why) const {
-    throw ArtifactError("the " + what_ + " of this model file is damaged (" + why +
-                        "); save the model again");
-  }
-  const char* take(size_t n) {
-    if (static_cast<size_t>(end_ - p_) < n) fail("it ends early");
-    const char* at = p_;
-    p_ += n;
-    return at;
-  }
-  uint8_t u8() { return static_cast<uint8_t>(*take(1)); }
-  uint32_t u32() {
-    uint32_t v;
-    std::memcpy(&v, take(4), 4);
-    return v;
-  }
-  int64_t i64() {
-    int64_t v;
-    std::memcpy(&v, take(8), 8);
-    return v;
-  }
-  // A count of items of at least `min_item_bytes` each: never more than what is left.
-  uint32_t count(size_t min_item_bytes) {
-    uint32_t n = u32();
-    if (static_cast<size_t>(end_ - p_) / std::max<size_t>(min_item_bytes, 1) < n)
-      fail("a count is larger than the data");
-    return n;
-  }
-  std::string str() {
-    uint32_t n = count(1);
-    return std::string(take(n), n);
-  }
-  std::vector<std::string> strs() {
-    std::vector<std::string> v(count(4));
-    for (auto& s : v) s = str();
-    return v;
-  }
-  std::vector<int> ints(int64_t bound) {
-    std::vector<int> v(count(8));
-    for (auto& x : v) x = index(bound);
-    return v;
-  }
-  int index(int64_t bound) {
-    int64_t x = i64();
-    if (x < 0 || x >= bound) fail("an index is out of range");
-    return static_cast<int>(x);
-  }
-  TensorType type() {
-    TensorType t;
-    try {
-      t.dtype = dtype_from_name(str());
-      uint32_t rank = count(4);
-      for (uint32_t d = 0; d < rank; ++d) t.shape.push_back(ir::parse_int_expr(str()));
-    } catch (const ArtifactError&) {
-      throw;
-    } catch (const Error& e) {
-      fail(e.what());
-    }
-    return t;
-  }
-  bool done() const { return p_ == end_; }
-
- private:
-  const char* p_;
-  const char* end_;
-  std::string what_;
-};
-
-// ---- the file ------------------------------------------------------------------------------
-
-struct Section {
-  std::string tag;
-  const char* data = nullptr;
-  size_t size = 0;
-};
-
-// A read-only private mapping of a whole file, unmapped when the last user lets go.
-struct Mapping {
-  void* addr = MAP_FAILED;
-  size_t size = 0;
-  ~Mapping() {
-    if (addr != MAP_FAILED) munmap(addr, size);
-  }
-};
-
-std::shared_ptr<Mapping> map_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  EMBER_CHECK(fd >= 0, "cannot open the model file " << path << ": " << std::strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    EMBER_THROW("cannot read the model file " << path << ": it is not a regular file");
-  }
-  auto m = std::make_shared<Mapping>();
-  m->size = static_cast<size_t>(st.st_size);
-  if (m->size > 0) {
-    // Private and writable: a kernel never writes a constant, and if one did it would write
-    // its own copy of the page, never the file.
-    m->addr = mmap(nullptr, m->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  }
-  int err = errno;
-  ::close(fd);
-  EMBER_CHECK(m->size == 0 || m->addr != MAP_FAILED,
-              "cannot map the model file " << path << ": " << std::strerror(err));
-  return m;
-}
+using namespace artifact_file;  // NOLINT: the container's records and sections
 
 std::string read_module_bytes(const KernelBinary& b) {
   if (b.module_data) return std::string(b.module_data, b.module_size);
   std::ifstream in(b.module_path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EMBER_CHECK(in.good() || in.eof(), "");
   EMBER_CHECK(!bytes.empty(),
               "cannot save the model: its kernels' shared object "
                   << b.module_path << " is gone from the kernel cache (was the cache cleared "
@@ -199,28 +43,8 @@ std::string read_module_bytes(const KernelBinary& b) {
   return bytes;
 }
 
-void write_atomically(const std::string& path, const std::vector<std::string_view>& parts) {
-  static std::atomic<uint64_t> counter{0};
-  std::random_device rd;
-  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd()) +
-                    std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    EMBER_CHECK(out, "cannot write the model file " << path << " (creating " << tmp
-                                                    << " failed: " << std::strerror(errno) << ")");
-    for (auto p : parts) out.write(p.data(), static_cast<std::streamsize>(p.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      EMBER_THROW("cannot write the model file " << path << " (out of disk space?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    EMBER_THROW("cannot write the model file " << path << ": " << std::strerror(err));
-  }
-}
+std::mutex rebuilder_mu;
+detail::KernelRebuilder g_rebuilder = nullptr;
 
 // ---- linking the machine code ----------------------------------------------------------------
 
@@ -288,71 +112,9 @@ std::shared_ptr<LoadedModule> open_module(const char* data, size_t size) {
   return m;
 }
 
-// The file's bytes as parts to write in order: header, section table, then each section,
-// each 64-byte aligned. Each table entry holds its section's checksum; the header holds the
-// table's, so damage anywhere is found by checking each byte once.
-// `header` and `table` receive those two; `parts` views them and the sections.
-void layout(const std::vector<std::pair<const char*, std::string_view>>& sections,
-            Writer* header_out, Writer* table_out, std::vector<std::string_view>* parts_out) {
-  static const std::string kZeros(kAlign, '\0');
-  const size_t table_bytes = sections.size() * kTableEntryBytes;
-  size_t offset = align_up(kHeaderBytes + table_bytes);
-  Writer& table = *table_out;
-  Writer& header = *header_out;
-  for (const auto& [tag, data] : sections) {
-    char t[8] = {0};
-    std::memcpy(t, tag, std::strlen(tag));
-    table.raw(t, 8);
-    table.i64(static_cast<int64_t>(offset));
-    table.i64(static_cast<int64_t>(data.size()));
-    table.i64(static_cast<int64_t>(checksum64(data.data(), data.size())));
-    offset = align_up(offset + data.size());
-  }
-  header.raw(kMagic, 8);
-  header.u32(kArtifactFormatVersion);
-  header.u32(static_cast<uint32_t>(sections.size()));
-  header.i64(static_cast<int64_t>(offset));
-  header.i64(static_cast<int64_t>(checksum64(table.out.data(), table.out.size())));
-  header.out.resize(kHeaderBytes, '\0');
-  std::vector<std::string_view>& parts = *parts_out;
-  parts = {header.out, table.out};
-  size_t at = kHeaderBytes + table_bytes;
-  auto pad = [&](size_t to) {
-    parts.push_back(std::string_view(kZeros).substr(0, to - at));
-    at = to;
-  };
-  pad(align_up(at));
-  for (const auto& [tag, data] : sections) {
-    parts.push_back(data);
-    at += data.size();
-    pad(align_up(at));
-  }
-}
-
-std::mutex rebuilder_mu;
-detail::KernelRebuilder g_rebuilder = nullptr;
-
 }  // namespace
 
 namespace detail {
-std::string reseal(std::string bytes) {
-  if (bytes.size() < kHeaderBytes) return bytes;
-  uint32_t n;
-  std::memcpy(&n, bytes.data() + 12, 4);
-  if (n > kMaxSections || kHeaderBytes + n * kTableEntryBytes > bytes.size()) return bytes;
-  for (uint32_t i = 0; i < n; ++i) {
-    char* e = bytes.data() + kHeaderBytes + i * kTableEntryBytes;
-    uint64_t off, len;
-    std::memcpy(&off, e + 8, 8);
-    std::memcpy(&len, e + 16, 8);
-    if (off > bytes.size() || len > bytes.size() - off) continue;
-    uint64_t sum = checksum64(bytes.data() + off, len);
-    std::memcpy(e + 24, &sum, 8);
-  }
-  uint64_t sum = checksum64(bytes.data() + kHeaderBytes, n * kTableEntryBytes);
-  std::memcpy(bytes.data() + 24, &sum, 8);
-  return bytes;
-}
 
 void set_kernel_rebuilder(KernelRebuilder r) {
   std::lock_guard<std::mutex> lock(rebuilder_mu);
@@ -479,10 +241,7 @@ void CompiledModel::save(const std::string& path) {
                                                                     {"weights", weights},
                                                                     {"module", module},
                                                                     {"sources", sources_rec}};
-  Writer header, table;
-  std::vector<std::string_view> parts;
-  layout(sections, &header, &table, &parts);
-  write_atomically(path, parts);
+  write_sections(path, sections);
   info_.file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
 }
 
@@ -490,53 +249,10 @@ void CompiledModel::save(const std::string& path) {
 
 std::shared_ptr<CompiledModel> load(const std::string& path) {
   std::shared_ptr<Mapping> file = map_file(path);
-  const char* base = static_cast<const char*>(file->addr);
-  const size_t size = file->size;
   auto bad = [&](const std::string& why) { throw ArtifactError(path + ": " + why); };
-  if (size < kHeaderBytes || std::memcmp(base, kMagic, 8) != 0) {
-    bad("not an ember model file (it does not start with ember's signature); ember.load reads "
-        "files written by CompiledModel.save");
-  }
-  Reader header(base + 8, kHeaderBytes - 8, "header");
-  uint32_t version = header.u32();
-  uint32_t num_sections = header.u32();
-  int64_t recorded_size = header.i64();
-  uint64_t checksum = static_cast<uint64_t>(header.i64());
-  if (version == 0 || version > static_cast<uint32_t>(kArtifactFormatVersion)) {
-    bad("written in model file format version " + std::to_string(version) +
-        ", but this ember (" EMBER_VERSION ") reads versions 1 to " +
-        std::to_string(kArtifactFormatVersion) +
-        (version > 0 ? ": it comes from a newer ember; upgrade ember to load it" : ""));
-  }
-  if (recorded_size != static_cast<int64_t>(size)) {
-    bad("the file is " + std::to_string(size) + " bytes but was written with " +
-        std::to_string(recorded_size) +
-        (static_cast<int64_t>(size) < recorded_size ? ": it is truncated (an incomplete copy?)"
-                                                    : ": it has bytes added"));
-  }
-  if (num_sections > kMaxSections || num_sections * kTableEntryBytes > size - kHeaderBytes) {
-    bad("the file is damaged: its section table does not fit");
-  }
-  const char* table_data = base + kHeaderBytes;
-  if (checksum64(table_data, num_sections * kTableEntryBytes) != checksum) {
-    bad("the file is damaged: the checksum of its section table does not match");
-  }
-  Reader table(table_data, num_sections * kTableEntryBytes, "section table");
-  std::map<std::string, Section> sections;
-  for (uint32_t i = 0; i < num_sections; ++i) {
-    const char* t = table.take(8);
-    std::string tag(t, strnlen(t, 8));
-    int64_t off = table.i64(), len = table.i64();
-    uint64_t sum = static_cast<uint64_t>(table.i64());
-    if (off < 0 || len < 0 || static_cast<uint64_t>(off) > size ||
-        static_cast<uint64_t>(len) > size - static_cast<uint64_t>(off)) {
-      table.fail("a section lies outside the file");
-    }
-    if (checksum64(base + off, static_cast<size_t>(len)) != sum) {
-      bad("the file is damaged: the checksum of its " + tag + " section does not match");
-    }
-    sections[tag] = Section{tag, base + off, static_cast<size_t>(len)};
-  }
+  Contents contents = read_sections(*file, path);
+  const uint32_t version = contents.version;
+  auto& sections = contents.sections;
   auto section = [&](const char* tag) -> Reader {
     auto it = sections.find(tag);
     if (it == sections.end()) bad(std::string("the file is damaged: no '") + tag + "' section");
@@ -681,7 +397,7 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
   auto model = std::make_shared<CompiledModel>(graph, std::move(input_names),
                                                std::move(output_names), std::move(frontend));
   ArtifactInfo full = model->info();
-  info.file_bytes = static_cast<int64_t>(size);
+  info.file_bytes = static_cast<int64_t>(file->size);
   info.weight_bytes = full.weight_bytes;
   info.kernels = full.kernels;
   info.launches = full.launches;
