@@ -55,6 +55,7 @@ class CompiledModel:
 
     def __init__(self, model: Any, metadata: dict[str, Any] | None = None) -> None:
         self._model = model
+        self._trees: dict[str, Any] = {}  # pytree specs parsed from the metadata
         self._meta: dict[str, Any] = dict(metadata or {})
         if metadata is None and model.metadata:
             try:
@@ -114,16 +115,28 @@ class CompiledModel:
             outs = [outs[k] for k in order]
         if kind == "torch":
             results: list[Any] = [o.torch() for o in outs]
-            spec = self._meta.get("out_spec")
-            if spec is not None:
+            out_tree = self._tree("out_spec")
+            if out_tree is not None:
                 from torch.utils import _pytree as pytree
 
-                return pytree.tree_unflatten(results, pytree.treespec_loads(spec))
+                return pytree.tree_unflatten(results, out_tree)
         elif kind == "numpy":
             results = [o.numpy() for o in outs]
         else:
             results = list(outs)
         return results[0] if len(results) == 1 else tuple(results)
+
+    def _tree(self, key: str) -> Any:
+        """The pytree spec stored as JSON under `key` (parsed once), or None."""
+        if key not in self._trees:
+            text = self._meta.get(key)
+            if text is None:
+                self._trees[key] = None
+            else:
+                from torch.utils import _pytree as pytree
+
+                self._trees[key] = pytree.treespec_loads(text)
+        return self._trees[key]
 
     def _flat_inputs(self, args: tuple, kwargs: dict) -> tuple[list[Any], str]:
         """The graph's inputs from a call's arguments, and what kind of tensors they are."""
@@ -140,8 +153,10 @@ class CompiledModel:
 
             leaves, given = pytree.tree_flatten((tuple(args), dict(kwargs)))
             index = self._meta["input_index"]
-            if given != pytree.treespec_loads(spec):
-                if len(args) == n_graph and not kwargs:  # the flat graph inputs
+            if given != self._tree("in_spec"):
+                flat = not kwargs and len(args) == n_graph and not any(
+                    isinstance(a, (list, tuple, dict)) for a in args)
+                if flat:  # the graph's inputs, in order
                     return list(args), kind
                 raise TypeError(
                     f"this compiled model takes the arguments it was compiled with "

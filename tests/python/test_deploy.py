@@ -365,3 +365,47 @@ def test_onnx_options_are_checked(tmp_path):
     pytest.importorskip("onnx")
     with pytest.raises(ember.EmberError, match=r"(?s)unknown options.*search_space"):
         ember.compile(tmp_path / "m.onnx", options={"strict": True})
+
+
+# ---- more errors ----------------------------------------------------------------------------
+def test_compile_argument_errors():
+    with pytest.raises(ember.EmberError, match="dryrun compiles nothing"):
+        ember.compile(lambda x: x + 1, (torch.randn(3),), options={"dryrun": True})
+    with pytest.raises(TypeError, match="needs example inputs"):
+        ember.compile(lambda x: x + 1)
+    with pytest.raises(ember.EmberError, match="computes no tensor"):
+        ember.compile(lambda x: 2, (torch.randn(3),), options=QUIET)
+
+
+def test_call_with_other_arguments_is_a_type_error():
+    compiled = ember.compile(Structured().eval(), _structured_inputs(), options=QUIET)
+    x, extra, unused = _structured_inputs()
+    with pytest.raises(TypeError, match="arguments it was compiled with"):
+        compiled(x, {"other": extra["bias"]}, unused)
+    numpy_only = ember.compile(lambda a, b: a * b, (torch.randn(3), torch.randn(3)),
+                               options=QUIET)
+    with pytest.raises(TypeError, match="positional inputs only"):
+        numpy_only(np.ones(3, np.float32), b=np.ones(3, np.float32))
+
+
+def test_onnx_dynamic_must_be_a_flag(tmp_path):
+    with pytest.raises(ember.EmberError, match="dynamic must be None, False or True"):
+        ember.compile(tmp_path / "m.onnx", dynamic={"x": {0: "n"}})
+
+
+def test_load_of_a_directory_and_save_after_the_cache_is_cleared(tmp_path):
+    with pytest.raises(ember.EmberError, match="not a regular file"):
+        ember.load(tmp_path)
+    cache = tmp_path / "cache"
+    code = f"""
+        import os, torch, ember
+        compiled = ember.compile(lambda x: torch.relu(x) * 3, (torch.randn(7, 5),),
+                                 options={{"progress": False}})
+        ember.clear_cache()
+        try:
+            compiled.save({str(tmp_path / "m.ember")!r})
+        except ember.EmberError as e:
+            print("ERROR", e)
+    """
+    out = _run_python(code, env={"EMBER_CACHE_DIR": str(cache)})
+    assert "gone from the kernel cache" in out and "compile the model again" in out

@@ -137,10 +137,8 @@ def _leaf_names(tree: Any, positional: list[str]) -> list[str]:
 
 def _outputs(segment: CompiledSegment, out_spec: Any) -> tuple[list[int], list[str]]:
     """For each output leaf, the graph output holding it; and a name per graph output."""
-    spec = segment.spec
-    leaves = spec[1] if spec[0] in (list, tuple) or isinstance(spec[0], type) else [spec]
-    if spec[0] == "out":
-        leaves = [spec]
+    spec = segment.spec  # (container type, [leaf specs]): Dynamo's graphs return a flat list
+    leaves = spec[1] if isinstance(spec[0], type) else [spec]
     order = []
     for i, leaf in enumerate(leaves):
         if not (isinstance(leaf, tuple) and leaf[0] == "out"):
@@ -154,7 +152,7 @@ def _outputs(segment: CompiledSegment, out_spec: Any) -> tuple[list[int], list[s
     if out_spec is not None:
         tree = pytree.tree_unflatten(list(range(len(order))), out_spec)
         paths = pytree.tree_flatten_with_path(tree)[0]
-        if len(paths) == len(order) and not (len(paths) == 1 and not paths[0][0]):
+        if len(paths) == len(order):  # a bare tensor's path is empty: output_0
             leaf_names = [".".join(_key_text(k) for k in p) or f"output_{i}"
                           for i, (p, _) in enumerate(paths)]
     names = [f"output_{k}" for k in range(n_graph)]
