@@ -382,10 +382,14 @@ def test_call_with_other_arguments_is_a_type_error():
     x, extra, unused = _structured_inputs()
     with pytest.raises(TypeError, match="arguments it was compiled with"):
         compiled(x, {"other": extra["bias"]}, unused)
-    numpy_only = ember.compile(lambda a, b: a * b, (torch.randn(3), torch.randn(3)),
-                               options=QUIET)
+    with pytest.raises(TypeError, match="arguments it was compiled with"):
+        compiled(x, extra=extra)
+    # A model without an argument structure (an ONNX file's, one built from a graph).
+    a = ember.symbol([3], ember.float32)
+    plain = ember.CompiledModel(ember._C.CompiledModel(
+        ember.graph.optimize(ember.trace_from([a * 2.0], [a])).build(), ["a"], ["y"], ""))
     with pytest.raises(TypeError, match="positional inputs only"):
-        numpy_only(np.ones(3, np.float32), b=np.ones(3, np.float32))
+        plain(a=np.ones(3, np.float32))
 
 
 def test_onnx_dynamic_must_be_a_flag(tmp_path):
