@@ -1,6 +1,7 @@
-"""Scans, sorts and scatters (converters/scans_sorts.py, ember's library-call stage): each
-compiled in strict mode (so ember must convert it) and compared with eager PyTorch, over
-several shapes, dtypes, dims and edge values (NaN, +-inf, 0-d, empty, duplicates)."""
+"""Scans, sorts and scatters (converters/scans_sorts.py and scatters.py, ember's library-call
+stage): each compiled in strict mode (so ember must convert it) and compared with eager
+PyTorch, over several shapes, dtypes, dims and edge values (NaN, +-inf, 0-d, empty,
+duplicates)."""
 
 from __future__ import annotations
 

@@ -25,8 +25,9 @@
 - stacks.py: splits, stacks and grids (tensor_split, hstack, atleast_*d, meshgrid, ...);
 - views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
   shuffles, and creation functions computed at compile time;
-- scans_sorts.py: scans, sorts and scatters (cumsum, sort, topk, quantile, scatter,
-  index_add, ...), each a call of a routine of ember's runtime library;
+- scans_sorts.py: scans and sorts (cumsum, cummax, sort, topk, quantile, ...), and
+  scatters.py: scatters and binary searches (scatter, index_add, index_put, searchsorted,
+  ...), each a call of a routine of ember's runtime library;
 - linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp), each a call
   of a linear algebra routine of ember's runtime library;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
@@ -48,6 +49,7 @@ from ember.torch.converters import (
     products_extra,
     scalar,
     scans_sorts,
+    scatters,
     spatial,
     special,
     stacks,
@@ -59,6 +61,6 @@ from ember.torch.converters import (
 __all__ = [
     "aten", "composites", "elementwise_extra", "functions", "linalg", "masked_extra",
     "methods", "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra",
-    "scalar", "scans_sorts", "spatial", "special", "stacks", "tensors", "views",
+    "scalar", "scans_sorts", "scatters", "spatial", "special", "stacks", "tensors", "views",
     "writes",
 ]
