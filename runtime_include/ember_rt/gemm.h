@@ -17,6 +17,9 @@
 //     blocked micro-kernel (gemm_kernels.h: 14x32 or 6x64 zmm tiles with AVX-512, 6x16 ymm
 //     with AVX2, 4x4 scalar) multiplies them; edge tiles are computed on zero-padded panels
 //     and stored with masks. With few rows of A and B's rows contiguous, B is read in place.
+//     A constant B prepared once (GemmShape::prepared, gemm_prepared.h: prepare_b) is read
+//     from its panels, never packed, and takes this path at every M (1 x NR and 4 x NR tiles
+//     for M <= 4); split-K parts then start at its depth blocks.
 //   * dot products: M <= 64 with A and B both contiguous along K (x * W^T, the layout of a
 //     Linear layer's weight): 4 x 3 (AVX2) / 4 x 6 (AVX-512) tiles of dot products, no packing.
 //   * matrix-vector: M == 1 or N == 1 (memory bound): B streamed with FMAs, no packing.
