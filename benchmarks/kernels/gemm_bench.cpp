@@ -280,7 +280,8 @@ int main(int argc, char** argv) {
       const Timing t1 = t1s[v], t2 = t2s[v];
       char name[64];
       std::snprintf(name, sizeof name, "%ldx%ldx%ld%s%s%s", sh.M, sh.N, sh.K,
-                    sh.b_trans ? " Bt" : "", sh.epilogue ? " +gelu" : "", sh.prepared ? " prep" : "");
+                    sh.b_trans ? " Bt" : "", sh.epilogue ? " +gelu" : "",
+                    sh.prepared ? " prep" : "");
       std::string label = name;
       if (splits.size() > 1 || splits[0] != 0)
         label += splits[v] == 0 ? " sk=auto" : " sk=" + std::to_string(splits[v]);

@@ -18,8 +18,8 @@
 //     with AVX2, 4x4 scalar) multiplies them; edge tiles are computed on zero-padded panels
 //     and stored with masks. With few rows of A and B's rows contiguous, B is read in place.
 //     A constant B prepared once (GemmShape::prepared, gemm_prepared.h: prepare_b) is read
-//     from its panels, never packed, and takes this path at every M (1 x NR and 4 x NR tiles
-//     for M <= 4); split-K parts then start at its depth blocks.
+//     from its panels, never packed, and takes this path at every M (1 x NR, 4 x NR and, with
+//     AVX-512, 8 x NR tiles for M <= 8); split-K parts then start at its depth blocks.
 //   * dot products: M <= 64 with A and B both contiguous along K (x * W^T, the layout of a
 //     Linear layer's weight): 4 x 3 (AVX2) / 4 x 6 (AVX-512) tiles of dot products, no packing.
 //   * matrix-vector: M == 1 or N == 1 (memory bound): B streamed with FMAs, no packing.
@@ -237,7 +237,6 @@ inline void run_dot(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, voi
   });
 }
 
-
 // ---- path choice and split-K ----------------------------------------------------------------
 
 // The path a call takes without split-K: a packed micro-kernel index, or one of these.
@@ -279,10 +278,12 @@ inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
   const Plan p = make_plan(s, tune, ks.mr, ks.nr, num_threads(ctx));
   // A prepared B has no other form to fall back on: with few rows, the default kernel's
   // panels go through a shorter micro-tile instead of one mostly computing padding.
-  if (s.prepared.data != nullptr && kernel == 0 && s.M <= kPreparedSmallMR) {
+  if (s.prepared.data != nullptr && kernel == 0 && s.M <= kPreparedMidMR) {
     constexpr int NV0 = kDefaultNV;
     if (s.M == 1) return run_packed<1, NV0>(s, ctx, epi, epi_ctx, p);
-    return run_packed<kPreparedSmallMR, NV0>(s, ctx, epi, epi_ctx, p);
+    if (s.M <= kPreparedSmallMR) return run_packed<kPreparedSmallMR, NV0>(s, ctx, epi, epi_ctx, p);
+    if constexpr (kPreparedMidMR > kPreparedSmallMR)
+      return run_packed<kPreparedMidMR, NV0>(s, ctx, epi, epi_ctx, p);
   }
 #define EMBER_RT_RUN_CASE(ID, MR, NV) \
   if (kernel == ID) return run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
@@ -491,8 +492,7 @@ inline void gemm(const GemmShape& s, const LaunchContext* ctx, Epilogue&& epi,
 // this ISA: the panel width of the micro-kernel that will read it and the plan's depth blocks.
 inline PreparedB prepared_b_layout(const float* data, int64_t K, int64_t N, int64_t batch_stride,
                                    const GemmTuning& tune) {
-  const gemm_detail::KernelShape ks =
-      gemm_detail::kernel_shape(gemm_detail::prepared_kernel(tune));
+  const gemm_detail::KernelShape ks = gemm_detail::kernel_shape(gemm_detail::prepared_kernel(tune));
   PreparedB pb;
   pb.data = data;
   pb.K = K;
@@ -521,10 +521,10 @@ inline void prepare_b(const float* B, int64_t batches, int64_t b_batch, int64_t 
       const int64_t klen = layout.K - k0 < layout.kc ? layout.K - k0 : layout.kc;
       const float* src = B + b * b_batch + k0 * b_k;
       float* dst = out + b * per + k0 * npad;
-#define EMBER_RT_PACK_CASE(ID, MR, NV)                                              \
-  if (layout.nr == (NV)*vf::width) {                                                \
-    gemm_detail::pack_b<(NV)*vf::width>(src, b_k, b_n, klen, layout.N, dst);        \
-    continue;                                                                       \
+#define EMBER_RT_PACK_CASE(ID, MR, NV)                                       \
+  if (layout.nr == (NV)*vf::width) {                                         \
+    gemm_detail::pack_b<(NV)*vf::width>(src, b_k, b_n, klen, layout.N, dst); \
+    continue;                                                                \
   }
       EMBER_RT_GEMM_KERNELS(EMBER_RT_PACK_CASE)
 #undef EMBER_RT_PACK_CASE

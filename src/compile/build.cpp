@@ -154,8 +154,7 @@ bool read_elsewhere(const ir::Task& task, int buf, const ir::Stage* only) {
 // PreparedConstant): float32 graph constants that the task reads nowhere else. Fills
 // config->prepared_b and returns (task buffer, what to prepare), tuning and layout unset.
 std::vector<std::pair<int, PreparedConstant>> find_prepared(const FlowGraph& graph,
-                                                            const Node& node,
-                                                            const ir::Task& task,
+                                                            const Node& node, const ir::Task& task,
                                                             codegen::KernelConfig* config) {
   std::vector<std::pair<int, PreparedConstant>> out;
   for (const ir::Stage& st : task.stages) {

@@ -249,12 +249,9 @@ void CompiledModel::save(const std::string& path) {
     if (t.nbytes() > 0) std::memcpy(weights.data() + offsets[i], t.data(), t.nbytes());
   }
 
-  std::vector<std::pair<const char*, std::string_view>> sections = {{"meta", meta.out},
-                                                                    {"plan", plan.out},
-                                                                    {"weights", weights},
-                                                                    {"module", module},
-                                                                    {"sources", sources_rec},
-                                                                    {"prepared", prepared.out}};
+  std::vector<std::pair<const char*, std::string_view>> sections = {
+      {"meta", meta.out}, {"plan", plan.out},       {"weights", weights},
+      {"module", module}, {"sources", sources_rec}, {"prepared", prepared.out}};
   write_sections(path, sections);
   info_.file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
 }

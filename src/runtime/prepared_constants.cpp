@@ -30,11 +30,11 @@ Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* p
   int64_t sb, sk, sn, layout[2] = {0, 0};
   source_strides(*pc, &sb, &sk, &sn);
   const auto* src = static_cast<const float*>(source.data());
-  const int64_t per = fn(src, pc->batches, sb, sk, sn, pc->K, pc->N, pc->tuning.data(), nullptr,
-                         layout);
+  const int64_t per =
+      fn(src, pc->batches, sb, sk, sn, pc->K, pc->N, pc->tuning.data(), nullptr, layout);
   Tensor out = Tensor::empty({pc->batches * per}, DType::float32);
-  fn(src, pc->batches, sb, sk, sn, pc->K, pc->N, pc->tuning.data(),
-     static_cast<float*>(out.data()), layout);
+  fn(src, pc->batches, sb, sk, sn, pc->K, pc->N, pc->tuning.data(), static_cast<float*>(out.data()),
+     layout);
   pc->kc = layout[0];
   pc->nr = layout[1];
   return out;

@@ -32,8 +32,8 @@ Tensor filled(const std::vector<int64_t>& dims, double seed) {
 }
 
 // out[m, n] = relu(sum_k a[m, k] * w(k, n) + 1), w [N, K] when transposed, else [K, N].
-void expect_linear(const Tensor& out, const Tensor& a, const Tensor& w, bool transposed,
-                   int64_t M, int64_t N, int64_t K, const std::string& what) {
+void expect_linear(const Tensor& out, const Tensor& a, const Tensor& w, bool transposed, int64_t M,
+                   int64_t N, int64_t K, const std::string& what) {
   ASSERT_EQ(out.numel(), M * N) << what;
   int bad = 0;
   for (int64_t i = 0; i < M; ++i)

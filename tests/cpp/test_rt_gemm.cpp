@@ -416,8 +416,9 @@ TEST(RtGemm, PreparedBMatchesNaive) {
             t.kc = kc;
             t.split_k = split;
             const std::string what = describe(c) + " prepared kernel=" + std::to_string(kernel) +
-                                     " kc=" + std::to_string(kc) + " split_k=" +
-                                     std::to_string(split) + " threads=" + std::to_string(threads);
+                                     " kc=" + std::to_string(kc) +
+                                     " split_k=" + std::to_string(split) +
+                                     " threads=" + std::to_string(threads);
             Problem p(c, 21);
             const Prepared pb = prepare(p, t);
             p.s.B = nullptr;  // only the panels may be read

@@ -13,8 +13,9 @@
 //   metadata                format version, ember version, kernel ABI, ISA and the CPU
 //                           features the code uses, names, the front end's metadata
 //
-// with a checksum over each section and one over the table of sections. Saving writes a temporary file beside the target and
-// renames it, so a reader sees the old file or the new one, never half of one.
+// with a checksum over each section and one over the table of sections. Saving writes a temporary
+// file beside the target and renames it, so a reader sees the old file or the new one, never half
+// of one.
 //
 // load() maps the file, checks it and links the machine code: no compiler runs when this
 // CPU has the features the code was built for. When it lacks them and ember's compiler is
