@@ -137,6 +137,9 @@ void bind_runtime(nb::module_& m) {
           "run() with the inputs as arguments; returns a tensor, or a tuple for several outputs.")
       .def_prop_ro("memory_stats", &memory_stats,
                    "{'workspace_bytes', 'unshared_bytes', 'plans_made'} of the memory planner.")
+      .def_prop_ro("prepared_weight_bytes", &CompiledGraph::prepared_weight_bytes,
+                   "Bytes of the constants prepared once for the kernels (GEMM weights packed "
+                   "in their micro-kernel's order), part of the graph's constants.")
       .def("set_num_threads", &CompiledGraph::set_num_threads, nb::arg("n"),
            "Threads the kernels of this graph may use.")
       .def_prop_ro("num_threads", &CompiledGraph::num_threads)

@@ -79,7 +79,8 @@ class CompiledModel:
 
     def info(self) -> dict[str, Any]:
         """{'format_version', 'ember_version', 'kernel_abi', 'isa', 'cpu_features',
-        'file_bytes' (None until saved or loaded), 'weight_bytes', 'kernels', 'launches',
+        'file_bytes' (None until saved or loaded), 'weight_bytes', 'prepared_weight_bytes' (the
+        part of the weights prepared for the kernels: packed GEMM weights), 'kernels', 'launches',
         'symbols', 'rebuilt' (why load() compiled the kernels again, or None), 'frontend'}."""
         info = dict(self._model.info())
         info["frontend"] = self._meta.get("frontend", "ember")
@@ -89,7 +90,8 @@ class CompiledModel:
         info = self.info()
         lines = [f"ember.CompiledModel ({info['frontend']}, {info['isa'] or 'no kernels'}, "
                  f"{info['kernels']} kernels, {info['launches']} launches per run, "
-                 f"{_bytes(info['weight_bytes'])} of weights)"]
+                 f"{_bytes(info['weight_bytes'])} of weights, "
+                 f"{_bytes(info['prepared_weight_bytes'])} of them prepared for the kernels)"]
         lines.append("  inputs:")
         lines += [f"    {s}" for s in self.inputs]
         lines.append("  outputs:")

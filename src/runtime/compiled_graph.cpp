@@ -539,6 +539,14 @@ MemoryPlanStats CompiledGraph::memory_stats() const {
   return impl_->stats;
 }
 
+int64_t CompiledGraph::prepared_weight_bytes() const {
+  int64_t bytes = 0;
+  for (const PreparedConstant& pc : plan_.prepared)
+    if (auto it = plan_.constants.find(pc.value); it != plan_.constants.end())
+      bytes += it->second.nbytes();
+  return bytes;
+}
+
 void CompiledGraph::set_num_threads(int n) {
   EMBER_CHECK(n >= 1, "CompiledGraph.set_num_threads: the number of threads must be at "
                           << "least 1, got " << n);

@@ -43,6 +43,18 @@ struct KernelBinary {
   std::vector<std::string> sources;  // the translation units it was compiled from
 };
 
+// A constant prepared once for the kernels that read it: a GEMM's constant B operand packed
+// in its micro-kernel's panel order (ember_rt/gemm_prepared.h) by the kernel module's own
+// ember_rt::kPrepareGemmB. The plan's constant `value` holds the panels of `source`; `source`
+// stays a constant only where another launch (or an output) reads it.
+struct PreparedConstant {
+  int value = -1, source = -1;
+  int64_t batches = 1, K = 0, N = 0;  // source: batches x K x N, or batches x N x K transposed
+  bool transposed = false;            // a Linear layer's weight, [N, K]
+  std::vector<int64_t> tuning;        // the reading kernel's {mc, nc, kc, kernel, split_k}
+  int64_t kc = 0, nr = 0;             // the layout the module chose
+};
+
 struct ExecPlan {
   std::vector<TensorType> values;  // every value of the graph, by id
   std::vector<int> inputs;
@@ -52,7 +64,17 @@ struct ExecPlan {
   std::vector<KernelLaunch> launches;
   std::shared_ptr<void> modules;               // keeps the loaded shared objects alive
   std::shared_ptr<const KernelBinary> binary;  // null when the plan has no kernels
+  std::vector<PreparedConstant> prepared;      // constants that are prepared forms of others
 };
+
+// Prepares `source` (the plan's value pc->source) with `prepare` (a module's kPrepareGemmB),
+// setting pc's layout: the panels, batches * floats per batch.
+Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc);
+// The source matrix of `panels` (prepared as pc says), of type `type`.
+Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc, const TensorType& type);
+// Prepares the plan's prepared constants again with `prepare` (kernels compiled for another
+// ISA than the panels were packed for), from their sources, kept or unpacked.
+void reprepare_constants(ExecPlan* plan, void* prepare);
 
 // CompiledGraph::profile: how long each launch takes.
 struct LaunchProfile {
@@ -88,6 +110,9 @@ class CompiledGraph {
 
   const ExecPlan& plan() const { return plan_; }
   MemoryPlanStats memory_stats() const;
+  // Bytes of the constants prepared for the kernels (ExecPlan::prepared), counted in the
+  // plan's constants too.
+  int64_t prepared_weight_bytes() const;
   // Threads the kernels may use (default: ember::get_num_threads() when it runs).
   void set_num_threads(int n);
   // set_num_threads' value, else the process-wide ember::get_num_threads() at run time.
