@@ -55,12 +55,16 @@ nb::dict profile_dict(const CompiledGraph& g, nb::handle inputs, int runs) {
     d["kernel"] = l.name;
     d["op"] = l.op;
     d["seconds"] = l.seconds;
+    d["output_shapes"] = l.output_shapes;
+    d["flops"] = l.flops >= 0 ? nb::cast(l.flops) : nb::none();
+    d["bytes"] = l.bytes >= 0 ? nb::cast(l.bytes) : nb::none();
     launches.append(d);
   }
   nb::dict d;
   d["launches"] = launches;
   d["run_seconds"] = p.run_seconds;
   d["runs"] = p.runs;
+  d["threads"] = p.threads;
   return d;
 }
 
@@ -72,8 +76,9 @@ void bind_artifact(nb::module_& m) {
             nb::sig("def profile(self, inputs: Tensor | collections.abc.Sequence[Tensor], "
                     "runs: int = 20) -> dict[str, typing.Any]"),
             "Times every kernel launch over `runs` runs (after a warm-up run): {'launches': "
-            "[{'kernel', 'op', 'seconds'} (medians)], 'run_seconds' (median of whole runs "
-            "without the per-launch timers), 'runs'}.");
+            "[{'kernel', 'op', 'seconds' (median), 'output_shapes', 'flops', 'bytes' (per "
+            "launch at these inputs' sizes; None when unknown)}], 'run_seconds' (median of "
+            "whole runs without the per-launch timers), 'runs', 'threads'}.");
   graph.def_prop_ro(
       "launch_ops",
       [](const CompiledGraph& g) {

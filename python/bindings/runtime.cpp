@@ -13,6 +13,7 @@
 #include "ember/ops/ops.h"
 #include "ember/runtime/compiled_graph.h"
 #include "ember/runtime/thread_pool.h"
+#include "ember/tune/peak.h"
 
 namespace ember::py {
 
@@ -177,6 +178,30 @@ void bind_runtime(nb::module_& m) {
   m.def(
       "isa", []() { return isa_name(isa_from_env()); },
       "The instruction set kernels are generated for: 'scalar', 'avx2' or 'avx512' (EMBER_ISA).");
+  m.def(
+      "machine_peak",
+      [](int threads) {
+        MachinePeak p;
+        {
+          nb::gil_scoped_release release;
+          p = machine_peak(threads);
+        }
+        nb::dict d;
+        d["gflops"] = p.gflops;
+        d["gbps"] = p.gbps;
+        d["threads"] = p.threads;
+        d["isa"] = p.isa;
+        d["cpu"] = p.cpu;
+        d["from_record"] = p.from_record;
+        d["record"] = p.record;
+        return d;
+      },
+      nb::arg("threads") = 0,
+      nb::sig("def machine_peak(threads: int = 0) -> dict[str, typing.Any]"),
+      "This machine's peaks with `threads` threads (0: get_num_threads()), measured once and "
+      "kept in the cache directory (ember/tune/peak.h): {'gflops' (float32 FMA throughput with "
+      "the kernels' ISA), 'gbps' (triad bandwidth), 'threads', 'isa', 'cpu', 'from_record', "
+      "'record' (its path)}.");
   m.def("runtime_include_dir", &runtime_include_dir,
         "Where generated kernels find ember_rt/*.h (EMBER_RUNTIME_INCLUDE overrides it).");
 }

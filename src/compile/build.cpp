@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "ember/codegen/codegen.h"
+#include "ember/codegen/cost.h"
 #include "ember/codegen/kernel_plan.h"
 #include "ember/jit/cache.h"
 #include "ember/ops/attrs.h"
@@ -269,6 +270,9 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
     launch.args.insert(launch.args.end(), node.outputs.begin(), node.outputs.end());
     for (const auto& b : task.buffers)
       if (b.role == ir::BufferRole::Scratch) launch.scratch.push_back({b.dtype, b.shape, {}});
+    codegen::TaskCost cost = codegen::task_cost(task);
+    launch.flops = cost.flops;
+    launch.bytes = cost.bytes;
     plan.launches.push_back(std::move(launch));
     report(options, "generating kernels", i + 1, graph.nodes.size());
   }

@@ -7,12 +7,16 @@
 //   "module"   the kernels' shared object
 //   "sources"  the translation units it was compiled from
 //   "prepared" which constants are prepared forms of which (packed GEMM operands), and how
+//   "costs"    per launch, its floating-point operations and bytes moved as size expressions
+//              ("" when unknown), for the profile; a file without it (written before it
+//              existed) loads with the counts unknown, and older embers ignore it
 #include "ember/runtime/artifact.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -111,6 +115,31 @@ std::shared_ptr<LoadedModule> open_module(const char* data, size_t size) {
   }
   if (!m->handle) throw ArtifactError("cannot load the model's kernels: " + error);
   return m;
+}
+
+// The "costs" section: per launch, flops and bytes as size expressions of the plan's
+// symbols ("" when unknown).
+void read_costs(Reader r, ExecPlan* plan) {
+  if (r.count(8) != plan->launches.size()) r.fail("it does not have one record per launch");
+  auto expr = [&](const std::string& text) {
+    ir::Expr e;
+    if (text.empty()) return e;
+    try {
+      e = ir::parse_int_expr(text);
+    } catch (const Error& err) {
+      r.fail(err.what());
+    }
+    for (const auto& v : ir::free_vars(e)) {
+      if (std::find(plan->symbols.begin(), plan->symbols.end(), v) == plan->symbols.end())
+        r.fail("a count uses the unknown symbol " + v);
+    }
+    return e;
+  };
+  for (auto& l : plan->launches) {
+    l.flops = expr(r.str());
+    l.bytes = expr(r.str());
+  }
+  if (!r.done()) r.fail("it has bytes after its last record");
 }
 
 }  // namespace
@@ -249,9 +278,17 @@ void CompiledModel::save(const std::string& path) {
     if (t.nbytes() > 0) std::memcpy(weights.data() + offsets[i], t.data(), t.nbytes());
   }
 
+  Writer costs;
+  costs.u32(static_cast<uint32_t>(p.launches.size()));
+  for (const auto& l : p.launches) {
+    costs.str(l.flops.defined() ? ir::to_string(l.flops) : "");
+    costs.str(l.bytes.defined() ? ir::to_string(l.bytes) : "");
+  }
+
   std::vector<std::pair<const char*, std::string_view>> sections = {
-      {"meta", meta.out}, {"plan", plan.out},       {"weights", weights},
-      {"module", module}, {"sources", sources_rec}, {"prepared", prepared.out}};
+      {"meta", meta.out},  {"plan", plan.out},       {"weights", weights},
+      {"module", module},  {"sources", sources_rec}, {"prepared", prepared.out},
+      {"costs", costs.out}};
   write_sections(path, sections);
   info_.file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
 }
@@ -345,6 +382,7 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
     }
     if (!pp.done()) pp.fail("it has bytes after its last record");
   }
+  if (sections.count("costs")) read_costs(section("costs"), &plan);
 
   std::vector<std::string> sources;
   if (sections.count("sources")) sources = section("sources").strs();

@@ -263,7 +263,7 @@ def test_damage_behind_a_valid_checksum_is_an_error_not_a_crash(saved, tmp_path)
         errors = ok = 0
         for trial in range(300):
             d = bytearray(data)
-            off, size = spans[rng.choice(["meta", "plan", "plan", "sources"])]
+            off, size = spans[rng.choice(["meta", "plan", "plan", "sources", "costs"])]
             for _ in range(rng.randint(1, 4)):
                 pos = off + rng.randrange(size)
                 d[pos] = rng.randrange(256) if rng.random() < 0.7 else d[pos] ^ 0x80

@@ -12,6 +12,7 @@
 //                           are part of them), to rebuild it for another CPU
 //   metadata                format version, ember version, kernel ABI, ISA and the CPU
 //                           features the code uses, names, the front end's metadata
+//   the costs               each launch's floating-point operations and bytes (the profile's)
 //
 // with a checksum over each section and one over the table of sections. Saving writes a temporary
 // file beside the target and renames it, so a reader sees the old file or the new one, never half

@@ -28,6 +28,11 @@ struct KernelLaunch {
   // How many of `args` are the task's inputs (the rest are its outputs). -1: not given; the
   // runtime then takes a value's first appearance as its write and cannot check the order.
   int num_inputs = -1;
+  // What one launch does, in the graph's symbols (codegen::task_cost): floating-point
+  // operations (undefined when its routine cannot say) and bytes read and written
+  // (undefined when not known, e.g. a model saved before they were recorded).
+  ir::Expr flops;
+  ir::Expr bytes;
 };
 
 // The machine code of a plan's kernels and what it was built from: what saving a compiled
@@ -76,16 +81,20 @@ Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc, cons
 // ISA than the panels were packed for), from their sources, kept or unpacked.
 void reprepare_constants(ExecPlan* plan, void* prepare);
 
-// CompiledGraph::profile: how long each launch takes.
+// CompiledGraph::profile: how long each launch takes, and what it does in that time.
 struct LaunchProfile {
-  std::string name;      // the kernel
-  std::string op;        // what it computes
-  double seconds = 0.0;  // median over the profiled runs
+  std::string name;                                 // the kernel
+  std::string op;                                   // what it computes (the ops it fused)
+  double seconds = 0.0;                             // median over the profiled runs
+  std::vector<std::vector<int64_t>> output_shapes;  // of its outputs, at the profiled sizes
+  double flops = -1.0;  // floating-point operations per launch; -1: unknown
+  double bytes = -1.0;  // bytes read and written per launch; -1: unknown
 };
 struct GraphProfile {
   std::vector<LaunchProfile> launches;  // in launch order
   double run_seconds = 0.0;             // median of whole runs without the per-launch timers
   int runs = 0;
+  int threads = 0;  // the threads the kernels ran with
 };
 
 struct MemoryPlanStats {
