@@ -153,6 +153,16 @@ void bind_activations_and_norms(nb::module_& m) {
       nb::arg("x"), nb::arg("mean"), nb::arg("var"), nb::arg("weight") = nb::none(),
       nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5,
       "Inference batch norm over dimension 1 with running statistics.");
+  m.def(
+      "attention",
+      [](const Tensor& q, const Tensor& k, const Tensor& v, const OptTensor& mask,
+         std::optional<double> scale,
+         bool causal) { return ops::attention(q, k, v, mask, scale, causal); },
+      nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("mask") = nb::none(),
+      nb::arg("scale") = nb::none(), nb::arg("causal") = false,
+      "softmax(scale * q k^T + mask) v in one kernel that never stores the scores: q [..., Lq, "
+      "E], k [..., Lk, E], v [..., Lk, Ev] (float32). mask: float32 (added) or bool (True "
+      "keeps); causal: torch's is_causal; scale: 1 / sqrt(E) by default.");
 }
 
 }  // namespace

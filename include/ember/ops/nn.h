@@ -72,4 +72,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
 
+// Scaled-dot-product attention, softmax(scale * q k^T + mask) v, without storing the scores:
+// q [B.., Lq, E], k [B.., Lk, E], v [B.., Lk, Ev] -> [B.., Lq, Ev], float32. mask: float32
+// (added) or bool (true keeps), broadcastable to [B.., Lq, Lk]; causal keeps key j for query
+// i when j <= i (torch's is_causal); scale defaults to 1 / sqrt(E). A row whose every key is
+// masked gives 0, as torch's scaled_dot_product_attention.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                 const std::optional<Tensor>& mask = std::nullopt,
+                 std::optional<double> scale = std::nullopt, bool causal = false);
+
 }  // namespace ember::ops
