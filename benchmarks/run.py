@@ -68,7 +68,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--warmup", type=int, default=1, help="untimed calls before each batch")
     p.add_argument("--min-time", type=float, default=0.2, help="seconds per timed batch")
-    p.add_argument("--settle-ms", type=float, default=20.0,
+    p.add_argument("--settle-ms", type=float, default=50.0,
                    help="sleep before each contender's turn, so threads another runtime left "
                         "spinning are asleep before it runs")
     p.add_argument("--backends", default=",".join(BACKENDS),
@@ -323,7 +323,8 @@ def bench_model(
     ember.reset()
     gc.collect()
     inputs = spec.example_inputs(args.batch, args.small)
-    # The peers first: torch.onnx.export must not disturb what Dynamo compiled afterwards.
+    # The peers first: whatever their exporters trace then happens before Dynamo compiles
+    # the other contenders and before its graph counters are read.
     prepared = prepare_peers(spec, args, inputs, res)
     with torch.inference_mode():
         eager = spec.build(args.small)
