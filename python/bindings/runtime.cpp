@@ -189,6 +189,10 @@ void bind_runtime(nb::module_& m) {
         nb::dict d;
         d["gflops"] = p.gflops;
         d["gbps"] = p.gbps;
+        d["gbps_l2"] = p.gbps_l2;
+        d["gbps_llc"] = p.gbps_llc;
+        d["l2_bytes"] = p.l2_bytes;
+        d["llc_bytes"] = p.llc_bytes;
         d["threads"] = p.threads;
         d["isa"] = p.isa;
         d["cpu"] = p.cpu;
@@ -200,8 +204,9 @@ void bind_runtime(nb::module_& m) {
       nb::sig("def machine_peak(threads: int = 0) -> dict[str, typing.Any]"),
       "This machine's peaks with `threads` threads (0: get_num_threads()), measured once and "
       "kept in the cache directory (ember/tune/peak.h): {'gflops' (float32 FMA throughput with "
-      "the kernels' ISA), 'gbps' (triad bandwidth), 'threads', 'isa', 'cpu', 'from_record', "
-      "'record' (its path)}.");
+      "the kernels' ISA), 'gbps' (triad bandwidth from memory), 'gbps_l2' and 'gbps_llc' (from "
+      "the level-2 and last-level caches), 'l2_bytes' and 'llc_bytes' (their sizes), "
+      "'threads', 'isa', 'cpu', 'from_record', 'record' (its path)}.");
   m.def("runtime_include_dir", &runtime_include_dir,
         "Where generated kernels find ember_rt/*.h (EMBER_RUNTIME_INCLUDE overrides it).");
 }

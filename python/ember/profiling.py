@@ -85,16 +85,27 @@ def format_profile(profile: Mapping[str, Any], peak: Mapping[str, Any] | None = 
     """The table of a profile (CompiledGraph.profile's dict), slowest launch first.
 
     Columns: launch index, median ms, share of the sum of launches, GFLOP/s and its
-    fraction of the FMA peak, GB/s and its fraction of the bandwidth peak, the bound (the
-    larger fraction: compute or memory), the first output's shape (``+k``: k more outputs),
-    and the kernel with the operators it fused. Then the totals, and which bound the whole
-    run is closer to. A '-' is a count the kernel cannot state (a sort's operations), or a
-    fraction without ``peak``."""
+    fraction of the bandwidth peak of the level its data fits in (``mem``: L2 when its bytes
+    fit in the threads' level-2 caches, LLC in the last-level cache, else DRAM), the bound
+    (the larger fraction: compute or memory), the first output's shape (``+k``: k more
+    outputs), and the kernel with the operators it fused. Then the totals, and which bound the
+    whole run is closer to (against the memory bandwidth). A '-' is a count the kernel cannot
+    state (a sort's operations), or a fraction without ``peak``."""
     launches = list(profile["launches"])
     total = sum(row["seconds"] for row in launches)
     share_base = total or 1.0
     gflops_peak = peak["gflops"] if peak else None
     gbps_peak = peak["gbps"] if peak else None
+
+    def level(nbytes: float | None) -> tuple[str, float | None]:
+        """The cache level a launch's bytes fit in, and that level's bandwidth peak."""
+        if not peak or nbytes is None or "gbps_l2" not in peak:
+            return ("-", gbps_peak)
+        if nbytes <= peak["l2_bytes"] * peak["threads"]:
+            return ("L2", peak["gbps_l2"])
+        if nbytes <= peak["llc_bytes"]:
+            return ("LLC", peak["gbps_llc"])
+        return ("DRAM", gbps_peak)
 
     def frac(value: float | None, top: float | None) -> float | None:
         return None if value is None or not top else value / top
@@ -105,25 +116,26 @@ def format_profile(profile: Mapping[str, Any], peak: Mapping[str, Any] | None = 
     def num(x: float | None) -> str:
         return "-" if x is None else f"{x:.1f}"
 
-    header = ["#", "ms", "share", "GFLOP/s", "%FMA", "GB/s", "%BW", "bound", "shape"]
+    header = ["#", "ms", "share", "GFLOP/s", "%FMA", "GB/s", "mem", "%BW", "bound", "shape"]
     rows = []
     time_by_bound = {"compute": 0.0, "memory": 0.0}
     for i, row in sorted(enumerate(launches), key=lambda r: -r[1]["seconds"]):
         gflops = _rate(row.get("flops"), row["seconds"])
         gbps = _rate(row.get("bytes"), row["seconds"])
-        f_frac, b_frac = frac(gflops, gflops_peak), frac(gbps, gbps_peak)
+        mem, mem_peak = level(row.get("bytes"))
+        f_frac, b_frac = frac(gflops, gflops_peak), frac(gbps, mem_peak)
         bound = "-"
         if f_frac is not None or b_frac is not None:
             bound = "compute" if (f_frac or 0.0) >= (b_frac or 0.0) else "memory"
             time_by_bound[bound] += row["seconds"]
         rows.append([str(i), _ms(row["seconds"]), f"{100 * row['seconds'] / share_base:.1f}%",
-                     num(gflops), pct(f_frac), num(gbps), pct(b_frac), bound,
+                     num(gflops), pct(f_frac), num(gbps), mem, pct(b_frac), bound,
                      _shape(row.get("output_shapes", [])), f"{row['kernel']}: {row['op']}"])
     widths = [max(len(h), *(len(r[c]) for r in rows)) if rows else len(h)
               for c, h in enumerate(header)]
 
     def line(cells: Sequence[str]) -> str:
-        parts = [cells[c].rjust(widths[c]) if c < 7 else cells[c].ljust(widths[c])
+        parts = [cells[c].rjust(widths[c]) if c < 8 else cells[c].ljust(widths[c])
                  for c in range(len(header))]
         return "  ".join(parts + list(cells[len(header):])).rstrip()
 
@@ -132,7 +144,10 @@ def format_profile(profile: Mapping[str, Any], peak: Mapping[str, Any] | None = 
     about = f"{profile['runs']} runs, {profile.get('threads', '?')} threads"
     if peak:
         about += (f"; peaks ({peak['isa']}, {peak['threads']} threads): "
-                  f"{peak['gflops']:.1f} GFLOP/s FMA, {peak['gbps']:.1f} GB/s triad")
+                  f"{peak['gflops']:.1f} GFLOP/s FMA, triad "
+                  + (f"{peak['gbps_l2']:.1f} GB/s L2, {peak['gbps_llc']:.1f} GB/s LLC, "
+                     if "gbps_l2" in peak else "")
+                  + f"{peak['gbps']:.1f} GB/s DRAM")
     out.append(f"{head}: {about}")
     out.append(line(header + ["kernel: what it computes"]))
     out.append(line(["-" * w for w in widths] + ["-" * 24]))

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "ember/jit/cache.h"
 #include "ember/runtime/thread_pool.h"
@@ -27,7 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kMagic = "ember-peak 1";
+constexpr const char* kMagic = "ember-peak 2";
 constexpr int kRepeats = 3;                  // bandwidth: each pass streams the whole buffer
 constexpr int kFmaRepeats = 15;              // short and many: the best finds the cores free
 constexpr int64_t kFmaIterations = 1 << 20;  // per thread and repetition: about a ms
@@ -111,30 +113,35 @@ double measure_gflops(ThreadPool& pool, int threads, Isa isa) {
   return best;
 }
 
-// The last-level cache in bytes: the highest cache level sysfs lists for CPU 0, else what
-// sysconf says, else 32 MiB.
-int64_t last_level_cache_bytes() {
-  int64_t best = 0;
-  int best_level = 0;
+// The data caches sysfs lists for CPU 0: {level 2 bytes, last level bytes}; what sysconf says
+// where sysfs has nothing; 1 MiB and 32 MiB where neither does.
+std::pair<int64_t, int64_t> cache_bytes() {
+  int64_t l2 = 0, last = 0;
+  int last_level = 0;
   for (int i = 0; i < 8; ++i) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    std::ifstream level_in(dir + "level"), size_in(dir + "size");
+    std::ifstream level_in(dir + "level"), size_in(dir + "size"), type_in(dir + "type");
     int level = 0;
-    std::string size;
+    std::string size, type;
     if (!(level_in >> level) || !(size_in >> size) || size.empty()) continue;
+    if ((type_in >> type) && type == "Instruction") continue;
     int64_t bytes = std::atoll(size.c_str());
     if (size.back() == 'K') bytes *= 1024;
     if (size.back() == 'M') bytes *= 1024 * 1024;
-    if (level > best_level) best_level = level, best = bytes;
+    if (level == 2) l2 = bytes;
+    if (level > last_level) last_level = level, last = bytes;
   }
-  if (best <= 0) best = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  return best > 0 ? best : int64_t{32} << 20;
+  if (l2 <= 0) l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (last <= 0) last = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return {l2 > 0 ? l2 : int64_t{1} << 20, last > 0 ? last : int64_t{32} << 20};
 }
 
-double measure_gbps(ThreadPool& pool, int threads) {
-  const int64_t total =
-      std::clamp<int64_t>(4 * last_level_cache_bytes(), int64_t{64} << 20, int64_t{512} << 20);
-  const int64_t n = total / 3 / static_cast<int64_t>(sizeof(float)) / 64 * 64;
+// Triad bandwidth over three arrays of `total` bytes together, each thread streaming its
+// own part, `passes` times per timed repetition (small working sets need many passes to
+// take long enough to time).
+double measure_gbps(ThreadPool& pool, int threads, int64_t total, int passes) {
+  const int64_t n =
+      std::max<int64_t>(total / 3 / static_cast<int64_t>(sizeof(float)) / 64 * 64, 64);
   struct Free {
     void operator()(float* p) const { std::free(p); }
   };
@@ -146,22 +153,26 @@ double measure_gbps(ThreadPool& pool, int threads) {
   EMBER_CHECK(a && b && c, "machine_peak: cannot allocate " << total << " bytes for the "
                                                             << "bandwidth measurement");
   float *pa = a.get(), *pb = b.get(), *pc = c.get();
-  // Each thread touches first the part it streams (its memory node, where that matters).
+  // Each thread touches first the part it streams (its memory node and its own cache).
   auto split = [&](int64_t t) { return n * t / threads; };
   auto init = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t)
       for (int64_t i = split(t); i < split(t + 1); ++i) pa[i] = 0.0f, pb[i] = 1.0f, pc[i] = 2.0f;
   };
   timed_parallel(pool, threads, threads, init);
-  const float s = 3.0f;
+  volatile float s = 3.0f;
   auto triad = [&](int64_t begin, int64_t end) {
+    const float k = s;
     for (int64_t t = begin; t < end; ++t)
-      for (int64_t i = split(t); i < split(t + 1); ++i) pa[i] = pb[i] + s * pc[i];
+      for (int p = 0; p < passes; ++p) {
+        for (int64_t i = split(t); i < split(t + 1); ++i) pa[i] = pb[i] + k * pc[i];
+        asm volatile("" ::: "memory");  // every pass reads and writes memory
+      }
   };
   double best = 0.0;
   for (int r = 0; r < kRepeats; ++r) {
     double sec = timed_parallel(pool, threads, threads, triad);
-    if (sec > 0) best = std::max(best, 12.0 * static_cast<double>(n) / sec * 1e-9);
+    if (sec > 0) best = std::max(best, 12.0 * static_cast<double>(n) * passes / sec * 1e-9);
   }
   return best;
 }
@@ -176,14 +187,16 @@ std::string record_key(const std::string& isa, int threads) {
 bool read_record(const fs::path& path, MachinePeak* p) {
   std::ifstream in(path);
   if (!in) return false;
-  std::string magic, w1, w2, w3;
+  std::string magic, w1, w2, w3, w4, w5;
   int threads = 0;
   bool ok = std::getline(in, magic) && magic == kMagic && (in >> w1 >> p->gflops) &&
-            w1 == "gflops" && (in >> w2 >> p->gbps) && w2 == "gbps" && (in >> w3 >> threads) &&
-            w3 == "threads";
+            w1 == "gflops" && (in >> w2 >> p->gbps) && w2 == "gbps" && (in >> w4 >> p->gbps_l2) &&
+            w4 == "gbps_l2" && (in >> w5 >> p->gbps_llc) && w5 == "gbps_llc" &&
+            (in >> w3 >> threads) && w3 == "threads";
   // Impossible values (a damaged file) are not trusted: zero, negative, not finite, absurd.
   auto sane = [](double v) { return std::isfinite(v) && v > 0.0 && v < 1e9; };
-  if (!ok || !sane(p->gflops) || !sane(p->gbps) || threads != p->threads) {
+  if (!ok || !sane(p->gflops) || !sane(p->gbps) || !sane(p->gbps_l2) || !sane(p->gbps_llc) ||
+      threads != p->threads) {
     detail::debug_log("ignoring the malformed machine peak record " + path.string());
     return false;
   }
@@ -198,8 +211,9 @@ void write_record(const fs::path& path, const MachinePeak& p) {
   {
     std::ofstream out(tmp);
     out.precision(17);
-    out << kMagic << "\ngflops " << p.gflops << "\ngbps " << p.gbps << "\nthreads " << p.threads
-        << "\ncpu " << p.cpu << "\nisa " << p.isa << "\n";
+    out << kMagic << "\ngflops " << p.gflops << "\ngbps " << p.gbps << "\ngbps_l2 " << p.gbps_l2
+        << "\ngbps_llc " << p.gbps_llc << "\nthreads " << p.threads << "\ncpu " << p.cpu << "\nisa "
+        << p.isa << "\n";
     if (!out) {  // a record is an optimisation: failing to keep one is not an error
       fs::remove(tmp, ec);
       return;
@@ -220,6 +234,7 @@ MachinePeak machine_peak(int threads) {
   p.isa = isa_name(isa);
   p.cpu = tune::cpu_model();
   p.cpu.erase(0, p.cpu.find_first_not_of(" \t"));
+  std::tie(p.l2_bytes, p.llc_bytes) = cache_bytes();
   const fs::path path = detail::tuning_record(cache_dir(), record_key(p.isa, p.threads));
   p.record = path.string();
   if (read_record(path, &p)) {
@@ -229,7 +244,13 @@ MachinePeak machine_peak(int threads) {
   {
     ThreadPool::Region region(pool);  // the workers are awake for every repetition
     p.gflops = measure_gflops(pool, p.threads, isa);
-    p.gbps = measure_gbps(pool, p.threads);
+    // Working sets: half of each thread's level-2 cache; half of the last-level cache (shared);
+    // four times the last-level cache (64 MiB to 512 MiB): memory.
+    p.gbps_l2 = measure_gbps(pool, p.threads, p.l2_bytes / 2 * p.threads, 64);
+    p.gbps_llc = measure_gbps(pool, p.threads, p.llc_bytes / 2, 4);
+    p.gbps = measure_gbps(
+        pool, p.threads,
+        std::clamp<int64_t>(4 * p.llc_bytes, int64_t{64} << 20, int64_t{512} << 20), 1);
   }
   write_record(path, p);
   return p;

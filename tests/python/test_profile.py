@@ -17,11 +17,11 @@ from ember import profiling
 
 torch = pytest.importorskip("torch")
 
-ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)%\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+")
+ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)%" + r"\s+(\S+)" * 6 + r"\s+")
 
 
 def rows(table: str) -> list[list[str]]:
-    """The launch rows of a table: [#, ms, share, GFLOP/s, %FMA, GB/s, %BW, bound]."""
+    """The launch rows of a table: [#, ms, share, GFLOP/s, %FMA, GB/s, mem, %BW, bound]."""
     return [list(m.groups()) for line in table.splitlines() if (m := ROW.match(line))]
 
 
@@ -82,7 +82,13 @@ def test_matmul_counts_and_gflops(peak: dict) -> None:
     assert float(row[4].rstrip("%")) == pytest.approx(100 * gflops / peak["gflops"], abs=0.06)
     gbps = launch["bytes"] / launch["seconds"] / 1e9
     assert float(row[5]) == pytest.approx(gbps, rel=0.01, abs=0.06)
-    assert row[7] == ("compute" if gflops / peak["gflops"] >= gbps / peak["gbps"] else "memory")
+    # The bandwidth compared with is the one of the cache level the launch's bytes fit in.
+    level, top = (("L2", peak["gbps_l2"]) if launch["bytes"] <= peak["l2_bytes"] * peak["threads"]
+                  else ("LLC", peak["gbps_llc"]) if launch["bytes"] <= peak["llc_bytes"]
+                  else ("DRAM", peak["gbps"]))
+    assert row[6] == level
+    assert float(row[7].rstrip("%")) == pytest.approx(100 * gbps / top, rel=0.01, abs=0.06)
+    assert row[8] == ("compute" if gflops / peak["gflops"] >= gbps / top else "memory")
 
 
 def test_symbolic_sizes_are_counted_at_each_runs_sizes() -> None:
@@ -102,7 +108,7 @@ def test_table_without_peaks_says_so() -> None:
     graph, inputs = mlp_graph()
     table = profiling.format_profile(graph.profile(inputs, 1), None)
     assert "bound: unknown (no machine peaks)" in table
-    assert all(r[4] == "-" and r[6] == "-" for r in rows(table))
+    assert all(r[4] == "-" and r[6] == "-" and r[7] == "-" for r in rows(table))
 
 
 # ---- the machine's peaks ---------------------------------------------------------------------
@@ -116,10 +122,13 @@ def test_peak_is_recorded_and_a_damaged_record_is_measured_again(tmp_path: Path,
     assert record.is_file() and str(record).startswith(str(tmp_path))
     second = ember.machine_peak(1)
     assert second["from_record"]
-    assert (second["gflops"], second["gbps"]) == (first["gflops"], first["gbps"])
+    keys = ("gflops", "gbps", "gbps_l2", "gbps_llc")
+    assert [second[k] for k in keys] == [first[k] for k in keys]
+    assert all(first[k] > 0 for k in keys) and 0 < first["l2_bytes"] <= first["llc_bytes"]
     good = record.read_text()
     for damage in ("garbage\n", good.replace("gflops ", "gflops -"),
                    re.sub(r"gbps \S+", "gbps nan", good), re.sub(r"threads \d+", "threads 7", good),
+                   re.sub(r"gbps_l2 \S+", "gbps_l2 0", good), good.replace("gbps_llc", "gbps_x"),
                    ""):
         record.write_text(damage)
         again = ember.machine_peak(1)

@@ -8,6 +8,9 @@
 //   gbps    memory bandwidth of a streaming triad a[i] = b[i] + s * c[i] over three arrays
 //           four times the last-level cache together (64 MiB to 512 MiB), counting 12 bytes
 //           per element (two reads and a write, as STREAM does);
+//   gbps_l2, gbps_llc  the same triad over half of each thread's level-2 cache, and over half
+//           of the last-level cache: the bandwidth of data that lives in those caches (a
+//           kernel whose data fits there is compared with them, not with memory);
 // each the best of a few repetitions, in well under a second. The result is kept as a
 // tuning record (ember/tune/tune.h: <cache_dir()>/tuning/), keyed by the CPU's model name,
 // the ISA, the thread count and ember's version, and read back by the next call, in this
@@ -15,13 +18,18 @@
 // again and replaced, never trusted.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ember {
 
 struct MachinePeak {
   double gflops = 0.0;       // float32 FMA throughput, GFLOP/s (an FMA is two operations)
-  double gbps = 0.0;         // triad bandwidth, GB/s (1e9 bytes per second)
+  double gbps = 0.0;         // triad bandwidth from memory, GB/s (1e9 bytes per second)
+  double gbps_l2 = 0.0;      // ... from the level-2 caches of the threads
+  double gbps_llc = 0.0;     // ... from the last-level cache
+  int64_t l2_bytes = 0;      // one core's level-2 cache
+  int64_t llc_bytes = 0;     // the last-level cache
   int threads = 0;           // the threads measured with
   std::string isa;           // isa_name() of the instructions measured
   std::string cpu;           // the CPU's model name
