@@ -186,7 +186,7 @@ TEST(Graph, DumpAndTimings) {
   EXPECT_TRUE(std::filesystem::exists(dir / "00_input.txt"));
   const std::vector<std::string> names = pass_names();
   for (size_t i = 0; i < names.size(); ++i) {  // one dump per pass, numbered in order
-    char prefix[8];
+    char prefix[24];
     std::snprintf(prefix, sizeof(prefix), "%02zu_", i + 1);
     EXPECT_TRUE(std::filesystem::exists(dir / (prefix + names[i] + ".txt"))) << prefix << names[i];
   }
