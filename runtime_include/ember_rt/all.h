@@ -15,4 +15,5 @@
 #include "gemm.h"
 #include "library.h"
 #include "linalg.h"
+#include "winograd.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt
