@@ -106,22 +106,39 @@ inline void winograd_f43_input(const LaunchContext* ctx, const T* x, T* v, int64
   const int64_t items = N * C * th;
   parallel_for(ctx, items, static_cast<double>(items * tw) * 36.0 * 12.0,
                [&](int64_t begin, int64_t end) {
-                 // d[k][r]: row k of the tile row, phase r; t[i][r]: B^T along the rows.
-                 std::vector<float> buf(static_cast<size_t>(2 * 6 * 4 * qcap), 0.0f);
+                 // line: one input row with its padding; d[k][r]: row k of the tile row,
+                 // phase r; t[i][r]: B^T along the rows.
+                 const int64_t span = 4 * (tw + 1);
+                 std::vector<float> buf(static_cast<size_t>(2 * 6 * 4 * qcap + span), 0.0f);
                  float* d = buf.data();
                  float* t = d + 6 * 4 * qcap;
+                 float* line = t + 6 * 4 * qcap;
                  auto at = [&](float* base, int k, int r) { return base + (k * 4 + r) * qcap; };
+                 // Columns [lo, hi) of a line hold x; the others are padding.
+                 const int64_t lo = std::min(pw, span), hi = std::min(pw + W, span);
                  for (int64_t item = begin; item < end; ++item) {
                    const int64_t ty = item % th, c = (item / th) % C, n = item / (th * C);
                    const T* xc = x + (n * C + c) * H * W;
                    for (int k = 0; k < 6; ++k) {
                      const int64_t h = 4 * ty - ph + k;
-                     const bool row_in = h >= 0 && h < H;
-                     for (int64_t q = 0; q <= tw; ++q)
-                       for (int r = 0; r < 4; ++r) {
-                         const int64_t iw = 4 * q + r - pw;
-                         at(d, k, r)[q] = row_in && iw >= 0 && iw < W ? xc[h * W + iw] : 0.0f;
-                       }
+                     if (h < 0 || h >= H) {
+                       for (int r = 0; r < 4; ++r)
+                         std::fill(at(d, k, r), at(d, k, r) + tw + 1, 0.0f);
+                       continue;
+                     }
+                     std::fill(line, line + lo, 0.0f);
+                     std::copy(xc + h * W, xc + h * W + (hi - lo), line + lo);
+                     std::fill(line + hi, line + span, 0.0f);
+                     float* d0 = at(d, k, 0);
+                     float* d1 = at(d, k, 1);
+                     float* d2 = at(d, k, 2);
+                     float* d3 = at(d, k, 3);
+                     for (int64_t q = 0; q <= tw; ++q) {
+                       d0[q] = line[4 * q];
+                       d1[q] = line[4 * q + 1];
+                       d2[q] = line[4 * q + 2];
+                       d3[q] = line[4 * q + 3];
+                     }
                    }
                    // Along the rows: t[i][r] = sum_k B^T[i][k] d[k][r].
                    for (int r = 0; r < 4; ++r)

@@ -19,6 +19,7 @@
 // Padding reads are select(in_bounds, load, 0), so out-of-bounds loads are never made; the
 // padded copy pays for its bounds checks once per input element instead of once per col
 // element (C*KH*KW / C times as many).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -311,9 +312,11 @@ constexpr int64_t kWinogradTile = 4;     // outputs per tile side: F(4x4, 3x3)
 constexpr int64_t kWinogradPoints = 36;  // 6x6 transformed values per tile
 
 // The rule's thresholds (winograd_wins).
-constexpr int64_t kWinogradMinChannels = 8;
-constexpr int64_t kWinogradMinTiles = 16;
-constexpr double kWinogradMaxWaste = 1.35;
+constexpr int64_t kWinogradMinChannels = 64;    // input and output channels
+constexpr int64_t kWinogradMinTiles = 49;       // tiles per image (a 28x28 output)
+constexpr int64_t kWinogradWideChannels = 128;  // from here on, down to ...
+constexpr int64_t kWinogradWideMinTiles = 25;   // ... this many tiles (20x20)
+constexpr double kWinogradMaxWaste = 1.35;      // tile outputs computed per output kept
 
 int64_t tiles_along(int64_t out) { return (out + kWinogradTile - 1) / kWinogradTile; }
 
@@ -352,18 +355,25 @@ ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType
   return t;
 }
 
-// Whether Winograd beats the GEMM forms, measured on the 2-core AVX2 development machine
-// (docs/architecture.md, "Convolution algorithms"): it saves 4x the multiplications of the
-// GEMM, but pays for the transforms (memory bound, ~(36 / 16) x the input and output) and
-// for tiles cut by the output's edge; a small output gives GEMMs too narrow to run fast.
+// Whether Winograd beats the GEMM forms (wide, im2col), measured on the 2-core AVX-512
+// development machine with benchmarks/kernels/conv_algorithms.py (3x3, padding 1, bias and
+// relu, batch 1; docs/architecture.md has the table). It saves 4x the multiplications but
+// pays for the transforms (memory bound: v and m are 36 / 16 of the input and output) and
+// reads a filter 4x the size of w; its 36 GEMMs are [O, C] x [C, tiles]. So it loses with
+// few channels (16, 32: the transforms dominate, 0.3x-0.9x) and with few tiles (a 14x14
+// output has 16: 0.3x-0.6x at every channel count; 7x7: 0.1x, the 4x filter streamed for
+// 4 tiles), and wins from 64 channels on 28x28 and larger outputs (1.05x-1.4x at 64, 1.7x-
+// 2.2x at 128-256), and from 128 channels on 20x20 (1.15x-1.3x). Tiles cut by the output's
+// edge compute outputs nobody keeps: at most kWinogradMaxWaste per kept one.
 bool winograd_wins(const ConvGeom& g) {
   const int64_t oh = *g.oh.as_int(), ow = *g.ow.as_int();
   const int64_t tiles = tiles_along(oh) * tiles_along(ow);
-  // Outputs computed per output kept: 1 when the tiles cover the output exactly.
   const double waste =
       static_cast<double>(tiles * kWinogradTile * kWinogradTile) / static_cast<double>(oh * ow);
-  return g.cg >= kWinogradMinChannels && g.o >= kWinogradMinChannels &&
-         tiles >= kWinogradMinTiles && waste <= kWinogradMaxWaste;
+  const int64_t channels = std::min(g.cg, g.o);
+  const int64_t min_tiles =
+      channels >= kWinogradWideChannels ? kWinogradWideMinTiles : kWinogradMinTiles;
+  return channels >= kWinogradMinChannels && tiles >= min_tiles && waste <= kWinogradMaxWaste;
 }
 
 // ---- the algorithms: one rule and one lowering each ----

@@ -9,6 +9,8 @@ printed with -s) and, through the torch backend, with eager PyTorch.
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,8 @@ from torch import nn
 
 import ember
 from ember import ops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks.models
 
 
 def _weights(o: int, c: int, k: int, seed: int) -> np.ndarray:
@@ -56,7 +60,7 @@ def _optimized(x_shape: tuple[int, ...], w: np.ndarray, weight_is_input: bool = 
     ],
 )
 def test_optimized_graph_names_the_algorithm(k: int, kw: dict, groups: int, algo: str) -> None:
-    c = 24
+    c = 72  # not a multiple of 16
     w = _weights(c, c // groups, k, seed=k + groups)
     x = np.random.default_rng(0).standard_normal((1, c, 30, 30)).astype(np.float32)
     graph, _ = _optimized(x.shape, w, groups=groups, **kw)
@@ -75,15 +79,16 @@ def test_optimized_graph_names_the_algorithm(k: int, kw: dict, groups: int, algo
 def test_weight_that_is_an_input_keeps_its_old_form() -> None:
     """Winograd needs its filter transformed once, at build time: a weight given at run time
     keeps the wide form."""
-    w = _weights(24, 24, 3, seed=3)
-    graph, _ = _optimized((1, 24, 30, 30), w, weight_is_input=True, padding=1)
+    w = _weights(72, 72, 3, seed=3)
+    graph, _ = _optimized((1, 72, 30, 30), w, weight_is_input=True, padding=1)
     text = str(graph)
     assert "algo=wide" in text and "Winograd" not in text, text
 
 
 def test_small_outputs_and_few_channels_keep_their_old_form() -> None:
-    """winograd_wins: too few tiles (a 7x7 output) or too few channels (3) lose to the GEMM."""
-    for c, size in ((256, 7), (3, 56)):
+    """winograd_wins: too few tiles (7x7 and 14x14 outputs, 20x20 below 128 channels) or too
+    few channels (3, 32) lose to the GEMM."""
+    for c, size in ((256, 7), (256, 14), (64, 20), (3, 56), (32, 56)):
         graph, _ = _optimized((1, c, size, size), _weights(c, c, 3, seed=c), padding=1)
         assert "Winograd" not in str(graph), str(graph)
 
@@ -115,7 +120,7 @@ def test_winograd_matches_float64(n: int, c: int, size: int, pad: int) -> None:
     y = ops.conv2d(xs, ember.asarray(w), padding=pad, algo="winograd")
     y = y + ember.asarray(bias).reshape([1, c, 1, 1])
     graph = ember.graph.optimize(ember.trace_from([y], [xs]))
-    assert "Conv2dWinograd" in str(graph)
+    assert "Conv2dWinograd" in str(graph) and "algo=winograd" in str(graph)  # fused with the add
     got = graph(ember.asarray(x))
     got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
     ref = _reference(x, w, bias, padding=pad)
@@ -141,7 +146,7 @@ class _ConvNet(nn.Module):
         return self.conv2(y)
 
 
-@pytest.mark.parametrize(("c", "size"), [(24, 30), (40, 33)])
+@pytest.mark.parametrize(("c", "size"), [(72, 30), (100, 33)])
 def test_torch_backend_runs_winograd(tmp_path: Path, c: int, size: int) -> None:
     torch.manual_seed(c)
     model = _ConvNet(c).eval()
@@ -160,3 +165,26 @@ def test_torch_backend_runs_winograd(tmp_path: Path, c: int, size: int) -> None:
     torch.testing.assert_close(got, expected, rtol=0, atol=1e-4 * scale)
     dumps = [p.read_text() for p in tmp_path.rglob("*fuse_operators.txt")]
     assert dumps and sum(d.count("Conv2dWinograd") for d in dumps) >= 2, dumps
+
+
+@pytest.mark.parametrize("name", ["resnet18", "resnet50"])
+def test_small_resnets_through_winograd_match_eager(tmp_path: Path, name: str) -> None:
+    """The small ResNets (benchmarks/models: widths 16 to 128) with two blocks in the third
+    stage (its second block has a stride-1 3x3 convolution of 64 channels in either block
+    type), on 448x448 images so that stage is 28x28 (Winograd), within 1e-4 of eager
+    relative to the output's magnitude."""
+    resnet = pytest.importorskip("benchmarks.models.resnet")
+    small = resnet.RESNET18_SMALL if name == "resnet18" else resnet.RESNET50_SMALL
+    torch.manual_seed(0)
+    model = resnet.ResNet(dataclasses.replace(small, layers=(1, 1, 2, 1))).eval()
+    x = torch.randn(2, 3, 448, 448, generator=torch.Generator().manual_seed(0))
+    compiled = torch.compile(model, backend="ember", dynamic=False,
+                             options={"strict": True, "dump_dir": str(tmp_path)})
+    with torch.no_grad():
+        got = compiled(x)
+        expected = model(x)
+    err = float((got - expected).abs().max() / expected.abs().max())
+    print(f"{name} small, 448x448: max error relative to the largest output {err:.3g}")
+    assert err < 1e-4
+    dumps = "".join(p.read_text() for p in tmp_path.rglob("*fuse_operators.txt"))
+    assert "algo=winograd" in dumps
