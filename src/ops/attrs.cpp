@@ -68,12 +68,9 @@ AttrFields ConvAttrs::fields() const {
 }
 
 AttrFields PoolAttrs::fields() const {
-  return {{"kernel", int_list(kernel)},
-          {"stride", int_list(stride)},
-          {"padding", int_list(padding)},
-          {"dilation", int_list(dilation)},
-          {"ceil_mode", py_bool(ceil_mode)},
-          {"count_include_pad", py_bool(count_include_pad)}};
+  return {{"kernel", int_list(kernel)},      {"stride", int_list(stride)},
+          {"padding", int_list(padding)},    {"dilation", int_list(dilation)},
+          {"ceil_mode", py_bool(ceil_mode)}, {"count_include_pad", py_bool(count_include_pad)}};
 }
 
 AttrFields AdaptivePoolAttrs::fields() const { return {{"output_size", int_list(output_size)}}; }

@@ -173,10 +173,9 @@ struct FusedAttrs {
   bool operator==(const FusedAttrs& o) const { return graph == o.graph && anchor == o.anchor; }
 };
 
-using OpAttrs = std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAttrs,
-                             SliceAttrs, CastAttrs, ConvAttrs, PoolAttrs, AdaptivePoolAttrs,
-                             UpsampleAttrs, ArangeAttrs, FullAttrs, TriAttrs, ClampAttrs,
-                             NormAttrs, FusedAttrs>;
+using OpAttrs = std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAttrs, SliceAttrs,
+                             CastAttrs, ConvAttrs, PoolAttrs, AdaptivePoolAttrs, UpsampleAttrs,
+                             ArangeAttrs, FullAttrs, TriAttrs, ClampAttrs, NormAttrs, FusedAttrs>;
 
 AttrFields attr_fields(const OpAttrs& a);
 // The size expressions the attributes hold (slice bounds, target shapes, arange bounds;
