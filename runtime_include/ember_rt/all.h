@@ -16,4 +16,5 @@
 #include "library.h"
 #include "attention.h"
 #include "linalg.h"
+#include "winograd.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt

@@ -60,10 +60,12 @@ bool SliceAttrs::operator==(const SliceAttrs& o) const {
 AttrFields CastAttrs::fields() const { return {{"dtype", dtype_name(dtype)}}; }
 
 AttrFields ConvAttrs::fields() const {
-  return {{"stride", int_list(stride)},
-          {"padding", int_list(padding)},
-          {"dilation", int_list(dilation)},
-          {"groups", std::to_string(groups)}};
+  AttrFields f = {{"stride", int_list(stride)},
+                  {"padding", int_list(padding)},
+                  {"dilation", int_list(dilation)},
+                  {"groups", std::to_string(groups)}};
+  if (!algo.empty()) f.emplace_back("algo", algo);
+  return f;
 }
 
 AttrFields PoolAttrs::fields() const {

@@ -79,10 +79,13 @@ struct CastAttrs {
 };
 
 // conv1d, conv2d: one entry per spatial dimension (1 for conv1d, 2 for conv2d), and the
-// number of groups the channels are split into (groups == channels: depthwise).
+// number of groups the channels are split into (groups == channels: depthwise). `algo` is
+// the algorithm the choose_algorithms pass picked (src/ops/conv.cpp lists them); empty
+// until then, and lowering then applies the same rules.
 struct ConvAttrs {
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
+  std::string algo;
   AttrFields fields() const;
   bool operator==(const ConvAttrs&) const = default;
 };

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ember/ops/ops.h"
@@ -16,13 +17,15 @@ namespace ember::ops {
 
 // x [N, C, H, W] (*) w [O, C / groups, KH, KW] -> [N, O, OH, OW], no bias (add it after:
 // fusion makes it the convolution's epilogue). OH = (H + 2 pad - dil (KH - 1) - 1) / stride + 1.
+// `algo` forces an algorithm (gemm1x1, winograd, wide, im2col, reduce; src/ops/conv.cpp);
+// empty: the graph optimizer's rules choose (choose_algorithms).
 Tensor conv2d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride = {1},
               const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1},
-              int64_t groups = 1);
+              int64_t groups = 1, const std::string& algo = "");
 // x [N, C, L] (*) w [O, C / groups, K] -> [N, O, OL].
 Tensor conv1d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride = {1},
               const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1},
-              int64_t groups = 1);
+              int64_t groups = 1, const std::string& algo = "");
 
 // Pooling over the last two dimensions of [N, C, H, W] or [C, H, W]; an empty stride means
 // the kernel size.
