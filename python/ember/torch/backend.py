@@ -26,6 +26,7 @@ from ember.torch import report
 from ember.torch.config import InvalidOptionError, Settings, resolve_settings
 from ember.torch.interpreter import is_fake
 from ember.torch.pipeline import compile_graph
+from ember.torch.training import compile_training
 
 __all__ = ["compile_graph", "ember_backend", "register_with_dynamo", "reset"]
 
@@ -61,6 +62,8 @@ def ember_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs:
     if settings.print_input_graph:
         print(f"ember: graph {index} from Dynamo\n{report.format_graph_table(gm)}")
     reason = _eager_only_reason(gm, example_inputs)
+    if reason is not None and reason[0] == "grad":
+        return compile_training(gm, example_inputs, settings, index)
     if reason is not None:
         report.warn_once(reason[0], reason[1])
         return gm.forward
