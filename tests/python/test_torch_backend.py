@@ -484,19 +484,6 @@ def test_inplace_methods_and_input_mutation():
     assert_same(x, x_eager)  # the input was updated as in eager
 
 
-def test_training_runs_eagerly_with_one_warning():
-    model = TinyNet()
-    compiled = torch.compile(model, backend="ember")
-    x = torch.randn(10, 10)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = compiled(x)
-        out.sum().backward()
-    assert model.linear.weight.grad is not None
-    assert_same(out.detach(), model(x).detach())
-    assert sum("compiles inference graphs only" in str(w.message) for w in caught) == 1
-
-
 def test_weights_updated_in_place_are_seen():
     model = TinyNet().eval()
     compiled = torch.compile(model, backend="ember")
