@@ -21,7 +21,15 @@ from ember.torch.converters import composites as cmp
 from ember.torch.converters import functions as fn
 from ember.torch.converters import nn_functions as nn_fn
 from ember.torch.converters import tensors as tn
-from ember.torch.converters.common import END, constant, norm_dim, ops, rank, unsupported
+from ember.torch.converters.common import (
+    END,
+    constant,
+    norm_dim,
+    ops,
+    rank,
+    shape_of,
+    unsupported,
+)
 from ember.torch.registry import builtin_registrations, link_aten_form, register_function
 
 aten = torch.ops.aten
@@ -62,6 +70,18 @@ def _native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any
     rstd = ops.rsqrt(ops.mean(centered * centered, dims, True) + float(eps))
     out = nn_fn.layer_norm(input, normalized_shape, weight, bias, eps)
     return out, mean, rstd
+
+
+def _native_group_norm(input: Any, weight: Any, bias: Any, n: Any, c: Any, hw: Any,
+                       group: int, eps: float) -> Any:
+    """The output and the per-(sample, group) mean and reciprocal standard deviation that
+    the backward reads."""
+    rows = ops.reshape(input, [shape_of(input)[0], int(group), -1])
+    mean = ops.mean(rows, [2], True)
+    centered = rows - mean
+    rstd = ops.rsqrt(ops.mean(centered * centered, [2], True) + float(eps))
+    out = nn_fn.group_norm(input, int(group), weight, bias, eps)
+    return out, ops.squeeze(mean, [2]), ops.squeeze(rstd, [2])
 
 
 def _bn_no_training(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
@@ -191,6 +211,7 @@ _TABLE: dict[str, Any] = {
     "tril": tn.tril, "triu": tn.triu,
     "embedding": _embedding, "native_layer_norm": _native_layer_norm,
     "layer_norm": nn_fn.layer_norm, "group_norm": nn_fn.group_norm,
+    "native_group_norm": _native_group_norm,
     "_native_batch_norm_legit_no_training": _bn_no_training, "batch_norm": _batch_norm,
     "any.dim": fn.any_, "any.default": fn.any_, "any.dims": fn.any_, "all.dim": fn.all_,
     "all.default": fn.all_,
