@@ -280,7 +280,8 @@ def test_correctness_report(capsys):
     out = compile_and_run(model, x)
     assert_same(out, model(x).detach())
     text = capsys.readouterr().out
-    header = text.splitlines()[0]
+    title, header = text.splitlines()[:2]
+    assert title == "ember correctness report of graph 0:"
     for column in ("kind", "operator", "dtype", "error", "attention"):
         assert column in header
     assert "torch.nn.functional.linear" in text and "float32" in text
