@@ -360,3 +360,20 @@ def test_backward_operator_against_eager(name, dtype):
     for a, e, what in zip(actual, expected, ("input", "weight"), strict=True):
         assert a.dtype == dtype
         assert_rel_close(a, e, tol=tol, what=f"{name}: gradient of the {what}")
+
+
+def test_a_failure_to_trace_for_training_runs_eagerly_with_a_warning():
+    model = nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+    boom = RuntimeError("partition failed")
+    with mock.patch("torch._functorch.partitioners.min_cut_rematerialization_partition",
+                    side_effect=boom):
+        with pytest.warns(UserWarning, match="could not compile graph 0 for training"):
+            out = torch.compile(model, backend="ember", options=OPTIONS)(x)
+        out.sum().backward()
+        torch.testing.assert_close(out, model(x))
+        assert model.weight.grad is not None
+        torch._dynamo.reset()
+        strict = torch.compile(model, backend="ember", options=dict(OPTIONS, strict=True))
+        with pytest.raises(Exception, match="partition failed"):
+            strict(x)

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 import torch.fx
 
+from ember.torch import report
 from ember.torch.config import Settings
 from ember.torch.pipeline import compile_graph
 
@@ -37,9 +38,9 @@ aten = torch.ops.aten
 
 @functools.lru_cache(maxsize=1)
 def decompositions() -> dict[Any, Callable[..., Any]]:
-    """ember's decomposition table for AOTAutograd: torch's core ATen decompositions,
-    less the operators ember converts itself (a decomposition of those would be slower,
-    or would lose the exact accumulation ember's converter does)."""
+    """ember's decomposition table for AOTAutograd: torch's core ATen decompositions and
+    _ADDED. The backward operators the core table leaves whole (convolution and pooling
+    backward) have ember converters (converters/backward.py)."""
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     table = dict(core_aten_decompositions())
@@ -76,6 +77,7 @@ def compile_training(gm: torch.fx.GraphModule, example_inputs: list[Any], settin
                      index: int) -> Callable[..., Any]:
     """The callable for Dynamo's graph number `index` when it needs gradients."""
     from torch._dynamo.backends.common import aot_autograd
+    from torch._dynamo.exc import RestartAnalysis
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
     def compiler(kind: str) -> Callable[..., Any]:
@@ -88,4 +90,14 @@ def compile_training(gm: torch.fx.GraphModule, example_inputs: list[Any], settin
                            inference_compiler=compiler("forward"),
                            decompositions=decompositions(),
                            partition_fn=min_cut_rematerialization_partition)
-    return backend(gm, example_inputs)
+    try:
+        return backend(gm, example_inputs)
+    except RestartAnalysis:  # Dynamo's signal to trace again, not a failure
+        raise
+    except Exception as e:  # AOTAutograd could not trace the graph: eager, as in inference
+        if settings.strict:
+            raise
+        report.warn_once(f"failed-{index}", f"ember could not compile graph {index} for "
+                         f"training ({type(e).__name__}: {e}); it runs in eager PyTorch "
+                         f"instead.{report.blame(e)}")
+        return gm.forward
