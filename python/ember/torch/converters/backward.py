@@ -106,13 +106,11 @@ def max_pool2d_with_indices_backward(grad_output: Any, self: Any, kernel_size: A
     positions within the plane, as the forward returned them)."""
     if rank(self) not in (3, 4):
         raise unsupported(f"max_pool2d_with_indices_backward of a rank-{rank(self)} input")
-    lead = shape_of(self)[:-2]
-    plane = math.prod(static_int(v, "a spatial size") for v in shape_of(self)[-2:])
     src = ops.reshape(grad_output, [-1, _plane_size(grad_output)])
     index = ops.reshape(indices, [-1, _plane_size(indices)])
-    zeros = ops.full([src.shape[0], plane], 0.0, dtype_name(self))
+    zeros = ops.full([src.shape[0], _plane_size(self)], 0.0, dtype_name(self))
     out = scatters._scatter(zeros, 1, index, src, "sum")
-    return ops.reshape(out, lead + shape_of(self)[-2:])
+    return ops.reshape(out, shape_of(self))
 
 
 def _plane_size(x: Any) -> int:
@@ -123,7 +121,7 @@ def _windows_backward(grad_output: Any, self: Any, table: torch.Tensor,
                       count: torch.Tensor) -> Any:
     """Each output position's gradient divided by its divisor, added at every input
     position of its window (table [O, K]; position prod(sizes) is outside the input)."""
-    plane = math.prod(static_int(v, "a spatial size") for v in shape_of(self)[-2:])
+    plane = _plane_size(self)
     o, kk = table.shape
     dt = dtype_name(self)
     dy = ops.reshape(grad_output, [-1, o, 1])
