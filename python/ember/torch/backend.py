@@ -5,8 +5,10 @@ the ``torch_dynamo_backends`` entry point, or the registration made when ember.t
 imported). It returns a callable with the graph's calling convention:
 
 1. settings: dynamo_config, then torch.compile's mode, then its options (validated);
-2. graphs that need gradients, or live off the CPU, run eagerly (one warning);
-3. every other graph goes through the compile path, pipeline.compile_graph (prepare,
+2. graphs that live off the CPU run eagerly (one warning);
+3. graphs that need gradients (grad mode on and an input or parameter requiring grad) are
+   compiled for training, forward and backward, through AOTAutograd (training.py);
+4. every other graph goes through the compile path, pipeline.compile_graph (prepare,
    analyze, partition, convert, build, wrap); when Dynamo gives fake example inputs, on
    the first call, with the real ones.
 """
@@ -26,6 +28,7 @@ from ember.torch import report
 from ember.torch.config import InvalidOptionError, Settings, resolve_settings
 from ember.torch.interpreter import is_fake
 from ember.torch.pipeline import compile_graph
+from ember.torch.training import compile_training
 
 __all__ = ["compile_graph", "ember_backend", "register_with_dynamo", "reset"]
 
@@ -60,31 +63,21 @@ def ember_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs:
     index = next(_graph_counter)
     if settings.print_input_graph:
         print(f"ember: graph {index} from Dynamo\n{report.format_graph_table(gm)}")
-    reason = _eager_only_reason(gm, example_inputs)
-    if reason is not None:
-        report.warn_once(reason[0], reason[1])
+    tensors = [x for x in example_inputs if isinstance(x, torch.Tensor)]
+    tensors += list(gm.parameters())
+    devices = {t.device.type for t in tensors} - {"cpu", "meta"}
+    if devices:
+        report.warn_once("device", f"ember runs on the CPU; a graph with tensors on "
+                         f"{sorted(devices)} runs in eager PyTorch.")
         return gm.forward
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return compile_training(gm, example_inputs, settings, index)
     if any(is_fake(x) for x in example_inputs):
         return _LazyCompile(gm, settings, index)
     return compile_graph(gm, example_inputs, settings, index)
 
 
 ember_backend.reset = reset  # type: ignore[attr-defined]
-
-
-def _eager_only_reason(gm: torch.fx.GraphModule, inputs: list[Any]) -> tuple[str, str] | None:
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
-    tensors += list(gm.parameters())
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return ("grad", "ember compiles inference graphs only for now: this graph needs "
-                "gradients (grad mode is on and an input or parameter requires grad), so it "
-                "runs in eager PyTorch. Run the model under torch.no_grad() or "
-                "torch.inference_mode() to compile it with ember.")
-    devices = {t.device.type for t in tensors} - {"cpu", "meta"}
-    if devices:
-        return ("device", f"ember runs on the CPU; a graph with tensors on {sorted(devices)} "
-                "runs in eager PyTorch.")
-    return None
 
 
 class _LazyCompile:

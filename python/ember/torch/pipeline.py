@@ -17,9 +17,10 @@ each taking and returning plain data. Order matters:
   6. wrap      - last: the callable torch calls, with the warnings about what runs eagerly
                  and the correctness report, which need to know which segments compiled.
 
-A dry run stops after partition. Graphs that need gradients or live off the CPU never get
-here (backend.py runs them eagerly). A failure in any phase never breaks the user's
-program: the graph runs eagerly, with a warning (unless strict is on).
+A dry run stops after partition. Graphs off the CPU never get here (backend.py runs them
+eagerly); a graph that needs gradients gets here as its forward and backward ATen graphs
+(training.py), numbered "<i>_forward" and "<i>_backward". A failure in any phase never
+breaks the user's program: the graph runs eagerly, with a warning (unless strict is on).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ __all__ = ["compile_graph"]
 
 
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: list[Any], settings: Settings,
-                  index: int) -> Callable[..., Any]:
+                  index: int | str) -> Callable[..., Any]:
     """The callable that runs graph number `index` (Dynamo's gm) with ember."""
     try:
         prepared = prepare(gm)

@@ -118,7 +118,7 @@ def _module_context(node: torch.fx.Node) -> str | None:
 class Analysis:
     """Coverage of one graph: which operators ember converts and how the graph is split."""
 
-    graph_index: int
+    graph_index: int | str  # "<i>_forward" / "<i>_backward" for training graphs
     total: int
     converted: int
     failures: list[tuple[torch.fx.Node, str, ConversionFailure]]  # node, public name, why
@@ -198,7 +198,7 @@ def _selects_output(node: torch.fx.Node) -> bool:
                 and isinstance(expected_value(source), torch.Tensor))
 
 
-def analyze(gm: torch.fx.GraphModule, conversion: Any, index: int, min_block_size: int,
+def analyze(gm: torch.fx.GraphModule, conversion: Any, index: int | str, min_block_size: int,
             segments: list[list[str]] | None = None, small: list[str] | None = None) -> Analysis:
     failures = []
     total = converted = 0

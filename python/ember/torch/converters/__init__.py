@@ -17,6 +17,8 @@
   kl_div, triplet, ...), bilinear and batch-statistics norms;
 - masked_extra.py: the masked reductions and softmaxes of torch.masked;
 - aten.py: ATen overloads, and which torch functions share their argument layout;
+- backward.py: the backward operators of training graphs that torch's core ATen
+  decompositions leave whole (convolution and pooling backward, index_put);
 - special.py: torch's special functions with more than the table's operands (polygamma);
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
@@ -36,6 +38,7 @@
 
 from ember.torch.converters import (
     aten,
+    backward,
     composites,
     elementwise_extra,
     functions,
@@ -59,7 +62,7 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "composites", "elementwise_extra", "functions", "linalg", "masked_extra",
+    "aten", "backward", "composites", "elementwise_extra", "functions", "linalg", "masked_extra",
     "methods", "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra",
     "scalar", "scans_sorts", "scatters", "spatial", "special", "stacks", "tensors", "views",
     "writes",

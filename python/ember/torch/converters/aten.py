@@ -10,6 +10,7 @@ records (``torch.nn.functional.gelu``).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import torch
@@ -20,7 +21,15 @@ from ember.torch.converters import composites as cmp
 from ember.torch.converters import functions as fn
 from ember.torch.converters import nn_functions as nn_fn
 from ember.torch.converters import tensors as tn
-from ember.torch.converters.common import END, constant, norm_dim, ops, rank, unsupported
+from ember.torch.converters.common import (
+    END,
+    constant,
+    norm_dim,
+    ops,
+    rank,
+    shape_of,
+    unsupported,
+)
 from ember.torch.registry import builtin_registrations, link_aten_form, register_function
 
 aten = torch.ops.aten
@@ -32,16 +41,20 @@ def _overload(path: str) -> Any:
     return getattr(packet, overload or "default", None) if packet is not None else None
 
 
+def output_used(index: int) -> bool:
+    """Whether a node reads output `index` of the multi-output ATen operator being
+    converted."""
+    node = current_node()
+    return node is not None and any(
+        user.target is operator.getitem and user.args[1] == index for user in node.users)
+
+
 def _unused_output_stand_in(index: int) -> Any:
     """A constant standing for output `index` of a multi-output ATen operator, allowed only
     when nothing reads that output (e.g. the indices of max_pool2d_with_indices)."""
     node = current_node()
-    if node is not None:
-        import operator
-
-        for user in node.users:
-            if user.target is operator.getitem and user.args[1] == index:
-                raise unsupported(f"output {index} of {node.target} is used")
+    if output_used(index):
+        raise unsupported(f"output {index} of {node.target} is used")
     meta = expected_value(node) if node is not None else None
     if meta is None or not isinstance(meta, (tuple, list)):
         return None
@@ -57,6 +70,18 @@ def _native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any
     rstd = ops.rsqrt(ops.mean(centered * centered, dims, True) + float(eps))
     out = nn_fn.layer_norm(input, normalized_shape, weight, bias, eps)
     return out, mean, rstd
+
+
+def _native_group_norm(input: Any, weight: Any, bias: Any, n: Any, c: Any, hw: Any,
+                       group: int, eps: float) -> Any:
+    """The output and the per-(sample, group) mean and reciprocal standard deviation that
+    the backward reads."""
+    rows = ops.reshape(input, [shape_of(input)[0], int(group), -1])
+    mean = ops.mean(rows, [2], True)
+    centered = rows - mean
+    rstd = ops.rsqrt(ops.mean(centered * centered, [2], True) + float(eps))
+    out = nn_fn.group_norm(input, int(group), weight, bias, eps)
+    return out, ops.squeeze(mean, [2]), ops.squeeze(rstd, [2])
 
 
 def _bn_no_training(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
@@ -104,6 +129,8 @@ def _upsample_bilinear_vec(input: Any, output_size: Any, align_corners: bool,
 
 def _max_pool_with_indices(self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0,
                            dilation: Any = 1, ceil_mode: bool = False) -> Any:
+    if output_used(1):  # the indices, which a backward graph reads
+        return nn_fn.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode, True)
     out = nn_fn.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode)
     return out, _unused_output_stand_in(1)
 
@@ -115,6 +142,12 @@ def _native_dropout(input: Any, p: float, train: Any) -> Any:
 def _var_correction(self: Any, dim: Any = None, *, correction: Any = None,
                     keepdim: bool = False) -> Any:
     return fn.var(self, dim, None, keepdim, correction=correction)
+
+
+def _var_mean_correction(self: Any, dim: Any = None, *, correction: Any = None,
+                         keepdim: bool = False) -> Any:
+    return (fn.var(self, dim, None, keepdim, correction=correction),
+            fn.mean(self, dim, keepdim))
 
 
 def _softmax(self: Any, dim: int, half_to_float: bool = False) -> Any:
@@ -156,6 +189,7 @@ _TABLE: dict[str, Any] = {
     "sum.dim_IntList": fn.sum_, "sum.default": fn.sum_, "mean.dim": fn.mean,
     "mean.default": fn.mean, "amax": fn.amax, "amin": fn.amin, "argmax": fn.argmax,
     "argmin": fn.argmin, "prod.default": fn.prod, "var.correction": _var_correction,
+    "var_mean.correction": _var_mean_correction,
     "_softmax": _softmax, "softmax.int": fn.softmax, "_log_softmax": _log_softmax,
     "log_softmax.int": fn.log_softmax,
     "mm": fn.matmul, "bmm": fn.matmul, "matmul": fn.matmul, "addmm": fn.addmm,
@@ -177,6 +211,7 @@ _TABLE: dict[str, Any] = {
     "tril": tn.tril, "triu": tn.triu,
     "embedding": _embedding, "native_layer_norm": _native_layer_norm,
     "layer_norm": nn_fn.layer_norm, "group_norm": nn_fn.group_norm,
+    "native_group_norm": _native_group_norm,
     "_native_batch_norm_legit_no_training": _bn_no_training, "batch_norm": _batch_norm,
     "any.dim": fn.any_, "any.default": fn.any_, "any.dims": fn.any_, "all.dim": fn.all_,
     "all.default": fn.all_,

@@ -180,7 +180,8 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                bias: Any = None, training: bool = False, momentum: Any = 0.1,
                eps: Any = 1e-5) -> Any:
     if training or running_mean is None or running_var is None:
-        raise unsupported("batch_norm in training mode (ember compiles inference graphs)")
+        raise unsupported("batch_norm in training mode without gradients (with gradients, "
+                          "the training graph computes its statistics)")
     eps = float(py_value(eps)) if not is_tensor(eps) else eps
     return ops.batch_norm(input, running_mean, running_var, weight, bias, eps)
 

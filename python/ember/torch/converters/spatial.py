@@ -196,10 +196,11 @@ def max_pool(input: Any, k: int, kernel_size: Any, stride: Any = None, padding: 
     return _finish(input, k, windows, outs, "argmax" if return_indices else "max", table)
 
 
-def avg_pool(input: Any, k: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
-             ceil_mode: bool = False, count_include_pad: bool = True,
-             divisor_override: Any = None) -> Any:
-    """avg_pool{k}d by window gathers: the window sums divided by torch's divisor."""
+def avg_pool_windows(input: Any, k: int, kernel_size: Any, stride: Any = None,
+                     padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+                     divisor_override: Any = None) -> tuple[list[int], torch.Tensor, torch.Tensor]:
+    """avg_pool{k}d's output sizes, window table ([O, K] flat positions, see _window_table)
+    and torch's divisor of each output position ([O], float64)."""
     what = f"avg_pool{k}d"
     _check_rank(input, k, what)
     dt = dtype_name(input)
@@ -215,10 +216,6 @@ def avg_pool(input: Any, k: int, kernel_size: Any, stride: Any = None, padding: 
             for s, kk, st, p in zip(sizes, kernel, strides, pads, strict=True)]
     if builtins.min(sizes) == 0 or builtins.min(outs) <= 0:
         raise unsupported(f"{what} of an empty spatial dimension")
-    out_shape = shape_of(input)[:rank(input) - k] + outs
-    empty = _empty(out_shape, dt)
-    if empty is not None:
-        return empty
     windows = [_sliding(s, o, kk, st, p, 1)
                for s, o, kk, st, p in zip(sizes, outs, kernel, strides, pads, strict=True)]
     table = _window_table(sizes, windows)
@@ -235,8 +232,33 @@ def avg_pool(input: Any, k: int, kernel_size: Any, stride: Any = None, padding: 
         count = per_dim[0]
         for c in per_dim[1:]:
             count = (count.view(-1, 1) * c.view(1, -1)).reshape(-1)
+    return outs, table, count
+
+
+def avg_pool(input: Any, k: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
+             ceil_mode: bool = False, count_include_pad: bool = True,
+             divisor_override: Any = None) -> Any:
+    """avg_pool{k}d by window gathers: the window sums divided by torch's divisor."""
+    outs, table, count = avg_pool_windows(input, k, kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override)
+    out_shape = shape_of(input)[:rank(input) - k] + outs
+    empty = _empty(out_shape, dtype_name(input))
+    if empty is not None:
+        return empty
+    sizes = _spatial_sizes(input, k, f"avg_pool{k}d")
     gathered = _gather_windows(input, sizes, table, 0.0)
     return _finish(input, k, gathered, outs, "sum", table, count)
+
+
+def adaptive_avg_windows(input: Any, k: int, output_size: Any) -> tuple[list[int],
+                                                                       torch.Tensor,
+                                                                       torch.Tensor]:
+    """adaptive_avg_pool{k}d's output sizes, window table and window sizes (as
+    avg_pool_windows)."""
+    sizes, outs = _adaptive_sizes(input, k, output_size, f"adaptive_avg_pool{k}d")
+    table = _window_table(sizes, [_adaptive(s, o) for s, o in zip(sizes, outs, strict=True)])
+    count = (table < math.prod(sizes)).sum(dim=1).to(torch.float64)
+    return outs, table, count
 
 
 def _adaptive_sizes(input: Any, k: int, output_size: Any, what: str) -> tuple[list, list]:
@@ -263,14 +285,14 @@ def adaptive_pool(input: Any, k: int, output_size: Any, maximum: bool,
     empty = _empty(out_shape, dt)
     if empty is not None:
         return (empty, _empty(out_shape, "int64")) if return_indices else empty
+    if not maximum:
+        outs, table, count = adaptive_avg_windows(input, k, output_size)
+        gathered = _gather_windows(input, sizes, table, 0.0)
+        return _finish(input, k, gathered, outs, "sum", table, count)
     windows = [_adaptive(s, o) for s, o in zip(sizes, outs, strict=True)]
     table = _window_table(sizes, windows)
-    if maximum:
-        gathered = _gather_windows(input, sizes, table, _lowest(dt))
-        return _finish(input, k, gathered, outs, "argmax" if return_indices else "max", table)
-    count = (table < math.prod(sizes)).sum(dim=1).to(torch.float64)
-    gathered = _gather_windows(input, sizes, table, 0.0)
-    return _finish(input, k, gathered, outs, "sum", table, count)
+    gathered = _gather_windows(input, sizes, table, _lowest(dt))
+    return _finish(input, k, gathered, outs, "argmax" if return_indices else "max", table)
 
 
 def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,

@@ -549,7 +549,7 @@ tril, triu = _tri(True), _tri(False)
 
 def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:
     if training and p > 0:
-        raise unsupported("dropout in training mode (ember compiles inference graphs)")
+        raise unsupported("dropout in training mode (ember does not draw its random mask yet)")
     return input
 
 

@@ -29,7 +29,7 @@ class Analyzed:
 
 
 def analyze(prepared: Prepared, example_inputs: list[Any], settings: Settings,
-            index: int) -> Analyzed:
+            index: int | str) -> Analyzed:
     work = prepared.graph
     trial = FxConverter(work, example_inputs, settings, keep_going=True).run()
     failing = {k for n, f in trial.failures.items() if f.kind != "forced"

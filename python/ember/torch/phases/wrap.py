@@ -41,7 +41,7 @@ def wrap(parts: Partition, settings: Settings) -> Callable[..., Any]:
         segment = _compiled(whole.graph, settings, whole.label, whole.conversion, whole.compiled)
         if parts.reference is not None:
             _print_correctness(parts.reference, parts.example_inputs, [(segment, None)], set(),
-                               settings)
+                               settings, parts.analysis.graph_index)
         return segment
     fused, analysis = parts.graph, parts.analysis
     segments = []
@@ -66,7 +66,7 @@ def wrap(parts: Partition, settings: Settings) -> Callable[..., Any]:
         eager_nodes = ({n.name for n, _, _ in analysis.failures} | set(analysis.small)
                        | set(analysis.failed))
         _print_correctness(parts.reference, parts.example_inputs, segments, eager_nodes,
-                           settings)
+                           settings, analysis.graph_index)
     return fused.forward
 
 
@@ -221,10 +221,12 @@ def _scalar_arg(value: Any) -> int | float:
 # ---- the correctness report ----------------------------------------------------------------
 def _print_correctness(reference: torch.fx.GraphModule, example_inputs: list[Any],
                        segments: list[tuple[CompiledSegment, Any]], eager_nodes: set[str],
-                       settings: Settings) -> None:
-    """Prints the correctness report. It is a diagnosis: when it cannot be made, ember says
-    why and the graph stays compiled."""
+                       settings: Settings, graph_index: int | str) -> None:
+    """Prints the correctness report, under a line naming the graph (a training graph's
+    forward and backward have one report each). It is a diagnosis: when it cannot be made,
+    ember says why and the graph stays compiled."""
     try:
+        print(f"ember correctness report of graph {graph_index}:")
         _correctness_report(reference, _example_values(example_inputs), segments, eager_nodes,
                             settings)
     except Exception as e:

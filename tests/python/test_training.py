@@ -1,0 +1,379 @@
+"""Training with torch.compile(backend="ember"): forward and backward graphs compiled through
+AOTAutograd. Gradients, losses, parameters after SGD steps and BatchNorm's running
+statistics are compared with eager PyTorch on a copy of the same model; fallbacks are
+checked by their warning and strict mode's error."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import weakref
+from unittest import mock
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import ember.torch
+from ember.torch import registry, report
+from ember.torch.phases import wrap
+from ember.torch.report import EagerFallbackWarning
+
+OPTIONS = {"progress": False}
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    torch._dynamo.reset()
+    ember.torch.dynamo_config.reset()
+    saved = {k: list(v) for k, v in registry._REGISTRY.table.items()}
+    yield
+    registry._REGISTRY.table.clear()
+    registry._REGISTRY.table.update(saved)
+    ember.torch.dynamo_config.reset()
+    torch._dynamo.reset()
+
+
+class MLP(nn.Module):
+    """Linear layers and the activations whose backward torch decomposes (GELU both forms,
+    SiLU, sigmoid, tanh, hardswish, ReLU)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(),
+            nn.Linear(32, 32), nn.GELU(approximate="tanh"), nn.Linear(32, 32), nn.SiLU(),
+            nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 32), nn.Hardswish(),
+            nn.Linear(32, 32), nn.Sigmoid(), nn.Linear(32, 5))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class CNN(nn.Module):
+    """Convolutions (stride 1 and 2, one with groups; no bias before a BatchNorm, where its
+    gradient is zero up to rounding), BatchNorm in training mode, ReLU, max
+    and average pooling, adaptive average pooling and a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1, groups=2, bias=False)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.conv3 = nn.Conv2d(16, 16, 3, padding=1)
+        self.fc = nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = self.conv3(F.relu(self.bn2(self.conv2(x))))
+        x = F.avg_pool2d(x, 3, stride=1, padding=1)
+        return self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+class Block(nn.Module):
+    """A tiny transformer block: embedding, layer norm, attention with softmax, GELU."""
+
+    def __init__(self, vocab: int = 20, dim: int = 16) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.ff = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+        attn = torch.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1)
+        x = x + self.proj(attn @ v)
+        x = x + self.ff(self.ln2(x))
+        return self.head(x)
+
+
+def groupnorm_case():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv1d(4, 8, 3, padding=1), nn.GroupNorm(2, 8), nn.SiLU(),
+                          nn.Flatten(), nn.Linear(8 * 10, 5))
+    return model, torch.randn(3, 4, 10), torch.randint(0, 5, (3,))
+
+
+def mlp_case():
+    torch.manual_seed(0)
+    return MLP(), torch.randn(6, 12), torch.randint(0, 5, (6,))
+
+
+def cnn_case():
+    torch.manual_seed(0)
+    return CNN(), torch.randn(4, 3, 16, 16), torch.randint(0, 5, (4,))
+
+
+def block_case():
+    torch.manual_seed(0)
+    ids = torch.tensor([[1, 2, 3, 1, 2, 3, 7, 1], [4, 4, 4, 4, 0, 1, 1, 19]])  # repeated ids
+    return Block(), ids, torch.randint(0, 20, (2, 8))
+
+
+CASES = {"mlp": mlp_case, "cnn": cnn_case, "block": block_case, "groupnorm": groupnorm_case}
+
+
+def loss_of(out, target):
+    return F.cross_entropy(out.flatten(0, -2), target.flatten())
+
+
+def assert_rel_close(actual, expected, tol=1e-4, what=""):
+    scale = max(expected.abs().max().item(), 1e-6)
+    err = (actual - expected).abs().max().item()
+    assert err <= tol * scale, f"{what}: max error {err:.3e} against max {scale:.3e}"
+
+
+def step(model, x, target):
+    loss = loss_of(model(x), target)
+    loss.backward()
+    return loss.detach()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradients_and_sgd_steps_match_eager(name):
+    model, x, target = CASES[name]()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="ember", options=OPTIONS)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    with mock.patch.object(wrap.CompiledSegment, "__call__", autospec=True,
+                           side_effect=wrap.CompiledSegment.__call__) as segment_calls:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*ember")  # no fallback, no failure
+            for i in range(3):
+                opt.zero_grad()
+                ref_opt.zero_grad()
+                loss = step(compiled, x, target)
+                ref_loss = step(reference, x, target)
+                assert_rel_close(loss, ref_loss, what=f"loss, step {i}")
+                if i == 0:
+                    for (n, p), q in zip(model.named_parameters(), reference.parameters(),
+                                         strict=True):
+                        assert_rel_close(p.grad, q.grad, what=f"gradient of {n}")
+                opt.step()
+                ref_opt.step()
+    # forward and backward of each step ran compiled ember code
+    assert segment_calls.call_count >= 6
+    for (n, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
+        assert_rel_close(p.detach(), q.detach(), what=f"{n} after 3 steps")
+    for (n, b), c in zip(model.named_buffers(), reference.buffers(), strict=True):
+        if b.dtype == torch.int64:  # num_batches_tracked
+            assert torch.equal(b, c), n
+        else:
+            assert_rel_close(b, c, tol=1e-5, what=f"{n} after 3 steps")
+
+
+def test_batchnorm_running_stats_are_written_back():
+    """AOTAutograd returns BatchNorm's new running statistics from the forward graph and its
+    runtime wrapper copies them into the buffers: the buffers change as in eager."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, bias=False), nn.BatchNorm2d(4, momentum=0.3))
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="ember", options=OPTIONS)
+    bn = model[1]
+    mean_before = bn.running_mean.clone()
+    for i in range(3):
+        x = torch.randn(5, 3, 8, 8) * (i + 1) + i
+        compiled(x).sum().backward()
+        reference(x).sum().backward()
+    assert not torch.equal(bn.running_mean, mean_before)
+    assert_rel_close(bn.running_mean, reference[1].running_mean, tol=1e-5)
+    assert_rel_close(bn.running_var, reference[1].running_var, tol=1e-5)
+    assert int(bn.num_batches_tracked) == 3
+
+
+def test_eval_model_without_no_grad_runs_in_ember():
+    model, x, _ = cnn_case()
+    model.eval()
+    compiled = torch.compile(model, backend="ember", options=OPTIONS)
+    with mock.patch.object(wrap.CompiledSegment, "__call__", autospec=True,
+                           side_effect=wrap.CompiledSegment.__call__) as segment_calls:
+        out = compiled(x)  # grad mode on, parameters require grad
+    assert segment_calls.call_count == 1
+    assert out.requires_grad
+    torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-5)
+
+
+def _conv_model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 4, 3), nn.ReLU(),
+                         nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+
+
+def test_unconvertible_backward_operator_falls_back_with_the_warning():
+    registry.remove(torch.ops.aten.convolution_backward.default)
+    model = _conv_model()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="ember", options=OPTIONS)
+    x = torch.randn(2, 3, 8, 8)
+    with pytest.warns(EagerFallbackWarning) as caught:
+        compiled(x).square().sum().backward()
+    messages = [str(w.message) for w in caught]
+    assert any("graph 0_backward" in m and "convolution_backward" in m for m in messages)
+    assert not any("graph 0_forward" in m for m in messages)
+    reference(x).square().sum().backward()
+    for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+        assert_rel_close(p.grad, q.grad)
+
+
+def test_unconvertible_backward_operator_raises_in_strict_mode():
+    registry.remove(torch.ops.aten.convolution_backward.default)
+    compiled = torch.compile(_conv_model(), backend="ember", options=dict(OPTIONS, strict=True))
+    out = compiled(torch.randn(2, 3, 8, 8))  # the forward converts
+    with pytest.raises(registry.UnsupportedOperatorsError, match="convolution_backward"):
+        out.sum().backward()
+
+
+def test_dryrun_reports_forward_and_backward_separately(capsys):
+    report.dryrun_reports.clear()
+    registry.remove(torch.ops.aten.convolution_backward.default)
+    model = _conv_model()
+    compiled = torch.compile(model, backend="ember", options=dict(OPTIONS, dryrun=True))
+    compiled(torch.randn(2, 3, 8, 8)).sum().backward()
+    by_graph = {a.graph_index: a for a in report.dryrun_reports}
+    assert set(by_graph) == {"0_forward", "0_backward"}
+    assert by_graph["0_forward"].percent == 100.0
+    assert "torch.ops.aten.convolution_backward.default" in by_graph["0_backward"].unconverted
+    text = capsys.readouterr().out
+    assert "ember dry run of graph 0_forward" in text
+    assert "ember dry run of graph 0_backward" in text
+    assert model[0].weight.grad is not None
+
+
+def test_correctness_report_and_dump_dir_cover_both_graphs(tmp_path, capsys):
+    model, x, target = mlp_case()
+    options = dict(OPTIONS, correctness_report=True, dump_dir=str(tmp_path))
+    compiled = torch.compile(model, backend="ember", options=options)
+    step(compiled, x, target)
+    text = capsys.readouterr().out
+    assert "ember correctness report of graph 0_forward:" in text
+    backward = text.split("ember correctness report of graph 0_backward:")[1]
+    assert "torch.ops.aten.mm.default" in backward  # the weights' gradients, node by node
+    assert "0 nodes exceed the error expected" in backward
+    assert (tmp_path / "graph_0_forward").is_dir()
+    assert (tmp_path / "graph_0_backward").is_dir()
+
+
+def test_saved_activations_are_released_after_backward():
+    """The forward's saved activations live until the backward has run, and no longer:
+    ember keeps no reference to them (the compiled backward takes its arguments boxed and
+    empties the list)."""
+    model, x, target = cnn_case()
+    compiled = torch.compile(model, backend="ember", options=OPTIONS)
+    step(compiled, x, target)  # compiles
+    saved: list[weakref.ref] = []
+
+    held = {x.untyped_storage().data_ptr(), target.untyped_storage().data_ptr()}
+    held |= {p.untyped_storage().data_ptr() for p in model.parameters()}
+
+    def pack(t):
+        if t.untyped_storage().data_ptr() not in held:  # an activation, not x or a weight
+            saved.append(weakref.ref(t))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = loss_of(compiled(x), target)
+    gc.collect()
+    alive_before = sum(r() is not None for r in saved)
+    assert alive_before > 0
+    loss.backward()
+    del loss
+    gc.collect()
+    assert [r for r in saved if r() is not None] == []
+
+
+def test_boxed_call_empties_its_argument_list():
+    from ember.torch.training import _Boxed
+
+    gm = torch.fx.symbolic_trace(lambda a, b: (a * b + 1,))
+    boxed = _Boxed(gm, ember.torch.config.resolve_settings(options=OPTIONS), "t")
+    a, b = torch.randn(3), torch.randn(3)
+    args = [a, b]
+    (out,) = boxed(args)
+    assert args == []
+    torch.testing.assert_close(out, a * b + 1)
+
+
+def _conv2d(x, w):
+    return F.conv2d(x, w, stride=2, padding=1, dilation=2, groups=2)
+
+
+def _conv1d(x, w):
+    return F.conv1d(x, w, stride=2, padding=1)
+
+
+def _max_pool(x, w):
+    return F.max_pool2d(x * w.sum(), 3, stride=2, padding=1)  # overlapping windows
+
+
+def _avg_pool(x, w):
+    return F.avg_pool2d(x * w.sum(), 3, stride=2, padding=1, ceil_mode=True,
+                        count_include_pad=False)
+
+
+def _adaptive_avg_pool(x, w):
+    return F.adaptive_avg_pool2d(x * w.sum(), (5, 3))  # windows overlap on a 7x9 input
+
+
+def _embedding(x, w):
+    ids = torch.tensor([[0, 3, 3, 1], [3, 0, 5, 3]])  # repeated ids, padding_idx 0
+    return F.embedding(ids, w, padding_idx=0) * x.sum()
+
+
+BACKWARD_CASES = {
+    "convolution_backward 2d": (_conv2d, (2, 4, 9, 9), (6, 2, 3, 3)),
+    "convolution_backward 1d": (_conv1d, (2, 3, 11), (5, 3, 3)),
+    "max_pool2d_with_indices_backward": (_max_pool, (2, 3, 7, 9), (2,)),
+    "avg_pool2d_backward": (_avg_pool, (2, 3, 8, 7), (2,)),
+    "_adaptive_avg_pool2d_backward": (_adaptive_avg_pool, (2, 3, 7, 9), (2,)),
+    "embedding_dense_backward": (_embedding, (3,), (6, 5)),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("name", sorted(BACKWARD_CASES))
+def test_backward_operator_against_eager(name, dtype):
+    """Each backward operator ember converts, in a graph of its own, against eager
+    PyTorch's gradients (float64: to rounding; float32: within 1e-4 relative)."""
+    import warnings
+
+    fn, x_shape, w_shape = BACKWARD_CASES[name]
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(x_shape, generator=gen, dtype=dtype)
+    w = torch.randn(w_shape, generator=gen, dtype=dtype)
+    out_grad = torch.randn(fn(x, w).shape, generator=gen, dtype=dtype)
+    expected = torch.autograd.grad(fn(x.requires_grad_(), w.requires_grad_()), (x, w),
+                                   out_grad)
+    x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+    compiled = torch.compile(fn, backend="ember", options=dict(OPTIONS, min_block_size=1))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*ember")  # no fallback, no failure
+        actual = torch.autograd.grad(compiled(x, w), (x, w), out_grad)
+    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    for a, e, what in zip(actual, expected, ("input", "weight"), strict=True):
+        assert a.dtype == dtype
+        assert_rel_close(a, e, tol=tol, what=f"{name}: gradient of the {what}")
+
+
+def test_a_failure_to_trace_for_training_runs_eagerly_with_a_warning():
+    model = nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+    boom = RuntimeError("partition failed")
+    with mock.patch("torch._functorch.partitioners.min_cut_rematerialization_partition",
+                    side_effect=boom):
+        with pytest.warns(UserWarning, match="could not compile graph 0 for training"):
+            out = torch.compile(model, backend="ember", options=OPTIONS)(x)
+        out.sum().backward()
+        torch.testing.assert_close(out, model(x))
+        assert model.weight.grad is not None
+        torch._dynamo.reset()
+        strict = torch.compile(model, backend="ember", options=dict(OPTIONS, strict=True))
+        with pytest.raises(Exception, match="partition failed"):
+            strict(x)
