@@ -436,20 +436,6 @@ def _integer_indices(node: Any, settings: Any) -> bool:
     return True
 
 
-def _integer_indices(node: Any, settings: Any) -> bool:
-    """index_put with integer index tensors only (writes.py converts a boolean mask)."""
-    args = list(node.args)
-    indices = node.kwargs.get("indices", args[1] if len(args) > 1 else None)
-    if not isinstance(indices, (list, tuple)) or not indices:
-        return False
-    for i in indices:
-        meta = i.meta if isinstance(i, torch.fx.Node) else {}
-        v = meta.get("example_value", meta.get("val"))
-        if not isinstance(v, torch.Tensor) or v.dtype not in (torch.int64, torch.int32):
-            return False
-    return True
-
-
 def _registrations() -> None:
     register(scatter, torch.scatter)
     register(scatter_add, torch.scatter_add)
