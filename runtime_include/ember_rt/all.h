@@ -14,5 +14,6 @@
 #include "lanes.h"
 #include "gemm.h"
 #include "library.h"
+#include "depthwise.h"
 #include "linalg.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt

@@ -39,7 +39,7 @@ const char* schedule_name(Schedule s) {
     case Schedule::ReduceAxis: return "reduce, vectors along the reduced axis";
     case Schedule::ReduceScalar: return "reduce, scalar";
     case Schedule::Matmul: return "matmul (ember_rt::gemm)";
-    case Schedule::Call: return "library call (ember_rt/library.h)";
+    case Schedule::Call: return "library call (ember_rt::lib)";
   }
   return "?";
 }
@@ -433,6 +433,25 @@ void plan_reduce(const std::shared_ptr<const Task>& task, StagePlan& p) {
   }
 }
 
+// A Matmul or Call stage's epilogue, which rewrites each finished row segment of the output in
+// place: the value with Acc read back from the output (float32), vectorized along the last
+// axis where it can be.
+void plan_row_epilogue(const Task& task, StagePlan& p) {
+  const Stage& s = p.stage;
+  if (!s.epilogue.defined()) return;
+  p.value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
+    if (x.kind() == ExprKind::Acc) return ir::load(s.out, DType::float32, s.axes);
+    return {};
+  });
+  p.cost = expr_cost(p.value);
+  p.vector = plan_vector(task, p.value, s.axes.back()->name);
+  if (p.vector.ok && p.value.dtype() != DType::float32) {
+    p.vector.ok = false;
+    p.vector.why_not = "the epilogue is " + std::string(dtype_name(p.value.dtype()));
+  }
+  if (p.vector.ok) p.tail = Tail::Masked;
+}
+
 void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
   const Stage& s = task->stages[p.index];
   p.task = task;
@@ -448,27 +467,18 @@ void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
                                              : "gemm m"});
   }
   p.loops.push_back({"k", a.back(), "gemm k"});
-  if (!s.epilogue.defined()) return;
-  // The epilogue rewrites each finished row segment of C in place.
-  p.value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
-    if (x.kind() == ExprKind::Acc) return ir::load(s.out, DType::float32, s.axes);
-    return {};
-  });
-  p.cost = expr_cost(p.value);
-  p.vector = plan_vector(*task, p.value, s.axes.back()->name);
-  if (p.vector.ok && p.value.dtype() != DType::float32) {
-    p.vector.ok = false;
-    p.vector.why_not = "the epilogue is " + std::string(dtype_name(p.value.dtype()));
-  }
-  if (p.vector.ok) p.tail = Tail::Masked;
+  plan_row_epilogue(*task, p);
 }
 
-// A library call: the routine reads and writes whole buffers and splits its own work.
+// A library call: the routine reads and writes whole buffers and splits its own work. A
+// routine that takes an epilogue (the depthwise convolution) calls it on each finished row
+// segment, as the GEMM does.
 void plan_call(const std::shared_ptr<const Task>& task, StagePlan& p) {
   p.task = task;
   p.stage = task->stages[p.index];
   p.schedule = Schedule::Call;
   p.vector.why_not = "a library routine";
+  plan_row_epilogue(*task, p);
 }
 
 }  // namespace
@@ -532,7 +542,7 @@ std::string KernelPlan::str() const {
       case Schedule::Matmul: os << "ember_rt::gemm's blocks"; break;
       case Schedule::Call: os << "ember_rt::lib::" << p.stage.routine << "'s rows"; break;
     }
-    if (p.schedule == Schedule::Call) {
+    if (p.schedule == Schedule::Call && !p.value.defined()) {
       os << "\n";
       continue;
     }

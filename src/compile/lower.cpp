@@ -228,6 +228,8 @@ class GroupLowering {
       s.out = map.at(s.out);
       if (s.a >= 0) s.a = map.at(s.a);
       if (s.b >= 0) s.b = map.at(s.b);
+      for (int& b : s.call_inputs) b = map.at(b);
+      for (int& b : s.call_outputs) b = map.at(b);
       s.value = remap(s.value);
       s.epilogue = remap(s.epilogue);
       task_.stages.push_back(std::move(s));

@@ -11,8 +11,11 @@
 //     stage, is where fusion puts the bias / activation epilogue);
 //   - otherwise: a padded copy of x (when padded), col [N, C*KH*KW, OH*OW], and the Matmul
 //     into out viewed [N, O, OH*OW].
-// Anything else (groups > 1, depthwise, other dtypes) is one Reduce stage over
-// (C/groups, KH, KW): the same definition as OpDef.reduce, the generic fallback.
+// Depthwise float32 convolutions (one input channel per group, any channel multiplier) are one
+// Call stage of ember_rt::lib::depthwise_conv2d, which applies the fused epilogue to each
+// output row it finishes (lower_depthwise). Anything else (other grouped convolutions, other
+// dtypes) is one Reduce stage over (C/groups, KH, KW): the same definition as OpDef.reduce,
+// the generic fallback.
 // Padding reads are select(in_bounds, load, 0), so out-of-bounds loads are never made; the
 // padded copy pays for its bounds checks once per input element instead of once per col
 // element (C*KH*KW / C times as many).
@@ -294,6 +297,39 @@ ir::Task lower_gemm(const ConvGeom& g, const TensorType& x, const TensorType& ou
   return t;
 }
 
+// ---- lowering of depthwise convolutions, float32: one Call stage ----
+
+// groups == C with one input channel per group (output channel o reads input channel
+// o / (O / C)), float32.
+bool is_depthwise(const ConvGeom& g, DType dtype) {
+  return dtype == DType::float32 && g.groups > 1 && g.cg == 1;
+}
+
+// ember_rt::lib::depthwise_conv2d (ember_rt/depthwise.h) on x viewed [N, C, H, W], w viewed
+// [O, KH*KW] and out viewed [N, O, OH, OW] (conv1d: H = OH = 1). The routine takes an
+// epilogue (Acc is the convolution's value at the stage's axes) and applies it to each
+// output row as it finishes, so fused consumers cost no extra pass over the output.
+ir::Task lower_depthwise(const ConvGeom& g, const TensorType& x, const TensorType& out) {
+  ir::Task t;
+  const int xb = t.add_buffer("x", x.dtype, {g.n, g.c, g.h, g.w}, ir::BufferRole::Input);
+  const int wb =
+      t.add_buffer("w", x.dtype, {Expr(g.o), Expr(g.kh * g.kw)}, ir::BufferRole::Input);
+  const int ob =
+      t.add_buffer("out", out.dtype, {g.n, Expr(g.o), g.oh, g.ow}, ir::BufferRole::Output);
+  ir::Stage s;
+  s.kind = ir::StageKind::Call;
+  s.routine = "depthwise_conv2d";
+  s.call_inputs = {xb, wb};
+  s.call_outputs = {ob};
+  s.out = ob;
+  s.axes = make_vars("d", 4);
+  s.acc_dtype = DType::float32;
+  s.params = {g.n,       g.c,       g.h,       g.w,       Expr(g.o), g.oh,      g.ow,      Expr(g.kh),
+              Expr(g.kw), Expr(g.sh), Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw)};
+  t.stages.push_back(std::move(s));
+  return t;
+}
+
 ir::Task lower_conv(const std::string& op, int spatial, const std::vector<TensorType>& in,
                     const std::vector<TensorType>& out, const OpAttrs& attrs) {
   const ConvAttrs& a = attrs_as<ConvAttrs>(attrs);
@@ -301,6 +337,8 @@ ir::Task lower_conv(const std::string& op, int spatial, const std::vector<Tensor
   ir::Task t;
   if (g.groups == 1 && in[0].dtype == DType::float32) {
     t = lower_gemm(g, in[0], out.at(0));
+  } else if (is_depthwise(g, in[0].dtype)) {
+    t = lower_depthwise(g, in[0], out.at(0));
   } else {
     const int xb = t.add_buffer("x", in[0].dtype, in[0].shape, ir::BufferRole::Input);
     const int wb = t.add_buffer("w", in[1].dtype, in[1].shape, ir::BufferRole::Input);

@@ -66,7 +66,8 @@ enum class Schedule : uint8_t {
   ReduceAxis,     // reduce in vectors along the innermost reduced axis
   ReduceScalar,   // one output at a time, scalar
   Matmul,         // ember_rt::gemm, with an epilogue over each finished row segment
-  Call,           // a routine of ember_rt/library.h, which splits its own work
+  Call,           // a runtime routine (ember_rt::lib), which splits its own work; with an
+                  // epilogue over each finished row segment when it takes one
 };
 const char* schedule_name(Schedule s);
 
@@ -105,8 +106,8 @@ struct StagePlan {
   int unroll = 1;     // vectors in flight (independent accumulators)
   Tail tail = Tail::None;
   bool tail_known_empty = false;  // the vector axis's extent is a multiple of every width
-  // Matmul: the epilogue as a value over the output (Acc read back from it); undefined when
-  // there is none.
+  // Matmul and Call: the epilogue as a value over the output (Acc read back from it);
+  // undefined when there is none.
   ir::Expr value;
 };
 
