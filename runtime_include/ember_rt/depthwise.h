@@ -41,19 +41,19 @@ constexpr int64_t kBandOutputs = 4096;
 
 struct Geom {
   int64_t N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
-  int64_t Wq;        // columns of a phase plane and of a wide output row
-  int64_t extra;     // rows a phase plane has beyond the band's output rows
-  int64_t rows;      // output rows per band (the last band may have fewer)
-  int64_t bands;     // bands per plane
-  int64_t taps;      // KH * KW
-  int64_t phases;    // sh * sw
+  int64_t Wq;      // columns of a phase plane and of a wide output row
+  int64_t extra;   // rows a phase plane has beyond the band's output rows
+  int64_t rows;    // output rows per band (the last band may have fewer)
+  int64_t bands;   // bands per plane
+  int64_t taps;    // KH * KW
+  int64_t phases;  // sh * sw
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,
-                      int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
-                      int64_t pw, int64_t dh, int64_t dw) {
+inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH, int64_t OW,
+                      int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                      int64_t dh, int64_t dw) {
   Geom g{N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, 0, 0, 0, 0, 0, 0};
   g.Wq = OW + (KW - 1) * dw / sw;
   g.extra = (KH - 1) * dh / sh;
@@ -70,9 +70,7 @@ inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int
 inline int64_t phase_floats(const Geom& g) {
   return g.phases * (g.rows + g.extra) * g.Wq + g.Wq + vf::width;
 }
-inline int64_t wide_floats(const Geom& g) {
-  return ceil_div(g.rows * g.Wq, vf::width) * vf::width;
-}
+inline int64_t wide_floats(const Geom& g) { return ceil_div(g.rows * g.Wq, vf::width) * vf::width; }
 
 // Copies the padded input rows output rows [r0, r0 + rows) read from channel plane xc into
 // the phase planes at P (zeros where the padding is), and zeroes the slack after them.
@@ -136,8 +134,8 @@ inline void wide_conv(const float* P, const int64_t* off, const float* wt, int64
 }
 
 template <class Epi>
-inline void run(const LaunchContext* ctx, const float* x, const float* w, float* out,
-                const Geom& g, const Epi& epi) {
+inline void run(const LaunchContext* ctx, const float* x, const float* w, float* out, const Geom& g,
+                const Epi& epi) {
   const int64_t planes = g.N * g.O;
   const int64_t items = planes * g.bands;
   if (items <= 0) return;
@@ -191,9 +189,8 @@ namespace lib {
 template <class Epi = NoEpilogue>
 inline void depthwise_conv2d(const LaunchContext* ctx, const float* x, const float* w, float* out,
                              int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,
-                             int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
-                             int64_t ph, int64_t pw, int64_t dh, int64_t dw,
-                             const Epi& epi = Epi{}) {
+                             int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
+                             int64_t pw, int64_t dh, int64_t dw, const Epi& epi = Epi{}) {
   const depthwise_detail::Geom g =
       depthwise_detail::make_geom(N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
   depthwise_detail::run(ctx, x, w, out, g, epi);

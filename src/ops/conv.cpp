@@ -312,8 +312,7 @@ bool is_depthwise(const ConvGeom& g, DType dtype) {
 ir::Task lower_depthwise(const ConvGeom& g, const TensorType& x, const TensorType& out) {
   ir::Task t;
   const int xb = t.add_buffer("x", x.dtype, {g.n, g.c, g.h, g.w}, ir::BufferRole::Input);
-  const int wb =
-      t.add_buffer("w", x.dtype, {Expr(g.o), Expr(g.kh * g.kw)}, ir::BufferRole::Input);
+  const int wb = t.add_buffer("w", x.dtype, {Expr(g.o), Expr(g.kh * g.kw)}, ir::BufferRole::Input);
   const int ob =
       t.add_buffer("out", out.dtype, {g.n, Expr(g.o), g.oh, g.ow}, ir::BufferRole::Output);
   ir::Stage s;
@@ -324,8 +323,9 @@ ir::Task lower_depthwise(const ConvGeom& g, const TensorType& x, const TensorTyp
   s.out = ob;
   s.axes = make_vars("d", 4);
   s.acc_dtype = DType::float32;
-  s.params = {g.n,       g.c,       g.h,       g.w,       Expr(g.o), g.oh,      g.ow,      Expr(g.kh),
-              Expr(g.kw), Expr(g.sh), Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw)};
+  s.params = {g.n,        g.c,        g.h,        g.w,        Expr(g.o),
+              g.oh,       g.ow,       Expr(g.kh), Expr(g.kw), Expr(g.sh),
+              Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw)};
   t.stages.push_back(std::move(s));
   return t;
 }

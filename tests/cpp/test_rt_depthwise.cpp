@@ -82,10 +82,12 @@ void check(const Case& k) {
               const int64_t iy = y * k.sh - k.ph + i * k.dh, ix = xx * k.sw - k.pw + j * k.dw;
               if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
               s += static_cast<double>(wt[static_cast<size_t>((oc * k.kh + i) * k.kw + j)]) *
-                   static_cast<double>(x[static_cast<size_t>(((b * k.c + ic) * k.h + iy) * k.w + ix)]);
+                   static_cast<double>(
+                       x[static_cast<size_t>(((b * k.c + ic) * k.h + iy) * k.w + ix)]);
             }
           }
-          if (k.epilogue) s = std::clamp(s + static_cast<double>(bias[static_cast<size_t>(oc)]), 0.0, 6.0);
+          if (k.epilogue)
+            s = std::clamp(s + static_cast<double>(bias[static_cast<size_t>(oc)]), 0.0, 6.0);
           ref[static_cast<size_t>(((b * o + oc) * oh + y) * ow + xx)] = s;
         }
       }
@@ -102,7 +104,8 @@ void check(const Case& k) {
       auto epi = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {
         EXPECT_EQ(row, out.data() + (bb * oh + m) * ow);
         const float add = bias[static_cast<size_t>(bb % o)];
-        for (int64_t i = n0; i < n0 + len; ++i) row[i] = std::min(std::max(row[i] + add, 0.0f), 6.0f);
+        for (int64_t i = n0; i < n0 + len; ++i)
+          row[i] = std::min(std::max(row[i] + add, 0.0f), 6.0f);
       };
       lib::depthwise_conv2d(&ctx, x.data(), wt.data(), out.data(), k.n, k.c, k.h, k.w, o, oh, ow,
                             k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, epi);
