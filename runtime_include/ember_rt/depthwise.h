@@ -15,10 +15,14 @@
 //      that no lane is masked and a small map (7 x 7) fills the vectors across its rows
 //      instead of wasting most lanes on one short row; the Wq - OW extra outputs per row
 //      (and the last vector's excess) are computed into scratch and dropped;
-//   3. each output row is copied from the wide rows to out, and the epilogue (generated code
-//      for the bias, batch norm, activation, residual fused after the convolution) rewrites
-//      it in place while it is in cache: epi(n * O + o, oh, 0, OW, row), the same signature
-//      as the GEMM's epilogue (the plane index standing for the batch of row segments).
+//   3. each output row goes from the wide rows to out: copied, or, with an epilogue
+//      (generated code for the bias, batch norm, activation, residual fused after the
+//      convolution), written by epi(n * O + o, oh, 0, OW, wide_row), which computes
+//      out[n, o, oh, 0 : OW] from wide_row[0 : OW] (the GEMM's epilogue signature, the plane
+//      index standing for the batch of row segments). The epilogue reads the rows from
+//      scratch rather than from out: reading back a short row just stored to out would wait
+//      for that store at every row (a store to memory that the next row's masked vector
+//      overlaps cannot be forwarded to its load).
 // Work is split across threads by (plane, band of output rows); a band's result does not
 // depend on the thread count.
 #pragma once
@@ -30,6 +34,7 @@
 
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
+#include "lanes.h"  // detail::evens (AVX2)
 #include "vec.h"
 
 namespace ember_rt {
@@ -72,9 +77,61 @@ inline int64_t phase_floats(const Geom& g) {
 }
 inline int64_t wide_floats(const Geom& g) { return ceil_div(g.rows * g.Wq, vf::width) * vf::width; }
 
-// Copies the padded input rows output rows [r0, r0 + rows) read from channel plane xc into
-// the phase planes at P (zeros where the padding is), and zeroes the slack after them.
-inline void fill_phases(const Geom& g, const float* xc, int64_t r0, int64_t rows, float* P) {
+// dst[q] = src[q] for q in [0, n), in vectors.
+inline void copy_floats(float* dst, const float* src, int64_t n) {
+  constexpr int64_t V = vf::width;
+  int64_t q = 0;
+  for (; q + V <= n; q += V) vf::load(src + q).store(dst + q);
+  if (q < n)
+    vf::load_partial(src + q, static_cast<int>(n - q))
+        .store_partial(dst + q, static_cast<int>(n - q));
+}
+
+// The floats p[0], p[2], ..., p[2 * width - 2] among p[0, avail) (0 for the others);
+// only p[0, avail) is read.
+inline vf load_evens(const float* p, int64_t avail) {
+#if defined(EMBER_RT_AVX512)
+  const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  if (avail >= 32)
+    return vf(_mm512_permutex2var_ps(_mm512_loadu_ps(p), idx, _mm512_loadu_ps(p + 16)));
+  const int a = static_cast<int>(avail);
+  const __m512 lo = _mm512_maskz_loadu_ps(detail::tail_mask16(a), p);
+  const __m512 hi = _mm512_maskz_loadu_ps(detail::tail_mask16(a > 16 ? a - 16 : 0), p + 16);
+  return vf(_mm512_permutex2var_ps(lo, idx, hi));
+#elif defined(EMBER_RT_AVX2)
+  if (avail >= 16) return detail::evens(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8));
+  const int a = static_cast<int>(avail);
+  return detail::evens(_mm256_maskload_ps(p, detail::tail_mask8(a)),
+                       _mm256_maskload_ps(p + 8, detail::tail_mask8(a > 8 ? a - 8 : 0)));
+#else
+  return vf(avail > 0 ? p[0] : 0.0f);
+#endif
+}
+
+// dst[q] = src[q * s] for q in [0, n), where only src[0, (n - 1) * s] is read; for s = 1
+// and 2 the last vector is stored whole, so dst[n, n + width) may be overwritten by zeros.
+inline void fill_row(float* dst, const float* src, int64_t n, int64_t s) {
+  constexpr int64_t V = vf::width;
+  int64_t q = 0;
+  if (s == 1) {
+    for (; q + V <= n; q += V) vf::load(src + q).store(dst + q);
+    if (q < n) vf::load_partial(src + q, static_cast<int>(n - q)).store(dst + q);
+  } else if (s == 2) {
+    for (; q < n; q += V) load_evens(src + 2 * q, 2 * (n - q) - 1).store(dst + q);
+  } else {
+    for (; q < n; ++q) dst[q] = src[q * s];
+  }
+}
+
+// Copies the padded input rows that output rows [r0, r0 + rows) read from channel plane xc
+// into the phase planes at P. With `borders`, also writes the zeros of the padding (the
+// columns and rows outside x) and of the slack after the planes; these depend only on the
+// band, so a thread that fills the same band of another plane next skips them. Rows are
+// filled in the order of their addresses and fill_row only spills zeros past a row's end:
+// into that row's right padding, the next row's left padding or the slack (zeros anyway), or
+// into data written after it.
+inline void fill_phases(const Geom& g, const float* xc, int64_t r0, int64_t rows, float* P,
+                        bool borders) {
   const int64_t rq = rows + g.extra;
   for (int64_t a = 0; a < g.sh; ++a) {
     for (int64_t b = 0; b < g.sw; ++b) {
@@ -88,48 +145,55 @@ inline void fill_phases(const Geom& g, const float* xc, int64_t r0, int64_t rows
         float* dst = plane + r * g.Wq;
         const int64_t i = (r0 + r) * g.sh + a - g.ph;
         if (i < 0 || i >= g.H || hi == lo) {
-          std::memset(dst, 0, static_cast<size_t>(g.Wq) * sizeof(float));
+          if (borders) std::memset(dst, 0, static_cast<size_t>(g.Wq) * sizeof(float));
           continue;
         }
-        const float* src = xc + i * g.W + (lo * g.sw + b - g.pw);
-        if (lo > 0) std::memset(dst, 0, static_cast<size_t>(lo) * sizeof(float));
-        if (g.sw == 1) {
-          std::memcpy(dst + lo, src, static_cast<size_t>(hi - lo) * sizeof(float));
-        } else {
-          for (int64_t q = 0; q < hi - lo; ++q) dst[lo + q] = src[q * g.sw];
+        if (borders) {
+          std::memset(dst, 0, static_cast<size_t>(lo) * sizeof(float));
+          std::memset(dst + hi, 0, static_cast<size_t>(g.Wq - hi) * sizeof(float));
         }
-        if (hi < g.Wq) std::memset(dst + hi, 0, static_cast<size_t>(g.Wq - hi) * sizeof(float));
+        fill_row(dst + lo, xc + i * g.W + (lo * g.sw + b - g.pw), hi - lo, g.sw);
       }
     }
   }
-  std::memset(P + g.phases * rq * g.Wq, 0, static_cast<size_t>(g.Wq + vf::width) * sizeof(float));
+  if (borders)
+    std::memset(P + g.phases * rq * g.Wq, 0, static_cast<size_t>(g.Wq + vf::width) * sizeof(float));
+}
+
+// U vectors of wide outputs from p: U accumulators, so that U independent multiply-adds
+// are in flight per tap (the loops over them unrolled, so that they stay in registers).
+template <int U>
+inline void wide_block(const float* P, const int64_t* off, const float* wt, int64_t taps, int64_t p,
+                       float* wide) {
+  constexpr int64_t V = vf::width;
+  vf acc[U];
+  for (int64_t t = 0; t < taps; ++t) {
+    const vf k(wt[t]);
+    const float* s = P + off[t] + p;
+#pragma GCC unroll 8
+    for (int u = 0; u < U; ++u) acc[u] = fma(k, vf::load(s + u * V), acc[u]);
+  }
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) acc[u].store(wide + p + u * V);
 }
 
 // wide[p] = sum over taps t of wt[t] * P[off[t] + p] for p in [0, n) rounded up to whole
-// vectors, four vectors at a time.
+// vectors: blocks of 8 vectors, then one block of the rest.
 inline void wide_conv(const float* P, const int64_t* off, const float* wt, int64_t taps, int64_t n,
                       float* wide) {
   constexpr int64_t V = vf::width;
-  int64_t p = 0;
-  for (; p + 4 * V <= n; p += 4 * V) {
-    vf a0, a1, a2, a3;
-    for (int64_t t = 0; t < taps; ++t) {
-      const vf k(wt[t]);
-      const float* s = P + off[t] + p;
-      a0 = fma(k, vf::load(s), a0);
-      a1 = fma(k, vf::load(s + V), a1);
-      a2 = fma(k, vf::load(s + 2 * V), a2);
-      a3 = fma(k, vf::load(s + 3 * V), a3);
-    }
-    a0.store(wide + p);
-    a1.store(wide + p + V);
-    a2.store(wide + p + 2 * V);
-    a3.store(wide + p + 3 * V);
-  }
-  for (; p < n; p += V) {
-    vf a0;
-    for (int64_t t = 0; t < taps; ++t) a0 = fma(vf(wt[t]), vf::load(P + off[t] + p), a0);
-    a0.store(wide + p);
+  const int64_t vectors = ceil_div(n, V);
+  int64_t v = 0;
+  for (; v + 8 <= vectors; v += 8) wide_block<8>(P, off, wt, taps, v * V, wide);
+  switch (vectors - v) {
+    case 7: wide_block<7>(P, off, wt, taps, v * V, wide); break;
+    case 6: wide_block<6>(P, off, wt, taps, v * V, wide); break;
+    case 5: wide_block<5>(P, off, wt, taps, v * V, wide); break;
+    case 4: wide_block<4>(P, off, wt, taps, v * V, wide); break;
+    case 3: wide_block<3>(P, off, wt, taps, v * V, wide); break;
+    case 2: wide_block<2>(P, off, wt, taps, v * V, wide); break;
+    case 1: wide_block<1>(P, off, wt, taps, v * V, wide); break;
+    default: break;
   }
 }
 
@@ -147,9 +211,12 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
     float* wide =
         gemm_detail::scratch(ctx, gemm_detail::kSlotB, static_cast<size_t>(wide_floats(g)));
     std::vector<int64_t> off(static_cast<size_t>(g.taps));  // each tap's offset into P
+    int64_t filled_band = -1;                               // the band whose borders P holds
     int64_t rq_offsets = -1;  // the band height the offsets were computed for
+    // item = (n * O + o) * bands + band, stepped without divisions.
+    int64_t plane = begin / g.bands, band = begin % g.bands;
+    int64_t n = plane / g.O, o = plane % g.O;
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t plane = item / g.bands, band = item % g.bands;
       const int64_t r0 = band * g.rows;
       const int64_t rows = r0 + g.rows <= g.OH ? g.rows : g.OH - r0;
       const int64_t rq = rows + g.extra;
@@ -163,15 +230,22 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
         }
         rq_offsets = rq;
       }
-      const int64_t n = plane / g.O, o = plane % g.O;
-      const float* xc = x + (n * g.C + o / mult) * g.H * g.W;
-      fill_phases(g, xc, r0, rows, P);
+      const float* xc = x + (n * g.C + (mult == 1 ? o : o / mult)) * g.H * g.W;
+      fill_phases(g, xc, r0, rows, P, band != filled_band);
+      filled_band = band;
       wide_conv(P, off.data(), w + o * g.taps, g.taps, rows * g.Wq, wide);
       float* dst = out + plane * g.OH * g.OW;
       for (int64_t r = 0; r < rows; ++r) {
-        float* row = dst + (r0 + r) * g.OW;
-        std::memcpy(row, wide + r * g.Wq, static_cast<size_t>(g.OW) * sizeof(float));
-        if constexpr (!std::is_same_v<Epi, NoEpilogue>) epi(plane, r0 + r, 0, g.OW, row);
+        if constexpr (std::is_same_v<Epi, NoEpilogue>) {
+          copy_floats(dst + (r0 + r) * g.OW, wide + r * g.Wq, g.OW);
+        } else {
+          epi(plane, r0 + r, 0, g.OW, wide + r * g.Wq);
+        }
+      }
+      if (++band == g.bands) {
+        band = 0;
+        ++plane;
+        if (++o == g.O) o = 0, ++n;
       }
     }
   });
@@ -184,8 +258,8 @@ namespace lib {
 
 // out [N, O, OH, OW] = the depthwise convolution of x [N, C, H, W] with w [O, KH * KW]
 // (O a multiple of C: output channel o reads input channel o / (O / C)), stride (sh, sw),
-// zero padding (ph, pw), dilation (dh, dw); then epi(n * O + o, oh, 0, OW, row) on each
-// finished output row.
+// zero padding (ph, pw), dilation (dh, dw). With an epilogue, out is written by it:
+// epi(n * O + o, oh, 0, OW, values) for each output row, values[0 : OW] the convolution's.
 template <class Epi = NoEpilogue>
 inline void depthwise_conv2d(const LaunchContext* ctx, const float* x, const float* w, float* out,
                              int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,

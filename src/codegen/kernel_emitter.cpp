@@ -235,17 +235,23 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
 }
 
 // The lambda a Matmul or Call stage's routine calls on each finished row segment of its
-// output (viewed [batch..., M, N]): epilogue(bb, m, n0, len, row) rewrites elements
-// [n0, n0 + len) of row m of batch bb in place.
+// output (viewed [batch..., M, N]): epilogue(bb, m, n0, len, row) writes elements
+// [n0, n0 + len) of row m of batch bb. The GEMM's rewrites them in place (row points at
+// them); a Call stage's reads the routine's values from row[0, len) (epilogue_source).
 void KernelWriter::row_epilogue(const StagePlan& p) {
   const Stage& s = p.stage;
   const size_t rank = task_.buffers[s.out].shape.size();
   w_.open("auto epilogue = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {");
-  w_.line("(void)row;");
+  if (p.epilogue_source >= 0) {
+    w_.line("const float* __restrict b" + std::to_string(p.epilogue_source) + " = row;");
+  } else {
+    w_.line("(void)row;");
+  }
   NameScope names = base_;
+  names.vars[kSegmentStart] = "n0";
   unravel(s.axes, task_.buffers[s.out].shape, rank - 2, "bb", names);
   names.vars[s.axes[rank - 2]->name] = "m";
-  vector_loop(task_, names, s, p.value, "n0", "n0 + len", p.vector.ok);
+  vector_loop(*p.task, names, s, p.value, "n0", "n0 + len", p.vector.ok);
   w_.close("};");
 }
 

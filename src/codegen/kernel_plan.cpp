@@ -433,14 +433,14 @@ void plan_reduce(const std::shared_ptr<const Task>& task, StagePlan& p) {
   }
 }
 
-// A Matmul or Call stage's epilogue, which rewrites each finished row segment of the output in
-// place: the value with Acc read back from the output (float32), vectorized along the last
-// axis where it can be.
-void plan_row_epilogue(const Task& task, StagePlan& p) {
+// A Matmul or Call stage's epilogue, called on each finished row segment
+// [n0, n0 + len) of the output's last axis: the value with Acc read from `acc` (Acc itself:
+// the output, rewritten in place), vectorized along the last axis where it can be.
+void plan_row_epilogue(const Task& task, StagePlan& p, const Expr& acc) {
   const Stage& s = p.stage;
   if (!s.epilogue.defined()) return;
   p.value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
-    if (x.kind() == ExprKind::Acc) return ir::load(s.out, DType::float32, s.axes);
+    if (x.kind() == ExprKind::Acc) return acc;
     return {};
   });
   p.cost = expr_cost(p.value);
@@ -467,18 +467,29 @@ void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
                                              : "gemm m"});
   }
   p.loops.push_back({"k", a.back(), "gemm k"});
-  plan_row_epilogue(*task, p);
+  // The GEMM's epilogue rewrites C in place.
+  plan_row_epilogue(*task, p, ir::load(s.out, DType::float32, s.axes));
 }
 
 // A library call: the routine reads and writes whole buffers and splits its own work. A
-// routine that takes an epilogue (the depthwise convolution) calls it on each finished row
-// segment, as the GEMM does.
+// routine that takes an epilogue (the depthwise convolution) computes each row segment of
+// its output into memory of its own and calls the epilogue on it, which stores the final
+// values into the output: Acc is read from a buffer that stands for the segment the routine
+// passes (`row`, element i holding the output at n0 + i), added to a copy of the task.
 void plan_call(const std::shared_ptr<const Task>& task, StagePlan& p) {
   p.task = task;
   p.stage = task->stages[p.index];
   p.schedule = Schedule::Call;
   p.vector.why_not = "a library routine";
-  plan_row_epilogue(*task, p);
+  if (!p.stage.epilogue.defined()) return;
+  auto copy = std::make_shared<Task>(*task);
+  const Shape& out = task->buffers[p.stage.out].shape;
+  p.epilogue_source =
+      copy->add_buffer("segment", DType::float32, {out.back()}, ir::BufferRole::Scratch);
+  const Expr lane = p.stage.axes.back();
+  plan_row_epilogue(*copy, p,
+                    ir::load(p.epilogue_source, DType::float32, {lane - ir::var(kSegmentStart)}));
+  p.task = copy;
 }
 
 }  // namespace

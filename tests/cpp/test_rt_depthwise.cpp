@@ -99,13 +99,15 @@ void check(const Case& k) {
     const LaunchContext ctx = make_ctx(threads);
     std::vector<float> out(out_size, std::nanf(""));
     if (k.epilogue) {
-      // The generated epilogue's contract: rewrite row segment [n0, n0 + len) of row m of
-      // plane bb (= n * O + o) in place.
-      auto epi = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {
-        EXPECT_EQ(row, out.data() + (bb * oh + m) * ow);
+      // The generated epilogue's contract: write row segment [n0, n0 + len) of row m of
+      // plane bb (= n * O + o) from the convolution's values[0, len).
+      auto epi = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* values) {
+        EXPECT_EQ(n0, 0);
+        EXPECT_EQ(len, ow);
+        float* row = out.data() + (bb * oh + m) * ow;
         const float add = bias[static_cast<size_t>(bb % o)];
-        for (int64_t i = n0; i < n0 + len; ++i)
-          row[i] = std::min(std::max(row[i] + add, 0.0f), 6.0f);
+        for (int64_t i = 0; i < len; ++i)
+          row[n0 + i] = std::min(std::max(values[i] + add, 0.0f), 6.0f);
       };
       lib::depthwise_conv2d(&ctx, x.data(), wt.data(), out.data(), k.n, k.c, k.h, k.w, o, oh, ow,
                             k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, epi);

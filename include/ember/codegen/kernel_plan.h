@@ -87,6 +87,9 @@ struct Loop {
 // How a vector loop finishes the elements after its last whole vector.
 enum class Tail : uint8_t { None, Masked, Scalar };
 
+// The IR variable for the first output index of a row segment passed to an epilogue.
+inline constexpr const char* kSegmentStart = "__n0";
+
 struct StagePlan {
   int index = 0;  // in the task's stages
   Schedule schedule = Schedule::Elementwise;
@@ -106,9 +109,13 @@ struct StagePlan {
   int unroll = 1;     // vectors in flight (independent accumulators)
   Tail tail = Tail::None;
   bool tail_known_empty = false;  // the vector axis's extent is a multiple of every width
-  // Matmul and Call: the epilogue as a value over the output (Acc read back from it);
-  // undefined when there is none.
+  // Matmul and Call: the epilogue as a value over the output (Matmul: Acc read back from the
+  // output; Call: from epilogue_source); undefined when there is none.
   ir::Expr value;
+  // Call with an epilogue: the buffer (of `task`, not of the original task) that stands for
+  // the row segment the routine passes to the epilogue, indexed by the lane minus the
+  // segment's start (the variable kSegmentStart); -1 otherwise.
+  int epilogue_source = -1;
 };
 
 // The plan of one task's kernel.
