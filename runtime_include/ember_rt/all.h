@@ -15,5 +15,6 @@
 #include "gemm.h"
 #include "library.h"
 #include "depthwise.h"
+#include "resize.h"
 #include "linalg.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt
