@@ -82,6 +82,16 @@ bool is_lane_range(const Expr& cond, const std::string& lane) {
       .has_value();
 }
 
+bool is_whole_vector_select(const Expr& e, const std::string& lane) {
+  if (e.kind() != ExprKind::Select || !has_load(e->args[2])) return false;
+  const Expr& cond = e->args[0];
+  if (!is_lane_range(cond, lane)) return false;
+  bool uses_lane = false;
+  ir::visit(cond,
+            [&](const Expr& x) { uses_lane |= x.kind() == ExprKind::Var && x->name == lane; });
+  return !uses_lane;
+}
+
 VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane, bool strided) {
   VectorPlan plan;
   plan.lane = lane;
@@ -173,6 +183,13 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
         break;
       }
       case ExprKind::Select: {
+        if (is_whole_vector_select(x, lane)) {
+          // One branch per vector, computed whole: both may load.
+          if (t != DType::float32) fail("a select of " + type_of(t));
+          check(x->args[1], false, guarded);
+          check(x->args[2], false, guarded);
+          return;
+        }
         if (is_lane_range(x->args[0], lane)) {
           // A condition on indices: its branch is computed on the lanes where it holds (the
           // other branch must not load: it would read those lanes too).
@@ -282,10 +299,13 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
   VectorPlan vec = compute_vector(*p.task, p.stage, false);
   if (!vec.ok) {
     // A flat (row, column) index read through floordiv and mod (im2col) vectorizes along the
-    // column once the axis is split into rows.
+    // column once the axis is split into rows, unless the rows are too short to fill a
+    // vector (a nearest 2x upsampling reads x[i // 2]: rows of 2, mostly masked lanes).
+    constexpr int64_t kMinSplitRow = 8;
     auto split_task = std::make_shared<Task>();
     Stage split;
-    if (split_row(*p.task, p.stage, split_task.get(), &split)) {
+    if (split_row(*p.task, p.stage, split_task.get(), &split) &&
+        split_task->buffers[split.out].shape.back().as_int().value_or(0) >= kMinSplitRow) {
       VectorPlan split_vec = compute_vector(*split_task, split, true);
       if (split_vec.ok) {
         p.row_split = split_task->buffers[split.out].shape.back().as_int().value_or(0);

@@ -48,8 +48,9 @@ struct VectorPlan {
 // Decides whether e can be computed for a vector of lanes along `lane`: float32 arithmetic
 // (float16/bfloat16 loads are widened), loads contiguous or constant along it, or with a
 // larger stride when `strided` (float32 only). Selects on a lane range (is_lane_range) compute
-// their branch on the lanes where it holds, with masked loads. The one place that says what
-// the vector form of ExprEmitter can print.
+// their branch on the lanes where it holds, with masked loads; selects whose condition is the
+// same for every lane (is_whole_vector_select) compute the taken branch. The one place that
+// says what the vector form of ExprEmitter can print.
 VectorPlan plan_vector(const ir::Task& task, const ir::Expr& e, const std::string& lane,
                        bool strided = false);
 
@@ -57,6 +58,12 @@ VectorPlan plan_vector(const ir::Task& task, const ir::Expr& e, const std::strin
 // that read no data (padding, windows, tril): in vector form, the range of lanes where it
 // holds.
 bool is_lane_range(const ir::Expr& cond, const std::string& lane);
+
+// Whether select e (cond ? a : b) chooses one branch for a whole vector along `lane`: cond is
+// a comparison of indices that does not involve the lane (a concatenation along an outer
+// axis) and the other branch loads (else a lane range serves). Its vector form computes only
+// the taken branch, so both branches may load.
+bool is_whole_vector_select(const ir::Expr& e, const std::string& lane);
 
 // The loop shape printed for a stage.
 enum class Schedule : uint8_t {
