@@ -34,7 +34,7 @@
 
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
-#include "lanes.h"  // detail::evens (AVX2)
+#include "lanes.h"  // detail::evens
 #include "vec.h"
 
 namespace ember_rt {
@@ -91,13 +91,10 @@ inline void copy_floats(float* dst, const float* src, int64_t n) {
 // only p[0, avail) is read.
 inline vf load_evens(const float* p, int64_t avail) {
 #if defined(EMBER_RT_AVX512)
-  const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  if (avail >= 32)
-    return vf(_mm512_permutex2var_ps(_mm512_loadu_ps(p), idx, _mm512_loadu_ps(p + 16)));
+  if (avail >= 32) return detail::evens(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16));
   const int a = static_cast<int>(avail);
-  const __m512 lo = _mm512_maskz_loadu_ps(detail::tail_mask16(a), p);
-  const __m512 hi = _mm512_maskz_loadu_ps(detail::tail_mask16(a > 16 ? a - 16 : 0), p + 16);
-  return vf(_mm512_permutex2var_ps(lo, idx, hi));
+  return detail::evens(_mm512_maskz_loadu_ps(detail::tail_mask16(a), p),
+                       _mm512_maskz_loadu_ps(detail::tail_mask16(a > 16 ? a - 16 : 0), p + 16));
 #elif defined(EMBER_RT_AVX2)
   if (avail >= 16) return detail::evens(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8));
   const int a = static_cast<int>(avail);
