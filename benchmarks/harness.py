@@ -131,10 +131,14 @@ class CompileStats:
 
 
 def compile_first_call(
-    model: torch.nn.Module, backend: str, inputs: Sequence[Any], mode: str | None = None
+    model: torch.nn.Module,
+    backend: str,
+    inputs: Sequence[Any],
+    mode: str | None = None,
+    options: dict[str, Any] | None = None,
 ) -> tuple[Fn, CompileStats]:
-    """torch.compile ``model`` (with torch.compile's ``mode``) and time its first call
-    (tracing + compiling + one run).
+    """torch.compile ``model`` (with torch.compile's ``mode`` or ``options``) and time its
+    first call (tracing + compiling + one run).
 
     Raises whatever the backend raises. Warnings raised while compiling (for example a
     backend announcing an eager fallback) are recorded and echoed to stderr.
@@ -144,7 +148,7 @@ def compile_first_call(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0 = time.perf_counter()
-        fn = torch.compile(model, backend=backend, mode=mode)
+        fn = torch.compile(model, backend=backend, mode=mode, options=options)
         fn(*inputs)
         seconds = time.perf_counter() - t0
     messages: list[str] = []
@@ -246,6 +250,7 @@ def measure_interleaved(
     min_batch_s: float,
     warmup: int,
     max_iters: int = 10_000,
+    settle_s: float = 0.0,
 ) -> tuple[dict[str, LatencyStats], dict[str, str]]:
     """Steady-state latency of every contender, measured in interleaved rounds.
 
@@ -255,11 +260,16 @@ def measure_interleaved(
     contenders rotates from round to round. Background noise thus lands on all
     contenders alike, and the median over rounds discards most of it.
 
+    Before each contender's turn (calibration included) the caller sleeps ``settle_s``:
+    worker threads that the previous contender's runtime left spinning go to sleep by
+    then instead of competing with this contender for the cores.
+
     Returns per-contender stats and, for contenders that raised, their error text.
     """
     errors: dict[str, str] = {}
     iters: dict[str, int] = {}
     for name, fn in list(contenders.items()):
+        time.sleep(settle_s)
         try:
             for _ in range(warmup + 1):
                 fn(*inputs)
@@ -276,6 +286,7 @@ def measure_interleaved(
             if name in errors:
                 continue
             fn = contenders[name]
+            time.sleep(settle_s)
             try:
                 for _ in range(warmup):
                     fn(*inputs)

@@ -1,15 +1,19 @@
 #!/usr/bin/env python
-"""Benchmark ember against eager PyTorch and TorchInductor, measured in the same run.
+"""Benchmark ember against the runtimes a CPU user would pick, measured in the same run.
 
     python benchmarks/run.py [--models a,b] [--threads N] [--repeat R] [--json out.json]
                              [--small] [--isolate] [--warm-mode reset|process]
+                             [--backends ember,inductor,inductor-frozen,ort,openvino]
+    python benchmarks/run.py --profile MODEL
 
 For every model, in one process: build it (one instance per contender, identical weights),
-compile it with torch.compile(backend="ember") and torch.compile(backend="inductor"),
-time the first call with empty on-disk caches (cold) and again after forgetting everything
-held in memory (warm, served by the now-filled disk caches), check the outputs against
-eager, then time eager, ember and inductor in interleaved rounds. A failure of one
-backend on one model is recorded in the table and the run goes on.
+compile it with torch.compile(backend="ember"), torch.compile(backend="inductor") and
+inductor with freezing, export it to ONNX Runtime and convert it to OpenVINO; time the
+first compiled call with empty on-disk caches (cold) and again after forgetting everything
+held in memory (warm, served by the now-filled disk caches), check every output against
+eager, then time all contenders with the same thread count in interleaved rounds. A
+failure of one backend on one model is recorded in the table and the run goes on; a
+runtime that is not installed, or cannot take the model, shows as n/a.
 
 See benchmarks/README.md for what each column means.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.metadata
 import json
 import os
 import platform
@@ -36,9 +41,14 @@ if str(REPO_ROOT) not in sys.path:
 import torch  # noqa: E402
 
 from benchmarks import harness as H  # noqa: E402
+from benchmarks import peers  # noqa: E402
 from benchmarks.models import MODELS, ModelSpec  # noqa: E402
 
-BACKENDS = ("ember", "inductor")
+COMPILED = ("ember", "inductor", "inductor-frozen")  # contenders made by torch.compile
+BACKENDS = (*COMPILED, *peers.PEERS)
+# Column prefix of each contender in the table (and the peer named in vs_best).
+SHORT = {"eager": "eager", "ember": "ember", "inductor": "ind", "inductor-frozen": "indf",
+         "ort": "ort", "openvino": "ov"}  # fmt: skip
 WARM_TAG = "EMBER_BENCH_WARM "
 
 
@@ -58,7 +68,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--warmup", type=int, default=1, help="untimed calls before each batch")
     p.add_argument("--min-time", type=float, default=0.2, help="seconds per timed batch")
-    p.add_argument("--backends", default=",".join(BACKENDS), help="compiled contenders to run")
+    p.add_argument("--settle-ms", type=float, default=50.0,
+                   help="sleep before each contender's turn, so threads another runtime left "
+                        "spinning are asleep before it runs")
+    p.add_argument("--backends", default=",".join(BACKENDS),
+                   help="contenders besides eager (default: all)")
+    p.add_argument("--profile", metavar="MODEL",
+                   help="compile MODEL with ember under EMBER_PROFILE=1, call it a few times "
+                        "and exit (the per-kernel table goes to stderr)")
     p.add_argument(
         "--warm-mode",
         choices=("reset", "process"),
@@ -78,15 +95,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-table", action="store_true", help=argparse.SUPPRESS)  # for --isolate
     args = p.parse_args(argv)
     args.model_names = [m.strip() for m in args.models.split(",") if m.strip()]
+    if args.profile:
+        args.model_names = [args.profile]
     unknown = [m for m in args.model_names if m not in MODELS]
     if unknown:
         p.error(f"unknown model(s) {', '.join(unknown)}; valid: {', '.join(MODELS)}")
-    args.backend_names = [b.strip() for b in args.backends.split(",") if b.strip()]
-    bad = [b for b in args.backend_names if b not in BACKENDS]
+    names = {b.strip() for b in args.backends.split(",") if b.strip()}
+    bad = sorted(names - set(BACKENDS))
     if bad:
         p.error(f"unknown backend(s) {', '.join(bad)}; valid: {', '.join(BACKENDS)}")
+    args.backend_names = [b for b in BACKENDS if b in names]  # always in the same order
     if args.threads < 1 or args.repeat < 1 or args.batch < 1:
         p.error("--threads, --repeat and --batch must be >= 1")
+    if args.settle_ms < 0:
+        p.error("--settle-ms must be >= 0")
     return args
 
 
@@ -98,6 +120,34 @@ def fresh_cache_dirs() -> Path:
     return root
 
 
+def quiet_ember_pool() -> str:
+    """EMBER_SPIN_US=0 unless the user set it: ember's idle workers then sleep at once
+    instead of spinning into the next contender's timed batch. Must run before ember is
+    imported. Returns what the variable is and who set it, for the header."""
+    if "EMBER_SPIN_US" in os.environ:
+        return f"EMBER_SPIN_US={os.environ['EMBER_SPIN_US']} (set by the user)"
+    os.environ["EMBER_SPIN_US"] = "0"
+    return "EMBER_SPIN_US=0 (set by the runner)"
+
+
+def spinning_policy(ember_spin: str, settle_ms: float) -> str:
+    """What the runner does so that no contender's idle threads spin into another's timed
+    batch, in words (the header line and meta.spinning)."""
+    omp = os.environ.get("OMP_WAIT_POLICY")
+    return (
+        f"{ember_spin}; ONNX Runtime session.intra_op.allow_spinning=0; torch's OpenMP "
+        f"(OMP_WAIT_POLICY {'=' + omp if omp else 'unset'}) and OpenVINO's threads keep their "
+        f"defaults; the runner sleeps {settle_ms:g} ms before each contender's turn"
+    )
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def configure_torch(threads: int) -> None:
     torch.set_num_threads(threads)
     # A backend error must surface, not silently fall back to eager.
@@ -107,7 +157,42 @@ def configure_torch(threads: int) -> None:
 
 
 def backend_name(contender: str, args: argparse.Namespace) -> str:
+    if contender == "inductor-frozen":
+        return "inductor"
     return args.ember_backend if contender == "ember" else contender
+
+
+def compile_contender(
+    model: torch.nn.Module, contender: str, args: argparse.Namespace, inputs: tuple[Any, ...]
+) -> tuple[H.Fn, H.CompileStats]:
+    """torch.compile ``model`` for ``contender`` and time its first call.
+
+    inductor-frozen is inductor with ``torch._inductor.config.freezing`` set (a config
+    patch) while this contender compiles, that is during its first call: Dynamo reads the
+    flag while tracing, inductor while compiling, and the other contenders never see it.
+    Its timed calls run outside the patch (which costs ~0.1 ms a call); bench_model notes
+    any recompile while timing, which would have traced without freezing. The flag is also
+    passed as torch.compile's ``options``, so that Dynamo keeps this contender's compiled
+    code apart from plain inductor's (with equal options, a second instance of the same
+    model class reuses the first one's compiled code)."""
+    if contender != "inductor-frozen":
+        return H.compile_first_call(model, backend_name(contender, args), inputs, args.mode)
+    options: dict[str, Any] = {"freezing": True}
+    if args.mode:  # torch.compile takes mode or options, not both
+        options = {**torch._inductor.list_mode_options(args.mode), **options}
+    with torch._inductor.config.patch(freezing=True):
+        return H.compile_first_call(model, "inductor", inputs, options=options)
+
+
+def prepare_peer(
+    name: str, model: torch.nn.Module, inputs: tuple[Any, ...], threads: int
+) -> tuple[H.Fn, dict[str, Any]]:
+    """peers.prepare plus the first call; cold_s = export/convert + load + first call.
+    Raises peers.Unavailable when the runtime cannot take the model."""
+    t0 = time.perf_counter()
+    peer = peers.prepare(name, model, inputs, threads)
+    peer.fn(*inputs)
+    return peer.fn, {**peer.info, "cold_s": time.perf_counter() - t0}
 
 
 def cpu_model() -> str:
@@ -121,12 +206,12 @@ def cpu_model() -> str:
 
 
 def warm_up_backends(args: argparse.Namespace, ember: H.EmberHandle) -> dict[str, Any]:
-    """Compile a tiny function once per backend so one-time process costs (imports, compile
-    worker pools) are reported here and not charged to the first model."""
-
-    def tiny(x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(x) * 2.0 + 1.0
-
+    """Compile (or export) a tiny model once per backend so one-time process costs (imports,
+    compile worker pools, the ONNX exporter's start) are reported here and not charged to the
+    first model."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        tiny = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval()
     out: dict[str, Any] = {}
     x = torch.randn(8, 8)
     for contender in args.backend_names:
@@ -135,10 +220,13 @@ def warm_up_backends(args: argparse.Namespace, ember: H.EmberHandle) -> dict[str
             continue
         t0 = time.perf_counter()
         try:
-            with torch.inference_mode():
-                torch.compile(tiny, backend=backend_name(contender, args))(x)
+            if contender in peers.PEERS:  # the exporter's and the runtime's first use
+                prepare_peer(contender, tiny, (x,), 1)
+            else:
+                with torch.inference_mode():
+                    compile_contender(tiny, contender, args, (x,))
             out[contender] = {"seconds": time.perf_counter() - t0}
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - peers.Unavailable included
             out[contender] = {"error": H.error_text(e)}
     torch._dynamo.reset()
     return out
@@ -161,17 +249,18 @@ def compile_cold_and_warm(
     inputs: tuple[torch.Tensor, ...],
     res: dict[str, Any],
 ) -> dict[str, H.Fn]:
-    """Fill res["compile"] / res["errors"]; return the warm compiled callables."""
+    """The torch.compile contenders: fill res["compile"] / res["errors"]; return the warm
+    compiled callables."""
     models: dict[str, torch.nn.Module] = {}
     compiled: dict[str, H.Fn] = {}
-    for c in args.backend_names:
+    for c in (c for c in args.backend_names if c in COMPILED):
         if c == "ember" and ember.error and args.ember_backend == "ember":
             res["errors"][c] = ember.error
             continue
         models[c] = spec.build(args.small)
         ember.reset_cache_stats()
         try:
-            fn, st = H.compile_first_call(models[c], backend_name(c, args), inputs, args.mode)
+            fn, st = compile_contender(models[c], c, args, inputs)
         except Exception as e:  # noqa: BLE001
             res["errors"][c] = H.error_text(e)
             log(f"  {c}: compile failed: {H.short_error(res['errors'][c], 200)}")
@@ -191,10 +280,10 @@ def compile_cold_and_warm(
     if args.warm_mode == "reset":
         reset_done = H.reset_compilers(ember)
         for c in list(compiled):
-            res["compile"][c]["memory_reset"] = reset_done.get(c, False)
+            res["compile"][c]["memory_reset"] = reset_done.get(c.removesuffix("-frozen"), False)
             ember.reset_cache_stats()
             try:
-                fn, st = H.compile_first_call(models[c], backend_name(c, args), inputs, args.mode)
+                fn, st = compile_contender(models[c], c, args, inputs)
             except Exception as e:  # noqa: BLE001
                 res["errors"][c] = H.error_text(e)
                 del compiled[c]
@@ -228,36 +317,83 @@ def bench_model(
         "latency": {},
         "accuracy": {},
         "errors": {},
+        "unavailable": {},
     }
     torch._dynamo.reset()
     ember.reset()
     gc.collect()
     inputs = spec.example_inputs(args.batch, args.small)
+    # The peers first: whatever their exporters trace then happens before Dynamo compiles
+    # the other contenders and before its graph counters are read.
+    prepared = prepare_peers(spec, args, inputs, res)
     with torch.inference_mode():
         eager = spec.build(args.small)
         ref = eager(*inputs)
         compiled = compile_cold_and_warm(spec, args, ember, inputs, res)
-        for c, fn in list(compiled.items()):
+        contenders: dict[str, H.Fn] = {"eager": eager}
+        graphs_before = graph_count()
+        for c, fn in [*compiled.items(), *prepared.items()]:
             try:
                 err, scale = H.max_abs_error(fn(*inputs), ref)
                 res["accuracy"][c] = {"max_abs_err": err, "eager_max_abs": scale}
+                contenders[c] = fn
             except Exception as e:  # noqa: BLE001
                 res["errors"][c] = H.error_text(e)
-                del compiled[c]
-        contenders: dict[str, H.Fn] = {"eager": eager, **compiled}
         stats, errors = H.measure_interleaved(
-            contenders, inputs, args.repeat, args.min_time, args.warmup
-        )
+            contenders, inputs, args.repeat, args.min_time, args.warmup,
+            settle_s=args.settle_ms / 1e3,
+        )  # fmt: skip
+        res["recompiles_while_timing"] = graph_count() - graphs_before
     res["errors"].update(errors)
     for c, st in stats.items():
         res["latency"][c] = st.as_dict()
-    lat = {c: st.median_ms for c, st in stats.items()}
-    if "ember" in lat:
-        res["speedup_vs_eager"] = lat["eager"] / lat["ember"] if "eager" in lat else None
-        res["speedup_vs_inductor"] = lat["inductor"] / lat["ember"] if "inductor" in lat else None
-    if "inductor" in lat and "eager" in lat:
-        res["inductor_speedup_vs_eager"] = lat["eager"] / lat["inductor"]
+    res.update(ember_speedups({c: st.median_ms for c, st in stats.items()}))
     return res
+
+
+def graph_count() -> int:
+    """Graphs Dynamo has compiled since its counters were last cleared."""
+    return int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+
+
+def ember_speedups(lat: dict[str, float]) -> dict[str, Any]:
+    """ember's speed over each other contender (other_ms / ember_ms, > 1: ember faster) and
+    over the fastest of them, from the median latencies of the contenders that ran."""
+    if "ember" not in lat:
+        return {}
+    vs = {c: ms / lat["ember"] for c, ms in lat.items() if c != "ember"}
+    out: dict[str, Any] = {"speedup_vs": vs}
+    if vs:
+        best = min(vs, key=lambda c: lat[c])
+        out["vs_best"] = {"peer": best, "speedup": vs[best]}
+    return out
+
+
+def prepare_peers(
+    spec: ModelSpec[Any],
+    args: argparse.Namespace,
+    inputs: tuple[torch.Tensor, ...],
+    res: dict[str, Any],
+) -> dict[str, H.Fn]:
+    """The runtimes outside torch.compile, each from its own model instance: fill
+    res["compile"] (cold_s, the exporter used, the runtime's settings), res["unavailable"]
+    (not installed, export/convert failed) and res["errors"] (failed on the first call)."""
+    out: dict[str, H.Fn] = {}
+    for c in (c for c in args.backend_names if c in peers.PEERS):
+        try:
+            model = spec.build(args.small)
+            out[c], res["compile"][c] = prepare_peer(c, model, inputs, args.threads)
+        except peers.Unavailable as e:
+            res["unavailable"][c] = str(e)
+            log(f"  {c}: n/a: {H.short_error(str(e), 200)}")
+            continue
+        except Exception as e:  # noqa: BLE001
+            res["errors"][c] = H.error_text(e)
+            log(f"  {c}: failed: {H.short_error(res['errors'][c], 200)}")
+            continue
+        how = f" ({res['compile'][c]['exporter']} exporter)" if c == "ort" else ""
+        log(f"  {c}: ready in {res['compile'][c]['cold_s']:.2f} s{how}")
+    return out
 
 
 # --------------------------------------------------------------------------- subprocesses
@@ -268,6 +404,7 @@ def child_argv(args: argparse.Namespace, models: str) -> list[str]:
     argv += ["--threads", str(args.threads), "--batch", str(args.batch)]
     argv += ["--repeat", str(args.repeat), "--warmup", str(args.warmup)]
     argv += ["--min-time", str(args.min_time), "--backends", ",".join(args.backend_names)]
+    argv += ["--settle-ms", str(args.settle_ms)]
     if args.mode:
         argv += ["--mode", args.mode]
     argv += ["--warm-mode", args.warm_mode, "--ember-backend", args.ember_backend]
@@ -296,6 +433,7 @@ def warm_in_child(model: str, contender: str, args: argparse.Namespace) -> dict[
 def run_warm_child(args: argparse.Namespace) -> int:
     """Child side of --warm-mode process: the caches come through the environment."""
     contender: str = args.warm_child
+    quiet_ember_pool()  # the parent's setting comes through the environment; this is a no-op
     configure_torch(args.threads)
     out: dict[str, Any] = {}
     try:
@@ -313,11 +451,37 @@ def run_warm_child(args: argparse.Namespace) -> int:
         inputs = spec.example_inputs(args.batch, args.small)
         with torch.inference_mode():
             ember.reset_cache_stats()
-            _, st = H.compile_first_call(model, backend_name(contender, args), inputs, args.mode)
+            _, st = compile_contender(model, contender, args, inputs)
         out = {"seconds": st.seconds, "graphs": st.graphs, "kernel_cache": ember.cache_stats()}
     except Exception as e:  # noqa: BLE001
         out = {"error": H.error_text(e, 500)}
     print(WARM_TAG + json.dumps(out), flush=True)
+    return 0
+
+
+PROFILE_CALLS = 4
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """--profile MODEL: compile it with ember with EMBER_PROFILE=1 set before ember is
+    imported and call it PROFILE_CALLS times (ember profiles a compiled graph on its second
+    call and prints the per-kernel table to stderr); nothing is timed here."""
+    os.environ["EMBER_PROFILE"] = "1"
+    configure_torch(args.threads)
+    ember = H.import_ember()
+    if ember.error and args.ember_backend == "ember":
+        print(f"ember cannot be imported: {ember.error}", file=sys.stderr)
+        return 1
+    ember.set_num_threads(args.threads)
+    spec = MODELS[args.profile]
+    model, inputs = spec.build(args.small), spec.example_inputs(args.batch, args.small)
+    log(f"profiling {spec.name} ({'small' if args.small else 'full'}, batch {args.batch}, "
+        f"threads {args.threads}) with EMBER_PROFILE=1")
+    with torch.inference_mode():
+        fn, st = compile_contender(model, "ember", args, inputs)
+        log(f"compiled in {st.seconds:.2f} s ({st.graphs} graph(s))")
+        for _ in range(PROFILE_CALLS - 1):
+            fn(*inputs)
     return 0
 
 
@@ -351,22 +515,49 @@ def run_isolated(args: argparse.Namespace) -> int:
 
 def header_lines(meta: dict[str, Any]) -> list[str]:
     ember_threads = "yes" if meta.get("ember_set_num_threads") else "not exposed"
+    thr = meta.get("threads")
+    who = [f"{c}" for c in meta.get("contenders", [])]
     return [
         f"ember benchmark  torch {meta.get('torch')}  CPU {meta.get('cpu')}  "
         f"load avg {meta.get('loadavg_start', '?')} -> {meta.get('loadavg_end', '?')}",
         f"float32, batch {meta.get('batch')}, {'small' if meta.get('small') else 'full'} "
-        f"configs, threads {meta.get('threads')} (ember.set_num_threads: {ember_threads}), "
+        f"configs, threads {thr} for every contender (ember.set_num_threads: {ember_threads}), "
         f"warm compile: {meta.get('warm_mode')}, torch.compile mode: {meta.get('mode')}",
+        f"contenders: {', '.join(who)}; indf = inductor with freezing; ort = torch.onnx.export "
+        f"+ onnxruntime {meta.get('onnxruntime') or '(not installed)'} (CPU provider, "
+        f"ORT_ENABLE_ALL, intra-op threads {thr}, inter-op 1); ov = openvino.convert_model + "
+        f"openvino {meta.get('openvino') or '(not installed)'} (CPU, f32, LATENCY, {thr} "
+        "threads); ort and ov take numpy arrays made from the torch inputs and give back "
+        "numpy: the conversions are in their time",
+        f"spinning: {meta.get('spinning')}",
         f"latency: ms per forward, median of {meta.get('repeat')} interleaved rounds; "
-        "speedup = eager_ms / ember_ms, vs_ind = inductor_ms / ember_ms (> 1: ember faster)",
+        "vs_eager = eager_ms / ember_ms, vs_best = fastest other contender's ms / ember_ms, "
+        "and which one (> 1: ember faster)",
         "compile: seconds for the first call, cold = empty disk cache, warm = filled disk "
-        "cache; err = max |out - eager|",
+        "cache; err = max |out - eager|, others_err = the largest over the other contenders",
     ]
 
 
-def table_row(r: dict[str, Any], footnotes: list[str]) -> list[str]:
-    """One table row for a model result; appends full error lines to ``footnotes``."""
-    lat, comp, acc, errs = (r.get(k, {}) for k in ("latency", "compile", "accuracy", "errors"))
+def table_header(contenders: list[str]) -> list[str]:
+    head = ["model", "thr", *(f"{SHORT[c]}_ms" for c in contenders)]
+    if "ember" in contenders:
+        head += ["vs_eager", "vs_best"]
+    for c in ("ember", "inductor"):
+        if c in contenders:
+            head += [f"{SHORT[c]}_cold_s", f"{SHORT[c]}_warm_s"]
+    if "ember" in contenders:
+        head.append("ember_err")
+    if set(contenders) - {"eager", "ember"}:
+        head.append("others_err")
+    return [*head, "notes"]
+
+
+def table_row(r: dict[str, Any], contenders: list[str], footnotes: list[str]) -> list[str]:
+    """One table row (columns as table_header) for a model result; appends the full error
+    and n/a lines to ``footnotes``."""
+    lat, comp, acc, errs, na = (
+        r.get(k, {}) for k in ("latency", "compile", "accuracy", "errors", "unavailable")
+    )
     notes: list[str] = []
     by_text: dict[str, list[str]] = {}  # one note per distinct error
     for c, text in errs.items():
@@ -374,6 +565,9 @@ def table_row(r: dict[str, Any], footnotes: list[str]) -> list[str]:
     for text, who in by_text.items():
         footnotes.append(f"{r['model']} / {', '.join(who)}: {H.short_error(text, 300)}")
         notes.append(f"{', '.join(who)}: {H.short_error(text, 60)}")
+    for c, reason in na.items():
+        footnotes.append(f"{r['model']} / {c} n/a: {H.short_error(reason, 300)}")
+        notes.append(f"{c} n/a: {H.short_error(reason, 60)}")
     for c, info in comp.items():
         if info.get("graphs", 1) != 1 or info.get("graph_breaks", 0):
             notes.append(f"{c}: {info.get('graphs')} graphs")
@@ -384,42 +578,50 @@ def table_row(r: dict[str, Any], footnotes: list[str]) -> list[str]:
             notes.append(f"{c} warm: built {warm_cache['builds']} kernel(s)")
         if "warm_error" in info:
             notes.append(f"{c} warm: {H.short_error(info['warm_error'], 40)}")
+        if info.get("exporter") == "torchscript":
+            notes.append(f"{c}: TorchScript exporter (dynamo failed)")
+    if r.get("recompiles_while_timing"):
+        notes.append(f"{r['recompiles_while_timing']} recompile(s) while timing")
     noisy = max((v.get("spread", 0.0) for v in lat.values()), default=0.0)
     if noisy > 0.1:
         notes.append(f"noisy (IQR {noisy:.0%})")
 
     def ms(c: str) -> str:
-        return "ERROR" if c in errs else H.fmt_ms(lat.get(c, {}).get("median_ms"))
+        if c in errs:
+            return "ERROR"
+        return "n/a" if c in na else H.fmt_ms(lat.get(c, {}).get("median_ms"))
 
     def cs(c: str, key: str) -> str:
         return H.fmt_s(comp.get(c, {}).get(key))
 
-    def err(c: str) -> str:
-        return H.fmt_err(acc.get(c, {}).get("max_abs_err"))
-
-    return [
-        r["model"], str(r.get("threads", "-")), ms("eager"), ms("ember"), ms("inductor"),
-        H.fmt_ratio(r.get("speedup_vs_eager")), H.fmt_ratio(r.get("speedup_vs_inductor")),
-        cs("ember", "cold_s"), cs("ember", "warm_s"), cs("inductor", "cold_s"),
-        cs("inductor", "warm_s"), err("ember"), err("inductor"), "; ".join(notes),
-    ]  # fmt: skip
-
-
-TABLE_HEADER = [
-    "model", "thr", "eager_ms", "ember_ms", "ind_ms", "speedup", "vs_ind",
-    "ember_cold_s", "ember_warm_s", "ind_cold_s", "ind_warm_s", "ember_err", "ind_err", "notes",
-]  # fmt: skip
+    cells = [r["model"], str(r.get("threads", "-")), *(ms(c) for c in contenders)]
+    if "ember" in contenders:
+        best = r.get("vs_best")
+        cells.append(H.fmt_ratio(r.get("speedup_vs", {}).get("eager")))
+        cells.append(f"{best['speedup']:.2f}x {SHORT[best['peer']]}" if best else "-")
+    for c in ("ember", "inductor"):
+        if c in contenders:
+            cells += [cs(c, "cold_s"), cs(c, "warm_s")]
+    if "ember" in contenders:
+        cells.append(H.fmt_err(acc.get("ember", {}).get("max_abs_err")))
+    others = [c for c in contenders if c not in ("eager", "ember")]
+    if others:
+        errors = [acc[c]["max_abs_err"] for c in others if c in acc]
+        cells.append(H.fmt_err(max(errors) if errors else None))
+    return [*cells, "; ".join(notes)]
 
 
 def report(meta: dict[str, Any], results: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    contenders = ["eager", *args.backend_names]
     footnotes: list[str] = []
-    rows = [table_row(r, footnotes) for r in results]
+    header = table_header(contenders)
+    rows = [table_row(r, contenders, footnotes) for r in results]
     print()
     print("\n".join(header_lines(meta)))
     print()
-    print(H.format_table(TABLE_HEADER, rows, left={0, len(TABLE_HEADER) - 1}))
+    print(H.format_table(header, rows, left={0, len(header) - 1}))
     if footnotes:
-        print("\nerrors:")
+        print("\nerrors and contenders that could not run:")
         print("\n".join(f"  {f}" for f in footnotes))
     if args.json:
         write_json(args.json, meta, results)
@@ -444,10 +646,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.warm_child:
         return run_warm_child(args)
+    if args.profile:
+        return run_profile(args)
     if args.isolate:
         return run_isolated(args)
 
     cache_root = fresh_cache_dirs()  # before ember is imported
+    ember_spin = quiet_ember_pool()  # likewise
     configure_torch(args.threads)
     ember = H.EmberHandle(None, "ember was not requested (--backends)")
     if "ember" in args.backend_names:
@@ -473,6 +678,11 @@ def main(argv: list[str] | None = None) -> int:
         "min_batch_s": args.min_time,
         "warm_mode": args.warm_mode,
         "cache_dir": str(cache_root),
+        "contenders": ["eager", *args.backend_names],
+        "onnxruntime": package_version("onnxruntime"),
+        "openvino": package_version("openvino"),
+        "settle_ms": args.settle_ms,
+        "spinning": spinning_policy(ember_spin, args.settle_ms),
     }
     log(f"caches under {cache_root}; warming up backends ...")
     meta["backend_startup"] = warm_up_backends(args, ember)

@@ -50,6 +50,8 @@ wanted = {"torch": "2.13.0", "numpy": None, "pytest": None, "tqdm": None, "ruff"
           "expecttest": None, "transformers": "5.24.0",
           # ONNX import (ember.onnx) and its tests against ONNX Runtime.
           "onnx": "1.23.2", "onnxruntime": "1.32.0", "onnxscript": "0.7.2",
+          # benchmarks/run.py times ember against OpenVINO (and ONNX Runtime, above).
+          "openvino": "2026.4.1",
           "nanobind": None, "scikit-build-core": None}
 if shutil.which("cmake") is None:
     wanted["cmake"] = None

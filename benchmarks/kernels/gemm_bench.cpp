@@ -9,8 +9,9 @@
 // region ("busy"), printed next to plain wall-clock time. Every figure is the best of several
 // rounds; the FMA peak is measured the same way in the same run.
 //
-// Optional arguments: a list of MxNxK[t][e] shapes (t: B transposed, as in a Linear layer's
-// weight; e: with a fused bias + GELU epilogue), e.g. `gemm_bench 1024x1024x1024 128x768x768te`.
+// Optional arguments: a list of MxNxK[t][e][p] shapes (t: B transposed, as in a Linear layer's
+// weight; e: with a fused bias + GELU epilogue; p: B prepared once before timing, as a compiled
+// graph does with a constant weight), e.g. `gemm_bench 1024x1024x1024 128x768x768te 8x768x768tp`.
 // Environment: EMBER_BENCH_MC / _NC / _KC / _KERNEL override the tuning (to explore blockings
 // by hand); EMBER_BENCH_SPLIT_K=1,2,0 times every shape with each GemmTuning::split_k listed
 // (0: automatic), one row each, interleaved round by round.
@@ -134,6 +135,7 @@ struct Shape {
   int64_t M, N, K;
   bool b_trans;
   bool epilogue = false;  // fused bias + GELU (erf) on every row segment
+  bool prepared = false;  // B prepared once (ember_rt::prepare_b), not packed per call
   int split_k = 0;        // GemmTuning::split_k
 };
 
@@ -172,6 +174,14 @@ std::vector<Timing> time_gemm(const Shape& sh, const std::vector<int>& splits,
   tune.nc = env_int("EMBER_BENCH_NC", 0);
   tune.kc = env_int("EMBER_BENCH_KC", 0);
   tune.kernel = static_cast<int>(env_int("EMBER_BENCH_KERNEL", -1));
+  std::vector<float> panels;
+  if (sh.prepared) {
+    ember_rt::PreparedB layout = ember_rt::prepared_b_layout(nullptr, sh.K, sh.N, 0, tune);
+    panels.resize(ember_rt::prepared_b_floats(sh.K, sh.N, layout.nr));
+    ember_rt::prepare_b(B.data(), 1, 0, s.b_k, s.b_n, layout, panels.data());
+    layout.data = panels.data();
+    s.prepared = layout;
+  }
   auto* pool = static_cast<SpinPool*>(ctx->pool);
   const double flop = 2.0 * sh.M * sh.N * sh.K;
   const int64_t reps = static_cast<int64_t>(5e7 / flop) + 1;  // ~ 1 ms per round
@@ -229,6 +239,7 @@ int main(int argc, char** argv) {
       if (std::sscanf(argv[i], "%ldx%ldx%ld%7s", &s.M, &s.N, &s.K, flags) >= 3) {
         s.b_trans = std::strchr(flags, 't') != nullptr;
         s.epilogue = std::strchr(flags, 'e') != nullptr;
+        s.prepared = std::strchr(flags, 'p') != nullptr;
         shapes.push_back(s);
       }
     }
@@ -268,8 +279,9 @@ int main(int argc, char** argv) {
     for (size_t v = 0; v < splits.size(); ++v) {
       const Timing t1 = t1s[v], t2 = t2s[v];
       char name[64];
-      std::snprintf(name, sizeof name, "%ldx%ldx%ld%s%s", sh.M, sh.N, sh.K, sh.b_trans ? " Bt" : "",
-                    sh.epilogue ? " +gelu" : "");
+      std::snprintf(name, sizeof name, "%ldx%ldx%ld%s%s%s", sh.M, sh.N, sh.K,
+                    sh.b_trans ? " Bt" : "", sh.epilogue ? " +gelu" : "",
+                    sh.prepared ? " prep" : "");
       std::string label = name;
       if (splits.size() > 1 || splits[0] != 0)
         label += splits[v] == 0 ? " sk=auto" : " sk=" + std::to_string(splits[v]);

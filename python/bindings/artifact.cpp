@@ -2,7 +2,6 @@
 // ember._C.read_npy / write_npy, the .npy reader and writer of the runtime library (what
 // examples/cpp/run_saved uses), bound to test them against numpy.
 #include "ember/runtime/artifact.h"
-#include "ember/support/hash.h"
 
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -13,6 +12,7 @@
 
 #include "bindings.h"
 #include "ember/runtime/npy.h"
+#include "ember/support/hash.h"
 
 namespace ember::py {
 
@@ -34,6 +34,7 @@ nb::dict info_dict(const CompiledModel& m) {
   d["cpu_features"] = i.cpu_features;
   d["file_bytes"] = i.file_bytes >= 0 ? nb::cast(i.file_bytes) : nb::none();
   d["weight_bytes"] = i.weight_bytes;
+  d["prepared_weight_bytes"] = i.prepared_weight_bytes;
   d["kernels"] = i.kernels;
   d["launches"] = i.launches;
   d["symbols"] = m.graph()->plan().symbols;
@@ -54,12 +55,16 @@ nb::dict profile_dict(const CompiledGraph& g, nb::handle inputs, int runs) {
     d["kernel"] = l.name;
     d["op"] = l.op;
     d["seconds"] = l.seconds;
+    d["output_shapes"] = l.output_shapes;
+    d["flops"] = l.flops >= 0 ? nb::cast(l.flops) : nb::none();
+    d["bytes"] = l.bytes >= 0 ? nb::cast(l.bytes) : nb::none();
     launches.append(d);
   }
   nb::dict d;
   d["launches"] = launches;
   d["run_seconds"] = p.run_seconds;
   d["runs"] = p.runs;
+  d["threads"] = p.threads;
   return d;
 }
 
@@ -71,8 +76,9 @@ void bind_artifact(nb::module_& m) {
             nb::sig("def profile(self, inputs: Tensor | collections.abc.Sequence[Tensor], "
                     "runs: int = 20) -> dict[str, typing.Any]"),
             "Times every kernel launch over `runs` runs (after a warm-up run): {'launches': "
-            "[{'kernel', 'op', 'seconds'} (medians)], 'run_seconds' (median of whole runs "
-            "without the per-launch timers), 'runs'}.");
+            "[{'kernel', 'op', 'seconds' (median), 'output_shapes', 'flops', 'bytes' (per "
+            "launch at these inputs' sizes; None when unknown)}], 'run_seconds' (median of "
+            "whole runs without the per-launch timers), 'runs', 'threads'}.");
   graph.def_prop_ro(
       "launch_ops",
       [](const CompiledGraph& g) {
@@ -112,7 +118,8 @@ void bind_artifact(nb::module_& m) {
       .def_prop_ro("graph", &CompiledModel::graph)
       .def("info", &info_dict, nb::sig("def info(self) -> dict[str, typing.Any]"),
            "{'format_version', 'ember_version', 'kernel_abi', 'isa', 'cpu_features', "
-           "'file_bytes', 'weight_bytes', 'kernels', 'launches', 'symbols', 'rebuilt'}.");
+           "'file_bytes', 'weight_bytes', 'prepared_weight_bytes', 'kernels', 'launches', "
+           "'symbols', 'rebuilt'}.");
 
   m.def(
       "_reseal",

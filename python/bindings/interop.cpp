@@ -157,18 +157,47 @@ nb::object tensor_to_torch(const Tensor& t) {
   return export_view<nb::pytorch>(t);
 }
 
+// What from_torch looks up on every call, once: it sits on the torch backend's call path
+// (every input of every compiled segment, every call).
+struct TorchLookups {
+  nb::object tensor_type;
+  std::vector<std::pair<PyObject*, DType>> dtypes;  // torch dtypes are singletons
+};
+
+const TorchLookups& torch_lookups() {
+  // Leaked on purpose: released at exit, after the interpreter, it would crash.
+  static const TorchLookups* lookups = [] {
+    auto* l = new TorchLookups;
+    nb::module_ torch = nb::module_::import_("torch");
+    l->tensor_type = torch.attr("Tensor");
+    for (const char* name : {"float32", "float16", "bfloat16", "float64", "int8", "int16",
+                             "int32", "int64", "uint8", "bool"}) {
+      nb::object d = torch.attr(name);
+      l->dtypes.emplace_back(d.ptr(), dtype_from_torch(d));
+      d.inc_ref();  // kept alive with the table
+    }
+    return l;
+  }();
+  return *lookups;
+}
+
 Tensor tensor_from_torch(nb::handle t) {
-  nb::module_ torch = nb::module_::import_("torch");
-  EMBER_CHECK(nb::isinstance(t, torch.attr("Tensor")),
+  const TorchLookups& torch = torch_lookups();
+  EMBER_CHECK(nb::isinstance(t, torch.tensor_type),
               "from_torch: expected a torch.Tensor, got an object of type "
                   << Py_TYPE(t.ptr())->tp_name
                   << "; use ember.asarray for numbers, lists and numpy arrays (it copies)");
-  nb::object device = t.attr("device");
-  EMBER_CHECK(nb::cast<std::string>(device.attr("type")) == "cpu",
-              "from_torch: the tensor is on " << nb::cast<std::string>(nb::str(device))
-                                              << "; ember runs on the CPU today, call .cpu() first "
-                                              << "(that copies)");
-  DType dtype = dtype_from_torch(t.attr("dtype"));
+  if (!nb::cast<bool>(t.attr("is_cpu"))) {
+    nb::object device = t.attr("device");
+    EMBER_THROW("from_torch: the tensor is on "
+                << nb::cast<std::string>(nb::str(device))
+                << "; ember runs on the CPU today, call .cpu() first (that copies)");
+  }
+  nb::object torch_dtype = t.attr("dtype");
+  std::optional<DType> found;
+  for (const auto& [obj, d] : torch.dtypes)
+    if (obj == torch_dtype.ptr()) found = d;
+  const DType dtype = found ? *found : dtype_from_torch(torch_dtype);  // throws: no such dtype
   // A lazy negation (torch._neg_view, the imaginary part of a conjugate) shares memory that
   // holds the values with the other sign: sharing it would flip them.
   EMBER_CHECK(!nb::cast<bool>(t.attr("is_neg")()),
@@ -180,16 +209,25 @@ Tensor tensor_from_torch(nb::handle t) {
                 << "); call .contiguous() first — ember tensors are row-major and from_torch "
                 << "never copies");
   }
-  nb::object source = nb::borrow(t);
-  if (nb::cast<bool>(t.attr("requires_grad"))) source = t.attr("detach")();  // same memory
-  auto arr = nb::cast<nb::ndarray<>>(source);
   Shape shape;
-  for (size_t i = 0; i < arr.ndim(); ++i)
-    shape.push_back(ir::Expr(static_cast<int64_t>(arr.shape(i))));
-  size_t nbytes = arr.size() * static_cast<size_t>(dtype_size(dtype));
-  // The copy of the ndarray keeps torch's memory alive; releasing it takes the GIL itself.
-  auto owner = std::make_shared<nb::ndarray<>>(arr);
-  auto storage = Storage::borrow(arr.data(), nbytes, Device::cpu(), std::move(owner));
+  int64_t numel = 1;
+  for (nb::handle d : t.attr("shape")) {
+    const auto n = nb::cast<int64_t>(d);
+    shape.push_back(ir::Expr(n));
+    numel *= n;
+  }
+  // data_ptr() is where element 0 is (storage offset included); requires_grad does not
+  // matter, the memory is shared either way.
+  auto* data = reinterpret_cast<void*>(nb::cast<uintptr_t>(t.attr("data_ptr")()));
+  const size_t nbytes = static_cast<size_t>(numel) * static_cast<size_t>(dtype_size(dtype));
+  // A reference to the torch tensor keeps its memory alive; dropping it takes the GIL.
+  PyObject* ref = t.ptr();
+  Py_INCREF(ref);
+  std::shared_ptr<void> owner(ref, [](void* p) {
+    nb::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(p));
+  });
+  auto storage = Storage::borrow(data, nbytes, Device::cpu(), std::move(owner));
   return Tensor::from_storage(std::move(storage), shape, dtype);
 }
 

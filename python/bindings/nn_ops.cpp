@@ -21,22 +21,28 @@ void bind_conv_pool(nb::module_& m) {
   m.def(
       "conv2d",
       [](const Tensor& x, const Tensor& w, const DimsArg& stride, const DimsArg& padding,
-         const DimsArg& dilation, int64_t groups) {
-        return ops::conv2d(x, w, stride.dims, padding.dims, dilation.dims, groups);
+         const DimsArg& dilation, int64_t groups, const std::optional<std::string>& algo) {
+        return ops::conv2d(x, w, stride.dims, padding.dims, dilation.dims, groups,
+                           algo.value_or(""));
       },
       nb::arg("x"), nb::arg("w"), nb::arg("stride") = nb::make_tuple(1, 1),
       nb::arg("padding") = nb::make_tuple(0, 0), nb::arg("dilation") = nb::make_tuple(1, 1),
-      nb::arg("groups") = 1,
-      "2-d convolution of x [N, C, H, W] with w [O, C / groups, KH, KW], without bias.");
+      nb::arg("groups") = 1, nb::arg("algo") = nb::none(),
+      "2-d convolution of x [N, C, H, W] with w [O, C / groups, KH, KW], without bias. algo "
+      "forces an algorithm ('gemm1x1', 'winograd', 'wide', 'im2col', 'reduce'); None lets "
+      "the graph optimizer choose.");
   m.def(
       "conv1d",
       [](const Tensor& x, const Tensor& w, const DimsArg& stride, const DimsArg& padding,
-         const DimsArg& dilation, int64_t groups) {
-        return ops::conv1d(x, w, stride.dims, padding.dims, dilation.dims, groups);
+         const DimsArg& dilation, int64_t groups, const std::optional<std::string>& algo) {
+        return ops::conv1d(x, w, stride.dims, padding.dims, dilation.dims, groups,
+                           algo.value_or(""));
       },
       nb::arg("x"), nb::arg("w"), nb::arg("stride") = 1, nb::arg("padding") = 0,
-      nb::arg("dilation") = 1, nb::arg("groups") = 1,
-      "1-d convolution of x [N, C, L] with w [O, C / groups, K], without bias.");
+      nb::arg("dilation") = 1, nb::arg("groups") = 1, nb::arg("algo") = nb::none(),
+      "1-d convolution of x [N, C, L] with w [O, C / groups, K], without bias. algo forces "
+      "an algorithm ('gemm1x1', 'wide', 'im2col', 'reduce'); None lets the graph optimizer "
+      "choose.");
   m.def(
       "max_pool2d",
       [](const Tensor& x, const DimsArg& kernel, const DimsArg& stride, const DimsArg& padding,
@@ -153,6 +159,16 @@ void bind_activations_and_norms(nb::module_& m) {
       nb::arg("x"), nb::arg("mean"), nb::arg("var"), nb::arg("weight") = nb::none(),
       nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5,
       "Inference batch norm over dimension 1 with running statistics.");
+  m.def(
+      "attention",
+      [](const Tensor& q, const Tensor& k, const Tensor& v, const OptTensor& mask,
+         std::optional<double> scale,
+         bool causal) { return ops::attention(q, k, v, mask, scale, causal); },
+      nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("mask") = nb::none(),
+      nb::arg("scale") = nb::none(), nb::arg("causal") = false,
+      "softmax(scale * q k^T + mask) v in one kernel that never stores the scores: q [..., Lq, "
+      "E], k [..., Lk, E], v [..., Lk, Ev] (float32). mask: float32 (added) or bool (True "
+      "keeps); causal: torch's is_causal; scale: 1 / sqrt(E) by default.");
 }
 
 }  // namespace

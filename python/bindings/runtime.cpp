@@ -13,6 +13,7 @@
 #include "ember/ops/ops.h"
 #include "ember/runtime/compiled_graph.h"
 #include "ember/runtime/thread_pool.h"
+#include "ember/tune/peak.h"
 
 namespace ember::py {
 
@@ -137,6 +138,9 @@ void bind_runtime(nb::module_& m) {
           "run() with the inputs as arguments; returns a tensor, or a tuple for several outputs.")
       .def_prop_ro("memory_stats", &memory_stats,
                    "{'workspace_bytes', 'unshared_bytes', 'plans_made'} of the memory planner.")
+      .def_prop_ro("prepared_weight_bytes", &CompiledGraph::prepared_weight_bytes,
+                   "Bytes of the constants prepared once for the kernels (GEMM weights packed "
+                   "in their micro-kernel's order), part of the graph's constants.")
       .def("set_num_threads", &CompiledGraph::set_num_threads, nb::arg("n"),
            "Threads the kernels of this graph may use.")
       .def_prop_ro("num_threads", &CompiledGraph::num_threads)
@@ -174,6 +178,35 @@ void bind_runtime(nb::module_& m) {
   m.def(
       "isa", []() { return isa_name(isa_from_env()); },
       "The instruction set kernels are generated for: 'scalar', 'avx2' or 'avx512' (EMBER_ISA).");
+  m.def(
+      "machine_peak",
+      [](int threads) {
+        MachinePeak p;
+        {
+          nb::gil_scoped_release release;
+          p = machine_peak(threads);
+        }
+        nb::dict d;
+        d["gflops"] = p.gflops;
+        d["gbps"] = p.gbps;
+        d["gbps_l2"] = p.gbps_l2;
+        d["gbps_llc"] = p.gbps_llc;
+        d["l2_bytes"] = p.l2_bytes;
+        d["llc_bytes"] = p.llc_bytes;
+        d["threads"] = p.threads;
+        d["isa"] = p.isa;
+        d["cpu"] = p.cpu;
+        d["from_record"] = p.from_record;
+        d["record"] = p.record;
+        return d;
+      },
+      nb::arg("threads") = 0,
+      nb::sig("def machine_peak(threads: int = 0) -> dict[str, typing.Any]"),
+      "This machine's peaks with `threads` threads (0: get_num_threads()), measured once and "
+      "kept in the cache directory (ember/tune/peak.h): {'gflops' (float32 FMA throughput with "
+      "the kernels' ISA), 'gbps' (triad bandwidth from memory), 'gbps_l2' and 'gbps_llc' (from "
+      "the level-2 and last-level caches), 'l2_bytes' and 'llc_bytes' (their sizes), "
+      "'threads', 'isa', 'cpu', 'from_record', 'record' (its path)}.");
   m.def("runtime_include_dir", &runtime_include_dir,
         "Where generated kernels find ember_rt/*.h (EMBER_RUNTIME_INCLUDE overrides it).");
 }

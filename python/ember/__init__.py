@@ -56,8 +56,9 @@ from ember._C import (
     zeros,
 )
 
-from . import graph, ops
+from . import graph, ops, profiling
 from .deploy import CompiledModel, TensorSpec, compile, load
+from .profiling import machine_peak, profile_table
 
 __version__: str = _C.__version__
 
@@ -106,8 +107,11 @@ __all__ = [
     "int64",
     "isa",
     "load",
+    "machine_peak",
     "ones",
     "ops",
+    "profile_table",
+    "profiling",
     "prune_cache",
     "randn",
     "reset_cache_stats",

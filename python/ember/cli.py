@@ -357,6 +357,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             ["ember version", info.get("ember_version")], ["isa", info.get("isa")],
             ["kernels", info.get("kernels")],
             ["weights", format_bytes(info.get("weight_bytes"))],
+            ["prepared for the kernels", format_bytes(info.get("prepared_weight_bytes"))],
             ["symbols", ", ".join(map(str, symbols)) if symbols else "none"]]
     print(_table(["", ""], rows).split("\n", 2)[2])  # no header
     return EXIT_OK

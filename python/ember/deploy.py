@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import _C
+from ember import _C, profiling
 
 __all__ = ["CompiledModel", "TensorSpec", "compile", "load"]
 
@@ -53,7 +53,8 @@ class CompiledModel:
     of ``inputs`` in order.
     """
 
-    def __init__(self, model: Any, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, model: Any, metadata: dict[str, Any] | None = None,
+                 profile: bool = False) -> None:
         self._model = model
         self._trees: dict[str, Any] = {}  # pytree specs parsed from the metadata
         self._meta: dict[str, Any] = dict(metadata or {})
@@ -62,6 +63,8 @@ class CompiledModel:
                 self._meta = json.loads(model.metadata)
             except ValueError:
                 self._meta = {}
+        # Profiled on its second call with profile=True or EMBER_PROFILE=1.
+        self._auto_profile = profiling.AutoProfile("ember compiled model", profile)
 
     # ---- what it is ------------------------------------------------------------------------
     @property
@@ -79,7 +82,8 @@ class CompiledModel:
 
     def info(self) -> dict[str, Any]:
         """{'format_version', 'ember_version', 'kernel_abi', 'isa', 'cpu_features',
-        'file_bytes' (None until saved or loaded), 'weight_bytes', 'kernels', 'launches',
+        'file_bytes' (None until saved or loaded), 'weight_bytes', 'prepared_weight_bytes' (the
+        part of the weights prepared for the kernels: packed GEMM weights), 'kernels', 'launches',
         'symbols', 'rebuilt' (why load() compiled the kernels again, or None), 'frontend'}."""
         info = dict(self._model.info())
         info["frontend"] = self._meta.get("frontend", "ember")
@@ -89,7 +93,8 @@ class CompiledModel:
         info = self.info()
         lines = [f"ember.CompiledModel ({info['frontend']}, {info['isa'] or 'no kernels'}, "
                  f"{info['kernels']} kernels, {info['launches']} launches per run, "
-                 f"{_bytes(info['weight_bytes'])} of weights)"]
+                 f"{_bytes(info['weight_bytes'])} of weights, "
+                 f"{_bytes(info['prepared_weight_bytes'])} of them prepared for the kernels)"]
         lines.append("  inputs:")
         lines += [f"    {s}" for s in self.inputs]
         lines.append("  outputs:")
@@ -109,7 +114,10 @@ class CompiledModel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         flat, kind = self._flat_inputs(args, kwargs)
-        outs = self._model.run([_to_ember(x) for x in flat])
+        inputs = [_to_ember(x) for x in flat]
+        outs = self._model.run(inputs)
+        if self._auto_profile.due():
+            self._auto_profile.run(self._model.graph, inputs)
         order = self._meta.get("output_order")
         if order is not None:
             outs = [outs[k] for k in order]
@@ -191,20 +199,11 @@ class CompiledModel:
         return dict(self._model.graph.profile(tensors, runs))
 
     def profile_table(self, inputs: Sequence[Any], runs: int = 20) -> str:
-        """The time of every kernel launch (medians over `runs`), slowest first, as a
-        table: what ``ember bench`` prints."""
-        p = self.profile(inputs, runs)
-        launches = p["launches"]
-        total = sum(row["seconds"] for row in launches) or 1.0
-        rows = sorted(enumerate(launches), key=lambda r: -r[1]["seconds"])
-        lines = [f"{'#':>4}  {'ms':>9}  {'share':>6}  kernel: what it computes",
-                 f"{'':->4}  {'':->9}  {'':->6}  {'':->40}"]
-        for i, row in rows:
-            lines.append(f"{i:>4}  {row['seconds'] * 1e3:9.4f}  "
-                         f"{100 * row['seconds'] / total:5.1f}%  {row['kernel']}: {row['op']}")
-        lines.append(f"sum of launches {total * 1e3:.4f} ms; whole run (median of {p['runs']}, "
-                     f"no timers) {p['run_seconds'] * 1e3:.4f} ms")
-        return "\n".join(lines)
+        """The profile of every kernel launch (medians over `runs`), slowest first, with
+        GFLOP/s and GB/s against this machine's peaks (ember.profiling): what ``ember bench``
+        prints."""
+        tensors = [_C.asarray(np.ascontiguousarray(np.asarray(x))) for x in inputs]
+        return profiling.profile_table(self._model.graph, tensors, runs)
 
 
 def _bytes(n: int) -> str:

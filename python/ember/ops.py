@@ -70,6 +70,7 @@ hardsigmoid = _ops.hardsigmoid
 hardswish = _ops.hardswish
 layer_norm = _ops.layer_norm
 batch_norm = _ops.batch_norm
+attention = _ops.attention
 cumsum = _ops.cumsum
 cumprod = _ops.cumprod
 logcumsumexp = _ops.logcumsumexp
@@ -113,6 +114,7 @@ __all__ = [
     "adaptive_avg_pool2d",
     "arange",
     "argmax",
+    "attention",
     "argmin",
     "avg_pool2d",
     "batch_norm",

@@ -16,5 +16,7 @@
 #include "library.h"
 #include "depthwise.h"
 #include "resize.h"
+#include "attention.h"
 #include "linalg.h"
+#include "winograd.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt

@@ -17,6 +17,9 @@
 //     blocked micro-kernel (gemm_kernels.h: 14x32 or 6x64 zmm tiles with AVX-512, 6x16 ymm
 //     with AVX2, 4x4 scalar) multiplies them; edge tiles are computed on zero-padded panels
 //     and stored with masks. With few rows of A and B's rows contiguous, B is read in place.
+//     A constant B prepared once (GemmShape::prepared, gemm_prepared.h: prepare_b) is read
+//     from its panels, never packed, and takes this path at every M (1 x NR, 4 x NR and, with
+//     AVX-512, 8 x NR tiles for M <= 8); split-K parts then start at its depth blocks.
 //   * dot products: M <= 64 with A and B both contiguous along K (x * W^T, the layout of a
 //     Linear layer's weight): 4 x 3 (AVX2) / 4 x 6 (AVX-512) tiles of dot products, no packing.
 //   * matrix-vector: M == 1 or N == 1 (memory bound): B streamed with FMAs, no packing.
@@ -103,6 +106,10 @@ inline Plan make_plan(const GemmShape& s, const GemmTuning& t, int mr, int nr, i
   even_blocks(s.K, kc, 1, p.kc, kb);
   even_blocks(s.M, round_up(mc, mr), mr, p.mc, p.mb);
   even_blocks(s.N, round_up(nc, nr), nr, p.nc, p.nb);
+  if (s.prepared.data != nullptr) {  // B's blocks were packed once, kc deep (prepare_b)
+    p.kc = s.prepared.kc;
+    p.direct_b = false;
+  }
   // Enough tasks for the threads: split N further (each thread then packs a disjoint part of
   // B), and keep the task count a multiple of the thread count when that is cheap.
   if (threads > 1) {
@@ -132,9 +139,10 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
   constexpr int NR = NV * vf::width;
   const int64_t per_batch = p.nb * p.mb;
   const double work = 2.0 * static_cast<double>(s.batch) * s.M * s.N * s.K;
+  const bool prepared = s.prepared.data != nullptr;
   parallel_for(ctx, s.batch * per_batch, work, [&](int64_t t0, int64_t t1) {
     float* apack = scratch(ctx, kSlotA, static_cast<size_t>(p.mc * p.kc));
-    float* bpack = scratch(ctx, kSlotB, static_cast<size_t>(p.nc * p.kc));
+    float* bpack = prepared ? nullptr : scratch(ctx, kSlotB, static_cast<size_t>(p.nc * p.kc));
     for (int64_t t = t0; t < t1;) {
       // Task t = (batch, N block, M block), M block fastest: a run of consecutive tasks with
       // the same N block shares each packed B block.
@@ -145,20 +153,20 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
       const int64_t n0 = jb * p.nc;
       const int64_t nlen = s.N - n0 < p.nc ? s.N - n0 : p.nc;
       const float* A = s.A + b * s.a_batch;
-      const float* B = s.B + b * s.b_batch;
       float* C = s.C + b * s.c_batch;
       for (int64_t k0 = 0; k0 < s.K; k0 += p.kc) {
         const int64_t klen = s.K - k0 < p.kc ? s.K - k0 : p.kc;
         const bool first = k0 == 0, last = k0 + klen == s.K;
-        const float* Bk = B + k0 * s.b_k + n0 * s.b_n;
-        if (!p.direct_b) pack_b<NR>(Bk, s.b_k, s.b_n, klen, nlen, bpack);
+        const float* Bk = prepared ? nullptr : s.B + b * s.b_batch + k0 * s.b_k + n0 * s.b_n;
+        const float* bblock = prepared ? prepared_b_panel(s.prepared, b, k0, n0) : bpack;
+        if (!prepared && !p.direct_b) pack_b<NR>(Bk, s.b_k, s.b_n, klen, nlen, bpack);
         for (int64_t ib = ib0; ib < ib1; ++ib) {
           const int64_t m0 = ib * p.mc;
           const int64_t mlen = s.M - m0 < p.mc ? s.M - m0 : p.mc;
           pack_a<MR>(A + m0 * s.a_m + k0 * s.a_k, s.a_m, s.a_k, mlen, klen, apack);
           for (int64_t jr = 0; jr < nlen; jr += NR) {
             const int nv = static_cast<int>(nlen - jr < NR ? nlen - jr : NR);
-            const float* bp = bpack + jr * klen;
+            const float* bp = bblock + jr * klen;
             int64_t ldb = NR;
             if (p.direct_b && nv == NR) {  // small M, rows of B contiguous: read B in place
               bp = Bk + jr;
@@ -229,13 +237,19 @@ inline void run_dot(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, voi
   });
 }
 
-
 // ---- path choice and split-K ----------------------------------------------------------------
 
 // The path a call takes without split-K: a packed micro-kernel index, or one of these.
 constexpr int kPathGemv = -2, kPathDot = -3;
 
+// The micro-kernel a prepared B is packed for, and that reads it: the tuning's, else the
+// default one (whose panel width every M uses, see run_path).
+inline int prepared_kernel(const GemmTuning& tune) {
+  return tune.kernel >= 0 && tune.kernel < kNumKernels ? tune.kernel : 0;
+}
+
 inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
+  if (s.prepared.data != nullptr) return prepared_kernel(tune);
   if (tune.kernel >= 0 && tune.kernel < kNumKernels) return tune.kernel;
   if ((s.M == 1 || s.N == 1) && gemv_applies(s)) return kPathGemv;
   if (s.a_k == 1 && s.b_k == 1 && s.M <= kDotMaxM) return kPathDot;
@@ -262,6 +276,15 @@ inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
   const int kernel = path >= 0 ? path : 0;
   const KernelShape ks = kernel_shape(kernel);
   const Plan p = make_plan(s, tune, ks.mr, ks.nr, num_threads(ctx));
+  // A prepared B has no other form to fall back on: with few rows, the default kernel's
+  // panels go through a shorter micro-tile instead of one mostly computing padding.
+  if (s.prepared.data != nullptr && kernel == 0 && s.M <= kPreparedMidMR) {
+    constexpr int NV0 = kDefaultNV;
+    if (s.M == 1) return run_packed<1, NV0>(s, ctx, epi, epi_ctx, p);
+    if (s.M <= kPreparedSmallMR) return run_packed<kPreparedSmallMR, NV0>(s, ctx, epi, epi_ctx, p);
+    if constexpr (kPreparedMidMR > kPreparedSmallMR)
+      return run_packed<kPreparedMidMR, NV0>(s, ctx, epi, epi_ctx, p);
+  }
 #define EMBER_RT_RUN_CASE(ID, MR, NV) \
   if (kernel == ID) return run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
   EMBER_RT_GEMM_KERNELS(EMBER_RT_RUN_CASE)
@@ -308,13 +331,14 @@ inline bool split_pays(const GemmShape& s, const GemmTuning& tune, int path, int
     const int64_t mlen = s.M - m0 < p.mc ? s.M - m0 : p.mc;
     const int64_t nlen = s.N - n0 < p.nc ? s.N - n0 : p.nc;
     // A run of tasks with the same N block packs its B block once (run_packed).
-    const bool pack_b = !p.direct_b && (first || m0 == 0);
+    const bool pack_b = !p.direct_b && s.prepared.data == nullptr && (first || m0 == 0);
     return packed_cost(round_up(mlen, ks.mr), round_up(nlen, ks.nr), mlen, pack_b ? nlen : 0, s.K);
   });
   const Plan serial = make_plan(s, tune, ks.mr, ks.nr, 1);  // each part is a serial call
   const int64_t part_k = ceil_div(s.K, parts);
+  const bool packs_b = !serial.direct_b && s.prepared.data == nullptr;
   const double part = packed_cost(round_up(s.M, ks.mr), serial.nb * round_up(serial.nc, ks.nr),
-                                  s.M * serial.nb, serial.direct_b ? 0 : s.N, part_k);
+                                  s.M * serial.nb, packs_b ? s.N : 0, part_k);
   const double reduce = static_cast<double>(s.batch) * s.M * s.N * parts / threads + 5000.0;
   return busiest_chunk(s.batch * parts, threads, [&](int64_t, bool) { return part; }) + reduce <
          kSplitMinGain * whole;
@@ -331,7 +355,9 @@ inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path)
     if (!split_pays(s, tune, path, kSplitNominalThreads, parts)) return 1;
   }
   const int64_t outputs = s.batch * s.M * s.N;
-  parts = clamp64(parts, 1, kSplitMaxParts < s.K ? kSplitMaxParts : s.K);
+  // A prepared B is split at its blocks' boundaries.
+  const int64_t units = s.prepared.data != nullptr ? ceil_div(s.K, s.prepared.kc) : s.K;
+  parts = clamp64(parts, 1, kSplitMaxParts < units ? kSplitMaxParts : units);
   if (parts > 1 && (parts - 1) * outputs > kSplitMaxPartialFloats)
     parts = 1 + kSplitMaxPartialFloats / outputs;
   return parts;
@@ -352,7 +378,10 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
   serial.split_k = 1;
   const int threads = num_threads(ctx);
   const bool by_rows = s.M >= s.N;
-  const int64_t extent = by_rows ? s.M : s.N, unit = by_rows ? 8 : 16;
+  const bool prepared = s.prepared.data != nullptr;
+  const int64_t extent = by_rows ? s.M : s.N;
+  const int64_t unit = by_rows ? 8 : prepared ? s.prepared.nr : 16;  // whole panels
+  const int64_t kblocks = prepared ? ceil_div(s.K, s.prepared.kc) : s.K;
   int64_t blocks = 1;
   if (threads > s.batch * parts) blocks = ceil_div(threads, s.batch * parts);
   int64_t blk;
@@ -361,17 +390,27 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
   parallel_for(ctx, s.batch * parts * blocks, work, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t / (parts * blocks), p = t / blocks % parts, x0 = t % blocks * blk;
-      const int64_t k0 = s.K * p / parts, k1 = s.K * (p + 1) / parts;
+      // K range of the part: whole blocks of a prepared B.
+      const int64_t kb = prepared ? s.prepared.kc : 1;
+      const int64_t k0 = kblocks * p / parts * kb;
+      const int64_t k_end = kblocks * (p + 1) / parts * kb, k1 = k_end < s.K ? k_end : s.K;
       GemmShape sub = s;
       sub.batch = 1;
       sub.K = k1 - k0;
       sub.A = s.A + b * s.a_batch + k0 * s.a_k;
-      sub.B = s.B + b * s.b_batch + k0 * s.b_k;
+      if (prepared) {
+        sub.prepared.data = s.prepared.data + b * s.prepared.batch_stride;
+        sub.prepared.k_off += k0;
+      } else {
+        sub.B = s.B + b * s.b_batch + k0 * s.b_k;
+      }
       sub.C = p == 0 ? s.C + b * s.c_batch : part + (p - 1) * stride + b * MN;
       sub.c_m = p == 0 ? s.c_m : s.N;
       const int64_t len = extent - x0 < blk ? extent - x0 : blk;
       if (by_rows) {
         sub.M = len, sub.A += x0 * s.a_m, sub.C += x0 * sub.c_m;
+      } else if (prepared) {
+        sub.N = len, sub.prepared.n_off += x0, sub.C += x0;
       } else {
         sub.N = len, sub.B += x0 * s.b_n, sub.C += x0;
       }
@@ -445,6 +484,66 @@ inline void gemm(const GemmShape& s, const LaunchContext* ctx, Epilogue&& epi,
     };
   }
   gemm_detail::gemm_erased(s, ctx, fn, const_cast<void*>(static_cast<const void*>(&epi)), tune);
+}
+
+// ---- prepared B operands (gemm_prepared.h) ---------------------------------------------------
+
+// The layout in which a constant K x N operand is prepared for products with this tuning on
+// this ISA: the panel width of the micro-kernel that will read it and the plan's depth blocks.
+inline PreparedB prepared_b_layout(const float* data, int64_t K, int64_t N, int64_t batch_stride,
+                                   const GemmTuning& tune) {
+  const gemm_detail::KernelShape ks = gemm_detail::kernel_shape(gemm_detail::prepared_kernel(tune));
+  PreparedB pb;
+  pb.data = data;
+  pb.K = K;
+  pb.N = N;
+  pb.nr = ks.nr;
+  pb.kc = 1;
+  pb.batch_stride = batch_stride;
+  if (K > 0 && N > 0) {
+    GemmShape s{};
+    s.batch = s.M = 1;
+    s.K = K;
+    s.N = N;
+    pb.kc = gemm_detail::make_plan(s, tune, ks.mr, ks.nr, 1).kc;
+  }
+  return pb;
+}
+
+// Packs `batches` K x N matrices (element (b, k, n) at B[b * b_batch + k * b_k + n * b_n])
+// into `out`, batches * prepared_b_floats(K, N, layout.nr) floats, in `layout`.
+inline void prepare_b(const float* B, int64_t batches, int64_t b_batch, int64_t b_k, int64_t b_n,
+                      const PreparedB& layout, float* out) {
+  const int64_t per = prepared_b_floats(layout.K, layout.N, layout.nr);
+  const int64_t npad = per / (layout.K > 0 ? layout.K : 1);
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t k0 = 0; k0 < layout.K; k0 += layout.kc) {
+      const int64_t klen = layout.K - k0 < layout.kc ? layout.K - k0 : layout.kc;
+      const float* src = B + b * b_batch + k0 * b_k;
+      float* dst = out + b * per + k0 * npad;
+#define EMBER_RT_PACK_CASE(ID, MR, NV)                                       \
+  if (layout.nr == (NV)*vf::width) {                                         \
+    gemm_detail::pack_b<(NV)*vf::width>(src, b_k, b_n, klen, layout.N, dst); \
+    continue;                                                                \
+  }
+      EMBER_RT_GEMM_KERNELS(EMBER_RT_PACK_CASE)
+#undef EMBER_RT_PACK_CASE
+    }
+}
+
+// What a kernel module exports as kPrepareGemmB (gemm_prepared.h): tuning is the kernel's
+// {mc, nc, kc, kernel, split_k}; returns the floats per batch and sets layout = {kc, nr};
+// packs into out unless it is null.
+inline int64_t prepare_gemm_b_entry(const float* B, int64_t batches, int64_t b_batch, int64_t b_k,
+                                    int64_t b_n, int64_t K, int64_t N, const int64_t* tuning,
+                                    float* out, int64_t* layout) {
+  const GemmTuning t{tuning[0], tuning[1], tuning[2], static_cast<int>(tuning[3]),
+                     static_cast<int>(tuning[4])};
+  const PreparedB pb = prepared_b_layout(nullptr, K, N, 0, t);
+  layout[0] = pb.kc;
+  layout[1] = pb.nr;
+  if (out != nullptr) prepare_b(B, batches, b_batch, b_k, b_n, pb, out);
+  return prepared_b_floats(K, N, pb.nr);
 }
 
 }  // namespace EMBER_RT_ISA_NS

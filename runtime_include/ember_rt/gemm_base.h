@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "gemm_kernels.h"
+#include "gemm_prepared.h"
 #include "kernel.h"
 #include "vec.h"
 
@@ -19,6 +20,9 @@ struct GemmShape {
   int64_t b_batch, b_k, b_n;  // element (b, k, n) at B[b * b_batch + k * b_k + n * b_n]
   float* C;
   int64_t c_batch, c_m;  // element (b, m, n) at C[b * c_batch + m * c_m + n]
+  // When its data is set, B is read from these prepared panels (gemm_prepared.h) instead of
+  // through B and its strides, which are then not read.
+  PreparedB prepared{};
 };
 
 // Blocking parameters. 0 (or -1 for kernel) picks the analytic default; any other value is

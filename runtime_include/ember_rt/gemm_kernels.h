@@ -283,18 +283,28 @@ inline void pack_b(const float* b, int64_t sk, int64_t sn, int64_t klen, int64_t
 // Micro-tile shapes compiled for this ISA: {MR, NV}; NR = NV * vf::width. Entry 0 is the
 // default for large matrices.
 // Every kernel compiled costs ~0.2 s of compile time in each translation unit using gemm.
+// kDefaultNV is entry 0's NV; products with a prepared B of few rows (M <= kPreparedMidMR)
+// read its panels through 1, kPreparedSmallMR or kPreparedMidMR rows x NR tiles instead
+// (gemm.h run_path).
 #if defined(EMBER_RT_AVX512)
 // 14x32: 28 zmm accumulators + 2 B vectors + 1 broadcast; 6x64: 24 + 4 + 1.
 #define EMBER_RT_GEMM_KERNELS(X) X(0, 14, 2) X(1, 6, 4)
-constexpr int kNumKernels = 2;
+constexpr int kNumKernels = 2, kDefaultNV = 2;
 #elif defined(EMBER_RT_AVX2)
 // 6x16: 12 ymm accumulators + 2 B vectors + 1 broadcast. (4x24 and 2x32 were measured on
 // Zen 3 too: 20-30% slower at every M, so they are not compiled.)
 #define EMBER_RT_GEMM_KERNELS(X) X(0, 6, 2)
-constexpr int kNumKernels = 1;
+constexpr int kNumKernels = 1, kDefaultNV = 2;
 #else
 #define EMBER_RT_GEMM_KERNELS(X) X(0, 4, 4)
-constexpr int kNumKernels = 1;
+constexpr int kNumKernels = 1, kDefaultNV = 4;
+#endif
+constexpr int kPreparedSmallMR = 4;
+#if defined(EMBER_RT_AVX512)
+constexpr int kPreparedMidMR =
+    8;  // 5 to 8 rows: 8 x 32 tiles (M = 8 was 0.85x dot products on 14 x 32)
+#else
+constexpr int kPreparedMidMR = kPreparedSmallMR;
 #endif
 
 struct KernelShape {

@@ -243,13 +243,34 @@ inline V gelu_tanh_t(V x) {
   return x / (V(1.0f) + exp_t(V(-2.0f) * u));
 }
 
-// pow for 8 lanes in double precision: out[i] = a[i] ^ b[i], with std::pow's special cases.
-// Uses GCC vector extensions (lowered to whatever the ISA flags allow); the vector types
-// never cross a function boundary, so the psABI of the build does not matter.
-inline void pow_lanes8(const float* pa, const float* pb, float* out) {
-  typedef double d8 __attribute__((vector_size(64)));
-  typedef int64_t i8 __attribute__((vector_size(64)));
-  typedef float f8 __attribute__((vector_size(32)));
+// pow for N lanes in double precision: out[i] = a[i] ^ b[i], with std::pow's special cases.
+// Uses GCC vector extensions with N doubles, N the native width (4 with AVX2, 8 with
+// AVX-512): g++ lowers a comparison of vectors wider than the ISA's lane by lane, with scalar
+// compares and branches (25x slower). The vector types never cross a function boundary, so
+// the psABI of the build does not matter. Shifts are on unsigned lanes only: AVX2 has no
+// 64-bit arithmetic shift either.
+template <int N>
+struct PowLanes;
+template <>
+struct PowLanes<4> {
+  typedef double d __attribute__((vector_size(32)));
+  typedef int64_t i __attribute__((vector_size(32)));
+  typedef uint64_t u __attribute__((vector_size(32)));
+  typedef float f __attribute__((vector_size(16)));
+};
+template <>
+struct PowLanes<8> {
+  typedef double d __attribute__((vector_size(64)));
+  typedef int64_t i __attribute__((vector_size(64)));
+  typedef uint64_t u __attribute__((vector_size(64)));
+  typedef float f __attribute__((vector_size(32)));
+};
+template <int N>
+inline void pow_lanes(const float* pa, const float* pb, float* out) {
+  using d8 = typename PowLanes<N>::d;
+  using i8 = typename PowLanes<N>::i;
+  using u8 = typename PowLanes<N>::u;
+  using f8 = typename PowLanes<N>::f;
   const d8 zero = {};
   const d8 inf = zero + std::numeric_limits<double>::infinity();
   const d8 nan = zero + std::numeric_limits<double>::quiet_NaN();
@@ -262,9 +283,9 @@ inline void pow_lanes8(const float* pa, const float* pb, float* out) {
   const d8 ax = (a < 0) ? -a : a;  // |a| (float subnormals are normal doubles)
 
   // log2 |a| = e + ln(m) / ln 2, m in [sqrt(1/2), sqrt(2)): the scheme of log_t, more terms.
-  const i8 bits = (i8)ax;
-  const i8 two52 = (i8)(zero + 4503599627370496.0);  // 2^52: OR-ing in an integer < 2^52 ...
-  d8 e = (d8)(((bits >> 52) & 0x7ff) | two52) - 4503599627370496.0 - 1023.0;  // ... converts it
+  const u8 bits = (u8)ax;  // sign bit clear
+  const u8 two52 = (u8)(zero + 4503599627370496.0);  // 2^52: OR-ing in an integer < 2^52 ...
+  d8 e = (d8)((bits >> 52) | two52) - 4503599627370496.0 - 1023.0;  // ... converts it
   d8 m = (d8)((bits & 0x000fffffffffffff) | 0x3ff0000000000000);
   const i8 big = m > 1.4142135623730951;
   m = big ? m * 0.5 : m;
@@ -296,8 +317,8 @@ inline void pow_lanes8(const float* pa, const float* pb, float* out) {
   for (double c : kExpTerms) p = p * r + c;
   // 2^n in two factors (n in [-400, 400]) so each is a normal double.
   const i8 ni = (i8)nm - (i8)magic;  // the integer n, from the low bits of y + magic
-  const i8 n1 = ni >> 1;
-  d8 res = p * (d8)((n1 + 1023) << 52) * (d8)((ni - n1 + 1023) << 52);
+  const i8 n1 = (i8)((u8)(ni + 1024) >> 1) - 512;  // floor(n / 2), with a logical shift
+  d8 res = p * (d8)((u8)(n1 + 1023) << 52) * (d8)((u8)(ni - n1 + 1023) << 52);
 
   // Negative base: an integer exponent gives a real result, an odd one flips the sign.
   // Floats of magnitude >= 2^24 are even integers; below that, b + magic rounds b.
@@ -336,12 +357,20 @@ inline vf gelu_tanh(vf x) { return detail::gelu_tanh_t(x); }
 
 inline float pow(float a, float b) { return std::pow(a, b); }
 inline vf pow(vf a, vf b) {
+  // Doubles per native vector: 8 in a zmm, 4 in a ymm. Without SIMD, std::pow.
   constexpr int W = vf::width;
-  constexpr int L = W < 8 ? 8 : W;
+  if constexpr (W == 1) {
+    float av, bv;
+    a.store(&av);
+    b.store(&bv);
+    return vf(std::pow(av, bv));
+  }
+  constexpr int N = W >= 16 ? 8 : 4;
+  constexpr int L = W < N ? N : W;
   float av[L] = {}, bv[L] = {}, rv[L];
   a.store(av);
   b.store(bv);
-  for (int i = 0; i < L; i += 8) detail::pow_lanes8(av + i, bv + i, rv + i);
+  for (int i = 0; i < L; i += N) detail::pow_lanes<N>(av + i, bv + i, rv + i);
   return vf::load(rv);
 }
 

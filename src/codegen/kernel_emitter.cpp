@@ -1,5 +1,6 @@
 // Task -> one C++ kernel function: loop nests for Compute, Reduce and Matmul stages, and
 // calls of library routines for Call stages.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -224,6 +225,17 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
   w_.line("g.b_batch = " + batch_stride(bb, "g.K * g.N") + ";");
   w_.line("g.C = b" + std::to_string(s.out) + "; g.c_m = g.N; g.c_batch = g.M * g.N;");
   const std::string tune = gemm_tuning_argument(config_);
+  const auto& prepared = config_.prepared_b;
+  if (std::find(prepared.begin(), prepared.end(), s.b) != prepared.end()) {
+    // b<s.b> holds B's prepared panels, in the layout this blocking gives.
+    const std::string t = tune.empty() ? "ember_rt::GemmTuning{}" : tune.substr(2);
+    const bool shared = batch_stride(bb, "x") == "0";
+    w_.line("g.prepared = ember_rt::prepared_b_layout(b" + std::to_string(s.b) + ", g.K, g.N, 0, " +
+            t + ");");
+    if (!shared)
+      w_.line("g.prepared.batch_stride = ember_rt::prepared_b_floats(g.K, g.N, g.prepared.nr);");
+    w_.line("g.B = nullptr;");
+  }
   if (!p.value.defined()) {
     w_.line("ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{}" + tune + ");");
     w_.close("}");

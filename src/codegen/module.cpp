@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "ember/codegen/codegen.h"
+#include "ember_rt/gemm_prepared.h"
 
 namespace ember::codegen {
 
@@ -21,6 +22,16 @@ std::vector<std::string> make_translation_units(const std::vector<std::string>& 
   int units = std::max(1, std::min<int>(max_units, static_cast<int>(kernels.size())));
   std::vector<std::string> out(units, kPrelude);
   out[0] += "extern \"C\" int ember_module_abi() { return EMBER_RT_ABI_VERSION; }\n\n";
+  // Constants prepared for this module's kernels are packed by the module itself.
+  bool prepared = false;
+  for (const std::string& k : kernels)
+    prepared = prepared || k.find("ember_rt::prepared_b_layout(") != std::string::npos;
+  if (prepared)
+    out[0] += std::string("extern \"C\" int64_t ") + ember_rt::kPrepareGemmB +
+              "(const float* B, int64_t batches, int64_t b_batch, int64_t b_k, int64_t b_n, "
+              "int64_t K, int64_t N, const int64_t* tuning, float* out, int64_t* layout) {\n"
+              "  return ember_rt::prepare_gemm_b_entry(B, batches, b_batch, b_k, b_n, K, N, "
+              "tuning, out, layout);\n}\n\n";
   // A tuning build's kernels read their GEMM blocking from this array (gemm_config.h).
   const std::string global = kTuningGlobal;
   bool tuning = false;

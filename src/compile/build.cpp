@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "ember/codegen/codegen.h"
+#include "ember/codegen/cost.h"
 #include "ember/codegen/kernel_plan.h"
 #include "ember/jit/cache.h"
 #include "ember/ops/attrs.h"
@@ -18,6 +21,7 @@
 #include "ember/runtime/artifact.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
+#include "ember_rt/gemm_prepared.h"
 
 namespace ember {
 
@@ -100,6 +104,7 @@ detail::RebuiltKernels rebuild_kernels(const std::vector<std::string>& sources,
   detail::RebuiltKernels r;
   for (const auto& name : names) r.fns.push_back(module->symbol(name));
   r.binary = binary_of(req, *module);
+  r.prepare = module->find_symbol(ember_rt::kPrepareGemmB);
   r.modules = module;
   return r;
 }
@@ -123,6 +128,92 @@ void validate(const BuildOptions& o) {
   for (const auto& [name, value] : o.symbol_values)
     EMBER_CHECK(value >= 0, "symbol_values: the size " << name << " = " << value << " is negative");
 }
+
+namespace {
+
+// Whether task buffer `buf` is read by anything but matmul stage `only`.
+bool read_elsewhere(const ir::Task& task, int buf, const ir::Stage* only) {
+  bool found = false;
+  auto loads = [&](const ir::Expr& e) {
+    if (!e.defined()) return;
+    ir::visit(e, [&](const ir::Expr& x) {
+      if (x.kind() == ir::ExprKind::Load && x->buffer == buf) found = true;
+    });
+  };
+  for (const ir::Stage& st : task.stages) {
+    loads(st.value);
+    loads(st.epilogue);
+    for (const ir::Expr& e : st.params) loads(e);
+    for (int b : st.call_inputs) found = found || b == buf;
+    if (st.kind == ir::StageKind::Matmul)
+      found = found || st.a == buf || (st.b == buf && &st != only);
+  }
+  return found;
+}
+
+// The constant B operands of node i's matmul stages that its kernel reads prepared (see
+// PreparedConstant): float32 graph constants that the task reads nowhere else. Fills
+// config->prepared_b and returns (task buffer, what to prepare), tuning and layout unset.
+std::vector<std::pair<int, PreparedConstant>> find_prepared(const FlowGraph& graph,
+                                                            const Node& node, const ir::Task& task,
+                                                            codegen::KernelConfig* config) {
+  std::vector<std::pair<int, PreparedConstant>> out;
+  for (const ir::Stage& st : task.stages) {
+    if (st.kind != ir::StageKind::Matmul) continue;
+    const int buf = st.b;
+    if (buf < 0 || buf >= static_cast<int>(node.inputs.size())) continue;
+    const int v = node.inputs[buf];
+    const ir::Buffer& b = task.buffers[buf];
+    if (!graph.constants.count(v) || b.dtype != DType::float32 || b.shape.size() < 2 ||
+        !shape_is_concrete(b.shape) || read_elsewhere(task, buf, &st) ||
+        std::count(graph.outputs.begin(), graph.outputs.end(), v) > 0 ||
+        std::count(config->prepared_b.begin(), config->prepared_b.end(), buf) > 0)
+      continue;
+    PreparedConstant pc;
+    pc.source = v;
+    pc.transposed = st.b_transposed;
+    const size_t r = b.shape.size();
+    const int64_t rows = *b.shape[r - 2].as_int(), cols = *b.shape[r - 1].as_int();
+    pc.K = st.b_transposed ? cols : rows;
+    pc.N = st.b_transposed ? rows : cols;
+    pc.batches = 1;
+    for (size_t d = 0; d + 2 < r; ++d) pc.batches *= *b.shape[d].as_int();
+    if (pc.K * pc.N * pc.batches == 0) continue;
+    config->prepared_b.push_back(buf);
+    out.emplace_back(buf, pc);
+  }
+  return out;
+}
+
+// Packs the prepared constants with the module's own function, points the launches at them,
+// and drops each source that no launch or output reads any more.
+void prepare_constants(ExecPlan* plan, const Module& module,
+                       const std::vector<std::tuple<size_t, int, PreparedConstant>>& wanted) {
+  if (wanted.empty()) return;
+  void* fn = module.find_symbol(ember_rt::kPrepareGemmB);
+  EMBER_ASSERT(fn != nullptr, "the kernel module lacks " << ember_rt::kPrepareGemmB);
+  std::map<std::tuple<int, bool, std::vector<int64_t>>, int> made;  // one per source and layout
+  for (const auto& [launch, buf, want] : wanted) {
+    const auto key = std::make_tuple(want.source, want.transposed, want.tuning);
+    auto it = made.find(key);
+    if (it == made.end()) {
+      PreparedConstant pc = want;
+      Tensor panels = prepare_constant(fn, plan->constants.at(pc.source), &pc);
+      pc.value = static_cast<int>(plan->values.size());
+      plan->values.push_back(panels.type());
+      plan->constants[pc.value] = panels;
+      plan->prepared.push_back(pc);
+      it = made.emplace(key, pc.value).first;
+    }
+    plan->launches[launch].args[buf] = it->second;
+  }
+  std::set<int> read(plan->outputs.begin(), plan->outputs.end());
+  for (const KernelLaunch& l : plan->launches) read.insert(l.args.begin(), l.args.end());
+  for (const PreparedConstant& pc : plan->prepared)
+    if (!read.count(pc.source)) plan->constants.erase(pc.source);
+}
+
+}  // namespace
 
 std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOptions& options) {
   validate(options);
@@ -150,11 +241,17 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
   std::vector<std::string> kernels;
   std::vector<std::pair<std::string, std::string>> plans;  // with dump_dir: (kernel, its plan)
   std::map<std::string, std::string> name_of_body;
+  std::vector<std::tuple<size_t, int, PreparedConstant>> prepared;  // (launch, buffer, what)
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
     const ir::Task& task = tasks[i];
     codegen::KernelConfig config;
     config.gemm = tuned[i].config;
+    const codegen::GemmConfig& gc = config.gemm;
+    for (auto& [buf, pc] : find_prepared(graph, node, task, &config)) {
+      pc.tuning = {gc.mc, gc.nc, gc.kc, gc.kernel, gc.split_k};
+      prepared.emplace_back(i, buf, pc);
+    }
     // The kernel's name is the hash of its body: identical kernels are generated once.
     std::string body = codegen::generate_kernel(task, "KERNEL_NAME", symbols, config);
     std::string name = kernel_name(body);
@@ -173,6 +270,9 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
     launch.args.insert(launch.args.end(), node.outputs.begin(), node.outputs.end());
     for (const auto& b : task.buffers)
       if (b.role == ir::BufferRole::Scratch) launch.scratch.push_back({b.dtype, b.shape, {}});
+    codegen::TaskCost cost = codegen::task_cost(task);
+    launch.flops = cost.flops;
+    launch.bytes = cost.bytes;
     plan.launches.push_back(std::move(launch));
     report(options, "generating kernels", i + 1, graph.nodes.size());
   }
@@ -201,6 +301,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOp
     for (auto& l : plan.launches) l.fn = module->symbol(l.name);
     plan.binary = binary_of(req, *module);
     plan.modules = module;
+    prepare_constants(&plan, *module, prepared);
   }
   return std::make_shared<CompiledGraph>(std::move(plan));
 }

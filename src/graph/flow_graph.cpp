@@ -163,7 +163,11 @@ AttrFields FusedAttrs::fields() const {
   }
   AttrFields f = {{"fused", fused + "]"}};
   if (graph && anchor >= 0 && anchor < static_cast<int>(graph->nodes.size())) {
-    f.emplace_back("anchor", node_title(graph->nodes[anchor]));
+    const Node& a = graph->nodes[anchor];
+    f.emplace_back("anchor", node_title(a));
+    // The algorithm the anchor runs (a convolution's), so the fused print shows it too.
+    for (const auto& [name, value] : attr_fields(a.attrs))
+      if (name == "algo") f.emplace_back(name, value);
   }
   return f;
 }

@@ -5,7 +5,14 @@
 //   1. eliminate_dead_code  - first, so later passes do not work on nodes nobody needs;
 //   2. fold_constants       - before fusion: a node fed only by constants disappears instead
 //                             of being fused into a kernel that recomputes it every run;
-//   3. fuse_operators       - last: it turns groups of nodes into kernels, and passes that
+//   3. choose_algorithms    - after folding: a rule may depend on an input being a constant
+//                             (Winograd transforms a constant weight once);
+//   4. fold_constants       - again: the preparations the choices added on constants (filter
+//                             transforms) run now, once, at build time;
+//   5. rewrite_patterns     - after folding, so that masks and scales built from constants
+//                             are constants the rules can read (a causal tril mask);
+//                             before fusion, which would hide the patterns in fused groups;
+//   6. fuse_operators       - last: it turns groups of nodes into kernels, and passes that
 //                             match single operators would no longer see them.
 #include "ember/graph/pipeline.h"
 
@@ -29,6 +36,9 @@ const std::vector<PassEntry>& pipeline() {
   static const std::vector<PassEntry> passes = {
       {"eliminate_dead_code", passes::eliminate_dead_code},
       {"fold_constants", passes::fold_constants},
+      {"choose_algorithms", passes::choose_algorithms},
+      {"fold_constants", passes::fold_constants},
+      {"rewrite_patterns", passes::rewrite_patterns},
       {"fuse_operators", passes::fuse_operators},
   };
   return passes;

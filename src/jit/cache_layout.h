@@ -6,7 +6,8 @@
 //   kernels/tmp/<name>              modules being built, failed builds and entries being removed
 //   pch/<hash>/                     a precompiled ember_rt/all.h (compiler.cpp)
 //   pch/<hash>.old.<suffix>/        a precompiled header being removed
-//   tuning/<key[0:2]>/<key>.txt     a GEMM tuning record (src/tune/records.cpp)
+//   tuning/<key[0:2]>/<key>.txt     a GEMM tuning record (src/tune/records.cpp), or the
+//                                   machine's measured peaks (src/tune/peak.cpp)
 //   compiler                        the identity of the compiler that built the kernels
 //
 // Keys and hashes are 64 lowercase hexadecimal digits. A directory's modification time is

@@ -1,6 +1,7 @@
 #include "ember/ops/attrs.h"
 
 #include <charconv>
+#include <limits>
 #include <string>
 
 namespace ember {
@@ -59,19 +60,18 @@ bool SliceAttrs::operator==(const SliceAttrs& o) const {
 AttrFields CastAttrs::fields() const { return {{"dtype", dtype_name(dtype)}}; }
 
 AttrFields ConvAttrs::fields() const {
-  return {{"stride", int_list(stride)},
-          {"padding", int_list(padding)},
-          {"dilation", int_list(dilation)},
-          {"groups", std::to_string(groups)}};
+  AttrFields f = {{"stride", int_list(stride)},
+                  {"padding", int_list(padding)},
+                  {"dilation", int_list(dilation)},
+                  {"groups", std::to_string(groups)}};
+  if (!algo.empty()) f.emplace_back("algo", algo);
+  return f;
 }
 
 AttrFields PoolAttrs::fields() const {
-  return {{"kernel", int_list(kernel)},
-          {"stride", int_list(stride)},
-          {"padding", int_list(padding)},
-          {"dilation", int_list(dilation)},
-          {"ceil_mode", py_bool(ceil_mode)},
-          {"count_include_pad", py_bool(count_include_pad)}};
+  return {{"kernel", int_list(kernel)},      {"stride", int_list(stride)},
+          {"padding", int_list(padding)},    {"dilation", int_list(dilation)},
+          {"ceil_mode", py_bool(ceil_mode)}, {"count_include_pad", py_bool(count_include_pad)}};
 }
 
 AttrFields AdaptivePoolAttrs::fields() const { return {{"output_size", int_list(output_size)}}; }
@@ -116,6 +116,14 @@ AttrFields NormAttrs::fields() const {
   f.emplace_back("eps", num(eps));
   f.emplace_back("weight", py_bool(has_weight));
   f.emplace_back("bias", py_bool(has_bias));
+  return f;
+}
+
+AttrFields AttentionAttrs::fields() const {
+  AttrFields f = {
+      {"scale", opt_num(scale)}, {"causal", py_bool(causal)}, {"mask", py_bool(has_mask)}};
+  if (fill != -std::numeric_limits<double>::infinity()) f.emplace_back("fill", num(fill));
+  if (empty_nan) f.emplace_back("empty_rows", "nan");
   return f;
 }
 

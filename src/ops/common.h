@@ -102,6 +102,15 @@ Expr to_compute(const Expr& e);
 // e converted to t when it is not of dtype t already.
 Expr cast_to(const Expr& e, DType t);
 
+// ---- convolutions (conv.cpp) ----
+
+// The operator a convolution `op` with algorithm `algo` runs as, and the operator that
+// prepares its weight first ("" for none); an unknown algorithm is an Error.
+struct ConvAlgoOps {
+  std::string op, prepare_weight;
+};
+ConvAlgoOps conv_algo_ops(const std::string& op, const std::string& algo);
+
 // ---- composite tasks ----
 
 // Index variables named prefix0, prefix1, ... (stage axes of composite tasks).

@@ -2,24 +2,30 @@
 // weight [O, C/groups, K]), without bias (a separate add, fused into the epilogue).
 //
 // conv1d is conv2d over a height of 1: one geometry (ConvGeom) serves both, and only the
-// indices differ. Both are Composite; float32 with groups == 1 runs on the GEMM template, with
-// w viewed as [O, C*KH*KW]:
-//   - 1x1, stride 1, no padding: one Matmul stage, out [N, O, H*W] = w x x viewed [N, C, H*W];
-//   - stride 1 with a kernel narrow next to the output: the "wide" form: a padded copy of x,
+// indices differ. Both are Composite, lowered by one of the algorithms of conv_algos()
+// (below), which the choose_algorithms pass names in the node's attributes (ConvAttrs::algo):
+//   - gemm1x1: 1x1, stride 1, no padding: one Matmul stage, out [N, O, H*W] = w x x viewed
+//     [N, C, H*W], w viewed [O, C*KH*KW];
+//   - winograd: 3x3, stride 1, a constant weight, where it wins: conv2d_winograd on the
+//     filter transformed by winograd_filter (F(4x4, 3x3), ember_rt/winograd.h);
+//   - wide: stride 1 with a kernel narrow next to the output: a padded copy of x,
 //     col [N, C*KH*KW, OH*Wp] whose rows are contiguous runs of that copy (vectorized), the
 //     Matmul into [N, O, OH*Wp], and a crop of the Wp - OW extra columns (the crop, a Compute
 //     stage, is where fusion puts the bias / activation epilogue);
-//   - otherwise: a padded copy of x (when padded), col [N, C*KH*KW, OH*OW], and the Matmul
-//     into out viewed [N, O, OH*OW].
-// Depthwise float32 convolutions (one input channel per group, any channel multiplier) are one
-// Call stage of ember_rt::lib::depthwise_conv2d, which applies the fused epilogue to each
-// output row it finishes (lower_depthwise). Anything else (other grouped convolutions, other
-// dtypes) is one Reduce stage over (C/groups, KH, KW): the same definition as OpDef.reduce,
-// the generic fallback.
+//   - im2col: a padded copy of x (when padded), col [N, C*KH*KW, OH*OW], and the Matmul
+//     into out viewed [N, O, OH*OW];
+//   - depthwise: float32 with one input channel per group (any channel multiplier): one Call
+//     stage of ember_rt::lib::depthwise_conv2d (ember_rt/depthwise.h), which applies the
+//     fused epilogue to each output row it finishes;
+//   - reduce: anything else (other grouped convolutions, other dtypes) is one Reduce stage
+//     over (C/groups, KH, KW): the same definition as OpDef.reduce, the generic fallback.
 // Padding reads are select(in_bounds, load, 0), so out-of-bounds loads are never made; the
 // padded copy pays for its bounds checks once per input element instead of once per col
 // element (C*KH*KW / C times as many).
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common.h"
 #include "ember/support/error.h"
@@ -281,19 +287,12 @@ ir::Task lower_wide(const ConvGeom& g, const TensorType& x, const TensorType& ou
   return t;
 }
 
-// The other forms: out [N, O, OH*OW] = w x col, col from x_padded (or x itself when there is
-// no padding), or w x x itself for a 1x1 convolution with stride 1 and no padding.
-ir::Task lower_gemm(const ConvGeom& g, const TensorType& x, const TensorType& out) {
-  const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
-  if (!direct && use_wide(g)) return lower_wide(g, x, out);
+// out [N, O, OH*OW] = w x col, col from x_padded (or x itself when there is no padding).
+ir::Task lower_im2col(const ConvGeom& g, const TensorType& x, const TensorType& out) {
   ir::Task t;
-  const GemmBuffers b = gemm_buffers(g, &t, x, out, direct, true);
-  int src = b.x;
-  if (!direct) {
-    const int xpb = g.ph > 0 || g.pw > 0 ? pad_stage(g, &t, b.x, x.dtype, 0) : b.x;
-    src = im2col_stage(g, &t, xpb, g.ow);
-  }
-  t.stages.push_back(matmul_stage(b.w, src, b.out));
+  const GemmBuffers b = gemm_buffers(g, &t, x, out, false, true);
+  const int xpb = g.ph > 0 || g.pw > 0 ? pad_stage(g, &t, b.x, x.dtype, 0) : b.x;
+  t.stages.push_back(matmul_stage(b.w, im2col_stage(g, &t, xpb, g.ow), b.out));
   return t;
 }
 
@@ -330,15 +329,179 @@ ir::Task lower_depthwise(const ConvGeom& g, const TensorType& x, const TensorTyp
   return t;
 }
 
+// A 1x1 convolution with stride 1 and no padding: out [N, O, H*W] = w x x itself.
+ir::Task lower_gemm1x1(const ConvGeom& g, const TensorType& x, const TensorType& out) {
+  ir::Task t;
+  const GemmBuffers b = gemm_buffers(g, &t, x, out, true, true);
+  t.stages.push_back(matmul_stage(b.w, b.x, b.out));
+  return t;
+}
+
+// ---- Winograd F(4x4, 3x3) (ember_rt/winograd.h) ----
+//
+// conv2d_winograd reads the filter transformed by winograd_filter (u [36, O, C]): stages
+// input transform (x -> v [36, C, P], P = N * th * tw tiles), 36 GEMMs (u x v -> m
+// [36, O, P]), output transform (m -> y [N, O, OH, OW]) and a copy of y into out, the
+// Compute stage that takes the epilogue (bias, batch norm, activation, residual).
+
+constexpr int64_t kWinogradTile = 4;     // outputs per tile side: F(4x4, 3x3)
+constexpr int64_t kWinogradPoints = 36;  // 6x6 transformed values per tile
+
+// The rule's thresholds (winograd_wins).
+constexpr int64_t kWinogradMinChannels = 64;    // input and output channels
+constexpr int64_t kWinogradMinTiles = 49;       // tiles per image (a 28x28 output)
+constexpr int64_t kWinogradWideChannels = 128;  // from here on, down to ...
+constexpr int64_t kWinogradWideMinTiles = 25;   // ... this many tiles (20x20)
+constexpr double kWinogradMaxWaste = 1.35;      // tile outputs computed per output kept
+
+int64_t tiles_along(int64_t out) { return (out + kWinogradTile - 1) / kWinogradTile; }
+
+ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
+                     std::vector<Expr> params) {
+  ir::Stage s;
+  s.kind = ir::StageKind::Call;
+  s.routine = routine;
+  s.call_inputs = std::move(in);
+  s.call_outputs = std::move(out);
+  s.out = s.call_outputs.at(0);
+  s.params = std::move(params);
+  return s;
+}
+
+ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType& out) {
+  const int64_t oh = *g.oh.as_int(), ow = *g.ow.as_int();
+  const int64_t th = tiles_along(oh), tw = tiles_along(ow);
+  const Expr p = g.n * Expr(th * tw);
+  const Expr points(kWinogradPoints);
+  ir::Task t;
+  const int xb = t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input);
+  const int ub = t.add_buffer("u", x.dtype, {points, Expr(g.o), g.c}, ir::BufferRole::Input);
+  const int ob = t.add_buffer("out", out.dtype, out.shape, ir::BufferRole::Output);
+  const int vb = t.add_buffer("v", x.dtype, {points, g.c, p}, ir::BufferRole::Scratch);
+  const int mb = t.add_buffer("m", x.dtype, {points, Expr(g.o), p}, ir::BufferRole::Scratch);
+  const int yb = t.add_buffer("y", x.dtype, out.shape, ir::BufferRole::Scratch);
+  t.stages.push_back(call_stage("winograd_f43_input", {xb}, {vb},
+                                {g.n, g.c, g.h, g.w, Expr(g.ph), Expr(g.pw), Expr(th), Expr(tw)}));
+  t.stages.push_back(matmul_stage(ub, vb, mb));
+  t.stages.push_back(call_stage("winograd_f43_output", {mb}, {yb},
+                                {g.n, Expr(g.o), g.oh, g.ow, Expr(th), Expr(tw)}));
+  ir::Stage copy = compute_stage(ob, 4, "k");
+  copy.value = ir::load(yb, out.dtype, copy.axes);
+  t.stages.push_back(std::move(copy));
+  return t;
+}
+
+// Whether Winograd beats the GEMM forms (wide, im2col), measured on the 2-core AVX-512
+// development machine with benchmarks/kernels/conv_algorithms.py (3x3, padding 1, bias and
+// relu, batch 1; docs/architecture.md has the table). It saves 4x the multiplications but
+// pays for the transforms (memory bound: v and m are 36 / 16 of the input and output) and
+// reads a filter 4x the size of w; its 36 GEMMs are [O, C] x [C, tiles]. So it loses with
+// few channels (16, 32: the transforms dominate, 0.3x-0.9x) and with few tiles (a 14x14
+// output has 16: 0.3x-0.6x at every channel count; 7x7: 0.1x, the 4x filter streamed for
+// 4 tiles), and wins from 64 channels on 28x28 and larger outputs (1.05x-1.4x at 64, 1.7x-
+// 2.2x at 128-256), and from 128 channels on 20x20 (1.15x-1.3x). Tiles cut by the output's
+// edge compute outputs nobody keeps: at most kWinogradMaxWaste per kept one.
+bool winograd_wins(const ConvGeom& g) {
+  const int64_t oh = *g.oh.as_int(), ow = *g.ow.as_int();
+  const int64_t tiles = tiles_along(oh) * tiles_along(ow);
+  const double waste =
+      static_cast<double>(tiles * kWinogradTile * kWinogradTile) / static_cast<double>(oh * ow);
+  const int64_t channels = std::min(g.cg, g.o);
+  const int64_t min_tiles =
+      channels >= kWinogradWideChannels ? kWinogradWideMinTiles : kWinogradMinTiles;
+  return channels >= kWinogradMinChannels && tiles >= min_tiles && waste <= kWinogradMaxWaste;
+}
+
+// ---- the algorithms: one rule and one lowering each ----
+
+struct ConvProblem {
+  const ConvGeom& g;
+  DType dtype;
+  bool weight_constant;  // the weight is a constant of the graph (its transform folds)
+};
+
+bool dense_float32(const ConvProblem& p) { return p.g.groups == 1 && p.dtype == DType::float32; }
+
+// A convolution algorithm: where it applies, how it lowers, and, when it runs as another
+// operator on a prepared weight, that operator and the preparation.
+struct ConvAlgo {
+  const char* name;  // ConvAttrs::algo
+  bool (*applies)(const ConvProblem& p);
+  ir::Task (*lower)(const ConvGeom& g, const TensorType& x, const TensorType& out);
+  const char* op = nullptr;              // the operator it runs as; null: the convolution
+  const char* prepare_weight = nullptr;  // applied to the weight first; null: none
+};
+
+// In order of preference: a convolution takes the first algorithm whose rule applies.
+// Adding an algorithm is adding its entry here and its lowering.
+const std::vector<ConvAlgo>& conv_algos() {
+  static const std::vector<ConvAlgo> algos = {
+      // A GEMM on the input as it is.
+      {"gemm1x1",
+       [](const ConvProblem& p) {
+         const ConvGeom& g = p.g;
+         return dense_float32(p) && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                g.pw == 0;
+       },
+       lower_gemm1x1},
+      // 3x3, stride 1, on a constant weight, where it wins (winograd_wins).
+      {"winograd",
+       [](const ConvProblem& p) {
+         const ConvGeom& g = p.g;
+         return dense_float32(p) && p.weight_constant && g.spatial == 2 && g.kh == 3 && g.kw == 3 &&
+                g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.oh.as_int() &&
+                g.ow.as_int() && g.h.as_int() && g.w.as_int() && winograd_wins(g);
+       },
+       lower_winograd, "conv2d_winograd", "winograd_filter"},
+      // Stride 1 with a kernel narrow next to the output (use_wide).
+      {"wide", [](const ConvProblem& p) { return dense_float32(p) && use_wide(p.g); }, lower_wide},
+      {"im2col", dense_float32, lower_im2col},
+      // Depthwise float32 (is_depthwise): the runtime routine.
+      {"depthwise", [](const ConvProblem& p) { return is_depthwise(p.g, p.dtype); },
+       lower_depthwise},
+      // Anything else (other grouped convolutions, other dtypes): the generic reduction.
+      {"reduce", [](const ConvProblem&) { return true; }, nullptr},
+  };
+  return algos;
+}
+
+const ConvAlgo& choose_conv_algo(const ConvProblem& p) {
+  for (const ConvAlgo& a : conv_algos())
+    if (a.applies(p)) return a;
+  throw InternalError("no convolution algorithm applies");
+}
+
+const ConvAlgo& conv_algo_named(const std::string& op, const std::string& name) {
+  std::string known;
+  for (const ConvAlgo& a : conv_algos()) {
+    if (name == a.name) return a;
+    known += std::string(known.empty() ? "" : ", ") + a.name;
+  }
+  EMBER_THROW(op << ": unknown convolution algorithm '" << name << "'; known: " << known);
+}
+
+// The algorithm of a convolution node: the one its attributes name (checked to apply; a
+// weight named in them is taken as prepared), else the rules' choice for a weight that is
+// not known to be constant.
+const ConvAlgo& conv_algo_of(const std::string& op, const ConvGeom& g, DType dtype,
+                             const ConvAttrs& a) {
+  if (a.algo.empty()) return choose_conv_algo({g, dtype, false});
+  const ConvAlgo& algo = conv_algo_named(op, a.algo);
+  EMBER_CHECK(algo.applies({g, dtype, true}),
+              op << ": the convolution algorithm '" << a.algo << "' does not apply here");
+  return algo;
+}
+
 ir::Task lower_conv(const std::string& op, int spatial, const std::vector<TensorType>& in,
                     const std::vector<TensorType>& out, const OpAttrs& attrs) {
   const ConvAttrs& a = attrs_as<ConvAttrs>(attrs);
   const ConvGeom g = conv_geom(op, spatial, in.at(0), in.at(1), a);
+  const ConvAlgo& algo = conv_algo_of(op, g, in[0].dtype, a);
+  EMBER_CHECK(algo.op == nullptr, op << ": the algorithm '" << algo.name << "' runs as " << algo.op
+                                     << " on a prepared weight");
   ir::Task t;
-  if (g.groups == 1 && in[0].dtype == DType::float32) {
-    t = lower_gemm(g, in[0], out.at(0));
-  } else if (is_depthwise(g, in[0].dtype)) {
-    t = lower_depthwise(g, in[0], out.at(0));
+  if (algo.lower) {
+    t = algo.lower(g, in[0], out.at(0));
   } else {
     const int xb = t.add_buffer("x", in[0].dtype, in[0].shape, ir::BufferRole::Input);
     const int wb = t.add_buffer("w", in[1].dtype, in[1].shape, ir::BufferRole::Input);
@@ -349,6 +512,22 @@ ir::Task lower_conv(const std::string& op, int spatial, const std::vector<Tensor
   }
   t.name = op;
   return t;
+}
+
+// The choose_algorithm hook of conv1d / conv2d (AlgorithmChoice).
+std::optional<AlgorithmChoice> choose_conv(const std::string& op, int spatial,
+                                           const std::vector<TensorType>& in, const OpAttrs& attrs,
+                                           const std::vector<bool>& constant) {
+  ConvAttrs a = attrs_as<ConvAttrs>(attrs);
+  if (!a.algo.empty()) return std::nullopt;
+  const ConvGeom g = conv_geom(op, spatial, in.at(0), in.at(1), a);
+  const ConvAlgo& algo = choose_conv_algo({g, in[0].dtype, constant.at(1)});
+  a.algo = algo.name;
+  AlgorithmChoice c;
+  c.op = &op_def(algo.op ? algo.op : op);
+  c.attrs = a;
+  c.prepare = {nullptr, algo.prepare_weight ? &op_def(algo.prepare_weight) : nullptr};
+  return c;
 }
 
 OpDef conv_def(const std::string& name, const std::string& title, int spatial) {
@@ -364,12 +543,100 @@ OpDef conv_def(const std::string& name, const std::string& title, int spatial) {
                              const OpAttrs& a) { return reduce_conv(name, spatial, in, out, a); };
   d.lower = [name, spatial](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                             const OpAttrs& a) { return lower_conv(name, spatial, in, out, a); };
+  d.choose_algorithm = [name, spatial](const std::vector<TensorType>& in, const OpAttrs& a,
+                                       const std::vector<bool>& constant) {
+    return choose_conv(name, spatial, in, a, constant);
+  };
+  return d;
+}
+
+// conv2d_winograd: x [N, C, H, W] and u [36, O, C], the filter of a 3x3 convolution
+// transformed by winograd_filter; the attributes are conv2d's (stride and dilation 1).
+// Its geometry is that of x with a weight [O, C, 3, 3].
+ConvGeom winograd_geom(const std::vector<TensorType>& in, const ConvAttrs& a) {
+  const std::string op = "conv2d_winograd";
+  check_arity(op, in, 2);
+  const TensorType& u = in[1];
+  EMBER_CHECK(
+      u.rank() == 3 && is_const(u.shape[0], kWinogradPoints) && u.shape[1].as_int() &&
+          u.shape[2].as_int(),
+      op << ": expected a transformed filter [36, O, C] (winograd_filter), got " << u.str());
+  const TensorType w{u.dtype, {u.shape[1], u.shape[2], Expr(3), Expr(3)}, u.device};
+  const ConvGeom g = conv_geom(op, 2, in[0], w, a);
+  EMBER_CHECK(a.algo == "winograd" && g.groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+                  g.dw == 1 && in[0].dtype == DType::float32 && g.oh.as_int() && g.ow.as_int(),
+              op << ": takes a float32 input of known height and width, stride 1, dilation 1, "
+                    "groups 1 and algo 'winograd', got input "
+                 << in[0].str() << " and " << vec_str(a.stride) << " / " << vec_str(a.dilation)
+                 << " / groups " << a.groups << " / algo '" << a.algo << "'");
+  return g;
+}
+
+OpDef conv2d_winograd_def() {
+  OpDef d;
+  d.name = "conv2d_winograd";
+  d.title = "Conv2dWinograd";
+  d.kind = OpKind::Composite;
+  d.num_inputs = 2;
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
+    const ConvGeom g = winograd_geom(in, attrs_as<ConvAttrs>(a));
+    return std::vector<TensorType>{TensorType{
+        in[0].dtype, {g.n, Expr(g.o), g.oh, g.ow}, common_device("conv2d_winograd", in)}};
+  };
+  d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
+               const OpAttrs& a) {
+    ir::Task t = lower_winograd(winograd_geom(in, attrs_as<ConvAttrs>(a)), in.at(0), out.at(0));
+    t.name = "conv2d_winograd";
+    return t;
+  };
+  return d;
+}
+
+// winograd_filter: w [O, C, 3, 3] (float32) -> u [36, O, C], u[6 i + j, o, c] = (G w[o, c]
+// G^T)[i, j]; one Call stage, folded at build time when w is a constant.
+OpDef winograd_filter_def() {
+  OpDef d;
+  d.name = "winograd_filter";
+  d.title = "WinogradFilter";
+  d.kind = OpKind::Composite;
+  OpTraits traits;
+  traits.anchor = true;
+  traits.epilogue = EpilogueRule::None;
+  d.declared_traits = traits;
+  d.num_inputs = 1;
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs&) {
+    const std::string op = "winograd_filter";
+    check_arity(op, in, 1);
+    const TensorType& w = in[0];
+    EMBER_CHECK(w.dtype == DType::float32 && w.rank() == 4 && w.shape[0].as_int() &&
+                    w.shape[1].as_int() && is_const(w.shape[2], 3) && is_const(w.shape[3], 3),
+                op << ": expected a float32 weight [O, C, 3, 3], got " << w.str());
+    return std::vector<TensorType>{
+        TensorType{w.dtype, {Expr(kWinogradPoints), w.shape[0], w.shape[1]}, w.device}};
+  };
+  d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
+               const OpAttrs&) {
+    ir::Task t;
+    t.name = "winograd_filter";
+    const int wb = t.add_buffer("w", in.at(0).dtype, in[0].shape, ir::BufferRole::Input);
+    const int ub = t.add_buffer("u", out.at(0).dtype, out[0].shape, ir::BufferRole::Output);
+    t.stages.push_back(
+        call_stage("winograd_f43_filter", {wb}, {ub}, {in[0].shape[0], in[0].shape[1]}));
+    return t;
+  };
   return d;
 }
 
 }  // namespace
 
+ConvAlgoOps conv_algo_ops(const std::string& op, const std::string& algo) {
+  const ConvAlgo& a = conv_algo_named(op, algo);
+  return {a.op ? a.op : op, a.prepare_weight ? a.prepare_weight : ""};
+}
+
 EMBER_REGISTER_OP { return conv_def("conv2d", "Conv2d", 2); }
 EMBER_REGISTER_OP { return conv_def("conv1d", "Conv1d", 1); }
+EMBER_REGISTER_OP { return conv2d_winograd_def(); }
+EMBER_REGISTER_OP { return winograd_filter_def(); }
 
 }  // namespace ember::opdefs

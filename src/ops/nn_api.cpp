@@ -3,6 +3,7 @@
 // attributes are canonical (equal convolutions share one compiled kernel).
 #include <string>
 
+#include "common.h"
 #include "ember/ops/nn.h"
 #include "ember/support/error.h"
 
@@ -24,13 +25,18 @@ std::vector<int64_t> per_dim(const std::string& op, const char* name, const std:
 
 Tensor conv(const std::string& op, size_t n, const Tensor& x, const Tensor& w,
             const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
-            const std::vector<int64_t>& dilation, int64_t groups) {
+            const std::vector<int64_t>& dilation, int64_t groups, const std::string& algo) {
   ConvAttrs a;
   a.stride = per_dim(op, "stride", stride, n);
   a.padding = per_dim(op, "padding", padding, n);
   a.dilation = per_dim(op, "dilation", dilation, n);
   a.groups = groups;
-  return apply1(op, {x, w}, a);
+  a.algo = algo;
+  if (algo.empty()) return apply1(op, {x, w}, a);
+  const opdefs::ConvAlgoOps run_as = opdefs::conv_algo_ops(op, algo);
+  const Tensor weight =
+      run_as.prepare_weight.empty() ? w : apply1(run_as.prepare_weight, {w}, NoAttrs{});
+  return apply1(run_as.op, {x, weight}, a);
 }
 
 PoolAttrs pool_attrs(const std::string& op, const std::vector<int64_t>& kernel,
@@ -58,14 +64,14 @@ std::vector<Tensor> with_optional(std::vector<Tensor> inputs, const std::optiona
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride,
               const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
-              int64_t groups) {
-  return conv("conv2d", 2, x, w, stride, padding, dilation, groups);
+              int64_t groups, const std::string& algo) {
+  return conv("conv2d", 2, x, w, stride, padding, dilation, groups, algo);
 }
 
 Tensor conv1d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride,
               const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
-              int64_t groups) {
-  return conv("conv1d", 1, x, w, stride, padding, dilation, groups);
+              int64_t groups, const std::string& algo) {
+  return conv("conv1d", 1, x, w, stride, padding, dilation, groups, algo);
 }
 
 Tensor max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,

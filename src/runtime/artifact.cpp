@@ -6,12 +6,17 @@
 //   "weights"  the constants, each 64-byte aligned
 //   "module"   the kernels' shared object
 //   "sources"  the translation units it was compiled from
+//   "prepared" which constants are prepared forms of which (packed GEMM operands), and how
+//   "costs"    per launch, its floating-point operations and bytes moved as size expressions
+//              ("" when unknown), for the profile; a file without it (written before it
+//              existed) loads with the counts unknown, and older embers ignore it
 #include "ember/runtime/artifact.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -112,6 +117,31 @@ std::shared_ptr<LoadedModule> open_module(const char* data, size_t size) {
   return m;
 }
 
+// The "costs" section: per launch, flops and bytes as size expressions of the plan's
+// symbols ("" when unknown).
+void read_costs(Reader r, ExecPlan* plan) {
+  if (r.count(8) != plan->launches.size()) r.fail("it does not have one record per launch");
+  auto expr = [&](const std::string& text) {
+    ir::Expr e;
+    if (text.empty()) return e;
+    try {
+      e = ir::parse_int_expr(text);
+    } catch (const Error& err) {
+      r.fail(err.what());
+    }
+    for (const auto& v : ir::free_vars(e)) {
+      if (std::find(plan->symbols.begin(), plan->symbols.end(), v) == plan->symbols.end())
+        r.fail("a count uses the unknown symbol " + v);
+    }
+    return e;
+  };
+  for (auto& l : plan->launches) {
+    l.flops = expr(r.str());
+    l.bytes = expr(r.str());
+  }
+  if (!r.done()) r.fail("it has bytes after its last record");
+}
+
 }  // namespace
 
 namespace detail {
@@ -153,6 +183,7 @@ CompiledModel::CompiledModel(std::shared_ptr<CompiledGraph> graph,
     info_.cpu_features = p.binary->cpu_features;
   }
   for (const auto& [v, t] : p.constants) info_.weight_bytes += t.nbytes();
+  info_.prepared_weight_bytes = graph_->prepared_weight_bytes();
   std::set<std::string> kernels;
   for (const auto& l : p.launches) kernels.insert(l.name);
   info_.kernels = static_cast<int>(kernels.size());
@@ -222,6 +253,17 @@ void CompiledModel::save(const std::string& path) {
     for (const auto& s : l.scratch) plan.type(s);
   }
 
+  // Which constants are prepared forms of which (ExecPlan::prepared): load prepares them
+  // again when it compiles the kernels for another ISA.
+  Writer prepared;
+  prepared.u32(static_cast<uint32_t>(p.prepared.size()));
+  for (const PreparedConstant& pc : p.prepared) {
+    for (int64_t x : {int64_t{pc.value}, int64_t{pc.source}, pc.batches, pc.K, pc.N,
+                      int64_t{pc.transposed}, pc.kc, pc.nr})
+      prepared.i64(x);
+    for (int64_t x : pc.tuning) prepared.i64(x);
+  }
+
   std::string module, sources_rec;
   if (p.binary) {
     module = read_module_bytes(*p.binary);
@@ -236,11 +278,17 @@ void CompiledModel::save(const std::string& path) {
     if (t.nbytes() > 0) std::memcpy(weights.data() + offsets[i], t.data(), t.nbytes());
   }
 
-  std::vector<std::pair<const char*, std::string_view>> sections = {{"meta", meta.out},
-                                                                    {"plan", plan.out},
-                                                                    {"weights", weights},
-                                                                    {"module", module},
-                                                                    {"sources", sources_rec}};
+  Writer costs;
+  costs.u32(static_cast<uint32_t>(p.launches.size()));
+  for (const auto& l : p.launches) {
+    costs.str(l.flops.defined() ? ir::to_string(l.flops) : "");
+    costs.str(l.bytes.defined() ? ir::to_string(l.bytes) : "");
+  }
+
+  std::vector<std::pair<const char*, std::string_view>> sections = {
+      {"meta", meta.out},  {"plan", plan.out},       {"weights", weights},
+      {"module", module},  {"sources", sources_rec}, {"prepared", prepared.out},
+      {"costs", costs.out}};
   write_sections(path, sections);
   info_.file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
 }
@@ -311,6 +359,30 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
     plan.launches.push_back(std::move(l));
   }
   if (!pr.done()) pr.fail("it has bytes after its last record");
+  if (sections.count("prepared")) {  // format version 2
+    Reader pp = section("prepared");
+    uint32_t n = pp.count(13 * 8);
+    for (uint32_t i = 0; i < n; ++i) {
+      PreparedConstant pc;
+      pc.value = pp.index(num_values);
+      pc.source = pp.index(num_values);
+      pc.batches = pp.i64();
+      pc.K = pp.i64();
+      pc.N = pp.i64();
+      pc.transposed = pp.i64() != 0;
+      pc.kc = pp.i64();
+      pc.nr = pp.i64();
+      for (int t = 0; t < 5; ++t) pc.tuning.push_back(pp.i64());
+      const TensorType& src = plan.values[pc.source];
+      if (!plan.constants.count(pc.value) || pc.batches < 1 || pc.K < 1 || pc.N < 1 ||
+          src.dtype != DType::float32 || !shape_is_concrete(src.shape) ||
+          static_cast<int64_t>(shape_nbytes(src.shape, src.dtype)) != 4 * pc.batches * pc.K * pc.N)
+        pp.fail("a prepared constant does not match its source");
+      plan.prepared.push_back(pc);
+    }
+    if (!pp.done()) pp.fail("it has bytes after its last record");
+  }
+  if (sections.count("costs")) read_costs(section("costs"), &plan);
 
   std::vector<std::string> sources;
   if (sections.count("sources")) sources = section("sources").strs();
@@ -379,6 +451,11 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
       }
       detail::RebuiltKernels rebuilt = rebuild(sources, kernel_names);
       fns = rebuilt.fns;
+      // The panels were packed for the saved kernels' ISA and blocking: again for these.
+      if (!plan.prepared.empty()) {
+        if (!rebuilt.prepare) bad("the file is damaged: its sources cannot prepare its weights");
+        reprepare_constants(&plan, rebuilt.prepare);
+      }
       plan.modules = rebuilt.modules;
       plan.binary = rebuilt.binary;
       info.isa = rebuilt.binary->isa;
@@ -399,6 +476,7 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
   ArtifactInfo full = model->info();
   info.file_bytes = static_cast<int64_t>(file->size);
   info.weight_bytes = full.weight_bytes;
+  info.prepared_weight_bytes = full.prepared_weight_bytes;
   info.kernels = full.kernels;
   info.launches = full.launches;
   model->set_info(info);

@@ -476,8 +476,32 @@ GraphProfile CompiledGraph::profile(const std::vector<Tensor>& inputs, int runs)
   GraphProfile p;
   p.runs = runs;
   p.run_seconds = median(whole);
-  for (size_t k = 0; k < n; ++k)
-    p.launches.push_back({plan_.launches[k].name, plan_.launches[k].op, median(per_launch[k])});
+  p.threads = num_threads();
+  const SymbolValues env = impl_->bind(inputs);
+  std::shared_ptr<const RunPlan> rp = impl_->plan_for(env);
+  auto count = [&](const ir::Expr& e) {
+    if (!e.defined()) return -1.0;
+    try {
+      return static_cast<double>(ir::eval_int(e, env));
+    } catch (const Error&) {  // past int64: not worth failing the profile for
+      return -1.0;
+    }
+  };
+  for (size_t k = 0; k < n; ++k) {
+    const KernelLaunch& l = plan_.launches[k];
+    LaunchProfile lp;
+    lp.name = l.name;
+    lp.op = l.op;
+    lp.seconds = median(per_launch[k]);
+    // Without an input count, the last argument is taken as its output.
+    size_t first_output = l.num_inputs >= 0 ? static_cast<size_t>(l.num_inputs) : l.args.size();
+    if (l.num_inputs < 0 && !l.args.empty()) first_output = l.args.size() - 1;
+    for (size_t a = first_output; a < l.args.size(); ++a)
+      lp.output_shapes.push_back(rp->dims[l.args[a]]);
+    lp.flops = count(l.flops);
+    lp.bytes = count(l.bytes);
+    p.launches.push_back(std::move(lp));
+  }
   return p;
 }
 
@@ -537,6 +561,14 @@ std::vector<Tensor> CompiledGraph::run_timed(const std::vector<Tensor>& inputs,
 MemoryPlanStats CompiledGraph::memory_stats() const {
   std::lock_guard<std::mutex> lock(impl_->cache_mu);
   return impl_->stats;
+}
+
+int64_t CompiledGraph::prepared_weight_bytes() const {
+  int64_t bytes = 0;
+  for (const PreparedConstant& pc : plan_.prepared)
+    if (auto it = plan_.constants.find(pc.value); it != plan_.constants.end())
+      bytes += it->second.nbytes();
+  return bytes;
 }
 
 void CompiledGraph::set_num_threads(int n) {

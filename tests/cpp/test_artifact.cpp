@@ -85,7 +85,9 @@ TEST(Artifact, SaveAndLoadGiveTheSameBits) {
   EXPECT_EQ(loaded->metadata(), "front end");
   EXPECT_EQ(loaded->info().isa, isa_name(isa_from_env()));
   EXPECT_TRUE(loaded->info().rebuilt.empty());
-  EXPECT_EQ(loaded->info().weight_bytes, (15 + 5) * 4);
+  // The bias, and the 3 x 5 weight as the GEMM's prepared panels (zero-padded to whole panels).
+  EXPECT_GE(loaded->info().prepared_weight_bytes, 15 * 4);
+  EXPECT_EQ(loaded->info().weight_bytes, 5 * 4 + loaded->info().prepared_weight_bytes);
   for (int64_t n : {1, 4, 9}) {
     auto a = model->run({input(n)});
     auto b = loaded->run({input(n)});
@@ -160,7 +162,7 @@ TEST(Artifact, DamageAnywhereFailsAChecksum) {
 }
 
 TEST(Artifact, DamagedRecordsBehindValidChecksumsAreAnError) {
-  // Every byte of the records (metadata, plan, sources) changed, with the checksums
+  // Every byte of the records (metadata, plan, sources, costs) changed, with the checksums
   // recomputed as a buggy writer would leave them: a clean error or a model that still
   // runs, never a crash. (The machine code itself is read by the dynamic loader: a file is
   // trusted as a shared library is, and checksums guard it against accidents only.)
@@ -171,7 +173,7 @@ TEST(Artifact, DamagedRecordsBehindValidChecksumsAreAnError) {
   const std::string bad = temp_path("fuzz-bad.ember");
   int errors = 0, tried = 0;
   for (const auto& s : sections_of(bytes)) {
-    if (s.tag != "meta" && s.tag != "plan" && s.tag != "sources") continue;
+    if (s.tag != "meta" && s.tag != "plan" && s.tag != "sources" && s.tag != "costs") continue;
     const uint64_t step = s.tag == "sources" ? 97 : 1;
     for (uint64_t pos = s.offset; pos < s.offset + s.size; pos += step) {
       for (uint8_t flip : {0x01, 0x80, 0xFF}) {

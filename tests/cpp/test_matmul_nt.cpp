@@ -54,8 +54,12 @@ TEST(MatmulNT, GemmReadsTheWeightAsStored) {
     Tensor out = g->run({a})[0];
     Tensor plain = ops::matmul_nt(a, w);  // run at once
     expect_product(plain, a, w, 1, 1, m, n, k, 1e-4);
-    for (int64_t i = 0; i < out.numel(); ++i)
-      EXPECT_FLOAT_EQ(element_as_double(out, i), std::max(0.0, element_as_double(plain, i)));
+    // The graph's constant weight is read from prepared panels, the eager one as stored: the
+    // sums are ordered differently.
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      const double want = std::max(0.0, element_as_double(plain, i));
+      EXPECT_NEAR(element_as_double(out, i), want, 1e-5 * (1 + std::fabs(want)));
+    }
   }
 }
 

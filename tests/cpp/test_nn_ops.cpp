@@ -35,7 +35,7 @@ std::string infer_error(const std::string& op, std::vector<TensorType> in, OpAtt
 
 ConvAttrs conv(std::vector<int64_t> stride, std::vector<int64_t> pad, std::vector<int64_t> dil,
                int64_t groups = 1) {
-  return ConvAttrs{std::move(stride), std::move(pad), std::move(dil), groups};
+  return ConvAttrs{std::move(stride), std::move(pad), std::move(dil), groups, ""};
 }
 
 PoolAttrs pool(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,

@@ -374,6 +374,74 @@ TEST(RtGemm, EveryKernelAndArbitraryTuning) {
   p.verify(false, "kernel=99");
 }
 
+// A constant B prepared once (prepare_b) and read from its panels on every path: odd sizes,
+// B as stored or transposed (a Linear layer's weight), shared by the batch or one per batch,
+// with an epilogue, split K, every micro-kernel and odd depth blocks.
+struct Prepared {
+  std::vector<float> panels;
+  PreparedB layout;
+};
+Prepared prepare(const Problem& p, const GemmTuning& t) {
+  const int64_t batches = p.c.b_bcast ? 1 : p.c.batch;
+  Prepared r;
+  r.layout = prepared_b_layout(nullptr, p.c.K, p.c.N, 0, t);
+  const int64_t per = prepared_b_floats(p.c.K, p.c.N, r.layout.nr);
+  r.panels.assign(std::max<int64_t>(batches * per, 1), 12345.0f);
+  prepare_b(p.B.data(), batches, p.s.b_batch, p.s.b_k, p.s.b_n, r.layout, r.panels.data());
+  r.layout.data = r.panels.data();
+  r.layout.batch_stride = p.c.b_bcast ? 0 : per;
+  return r;
+}
+
+TEST(RtGemm, PreparedBMatchesNaive) {
+  std::vector<Case> cases;
+  for (int64_t M : {1, 2, 4, 5, 7, 17, 63, 65, 129, 300})
+    for (Layout b : {kRowMajor, kTransposed}) {
+      cases.push_back(Case{1, M, 65, 129, kRowMajor, b});
+      cases.push_back(Case{1, M, 7, 300, kRowMajor, b});
+    }
+  cases.push_back(Case{1, 17, 1, 17});
+  cases.push_back(Case{1, 1, 1, 1});
+  cases.push_back(Case{3, 17, 63, 65, kRowMajor, kTransposed, false, true});  // shared B
+  cases.push_back(Case{3, 7, 33, 129, kTransposed, kRowMajor});               // B per batch
+  cases.push_back(Case{2, 5, 300, 17, kRowMajor, kStrided, false, false, 3});
+  for (int threads : {1, 2, 3}) {
+    const LaunchContext ctx = make_ctx(threads);
+    for (int kernel = -1; kernel < gemm_kernel_count(); ++kernel)
+      for (int64_t kc : {0, 17})
+        for (int split : {1, 0, 3})
+          for (const Case& c : cases) {
+            GemmTuning t;
+            t.kernel = kernel;
+            t.kc = kc;
+            t.split_k = split;
+            const std::string what = describe(c) + " prepared kernel=" + std::to_string(kernel) +
+                                     " kc=" + std::to_string(kc) +
+                                     " split_k=" + std::to_string(split) +
+                                     " threads=" + std::to_string(threads);
+            Problem p(c, 21);
+            const Prepared pb = prepare(p, t);
+            p.s.B = nullptr;  // only the panels may be read
+            p.s.prepared = pb.layout;
+            check_epilogue_once(p, &ctx, t, what);
+          }
+  }
+}
+
+// The panels hold B exactly, and unpack back to it.
+TEST(RtGemm, PreparedBUnpacksToTheOriginal) {
+  for (const Case& c : {Case{1, 3, 65, 300, kRowMajor, kTransposed}, Case{2, 3, 7, 33}}) {
+    Problem p(c, 2);
+    GemmTuning t;
+    t.kc = 50;
+    const Prepared pb = prepare(p, t);
+    EXPECT_EQ(pb.layout.kc, std::min<int64_t>(50, c.K)) << describe(c);
+    std::vector<float> back(p.B.size(), 0.0f);
+    unpack_prepared_b(pb.layout, c.batch, back.data(), p.s.b_batch, p.s.b_k, p.s.b_n);
+    EXPECT_EQ(back, p.B) << describe(c);
+  }
+}
+
 TEST(RtGemm, LargeSquareMultiThreaded) {
   const LaunchContext ctx = make_ctx(2);
   Problem p(Case{1, 256, 384, 512});

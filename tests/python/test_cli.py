@@ -299,7 +299,8 @@ def test_compile_info_run_bench(tmp_path: Path, cache: Path) -> None:
     r = run_cli("bench", str(out), "--runs", "5", "--warmup", "1", "--threads", "1",
                 cache=cache)
     assert r.returncode == 0, r.stderr
-    for word in ("5 runs after 1 warm-up", "min", "p50", "p90", "p99", "max", "throughput"):
+    for word in ("5 runs after 1 warm-up", "min", "p50", "p90", "p99", "max", "throughput",
+                 "GFLOP/s", "%FMA", "GB/s", "%BW", "bound: "):
         assert word in r.stdout
 
     r = run_cli("run", str(out), "--inputs", str(tmp_path / "x.npy"), str(tmp_path / "x.npy"),

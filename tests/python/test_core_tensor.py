@@ -4,6 +4,7 @@ attributes, and the printed form."""
 from __future__ import annotations
 
 import gc
+import sys
 
 import numpy as np
 import pytest
@@ -281,6 +282,29 @@ def test_from_torch_refuses_unsupported_dtype_and_non_tensors() -> None:
     )
     with pytest.raises(ember.EmberError, match="from_torch: expected a torch.Tensor, got an "):
         ember.from_torch(np.zeros(3))  # type: ignore[arg-type]
+
+
+def test_from_torch_views_parameters_and_lifetime() -> None:
+    """from_torch reads data_ptr (storage offsets included), shares a Parameter's memory, and
+    holds exactly one reference to the torch tensor, dropped with the ember tensor."""
+    base = torch.arange(12.0).reshape(3, 4)
+    row = base[1:]  # storage offset 4
+    shared = ember.from_torch(row)
+    np.testing.assert_array_equal(shared.numpy(), row.numpy())
+    base[2, 3] = -1.0  # the same memory
+    assert shared.numpy()[1, 3] == -1.0
+    param = torch.nn.Parameter(torch.full((3,), 2.0))
+    np.testing.assert_array_equal(ember.from_torch(param).numpy(), [2.0, 2.0, 2.0])
+    t = torch.ones(5)
+    before = sys.getrefcount(t)
+    view = ember.from_torch(t)
+    assert sys.getrefcount(t) == before + 1
+    del view
+    gc.collect()
+    assert sys.getrefcount(t) == before
+    assert ember.from_torch(torch.ones(0, 3)).shape == (0, 3)
+    assert ember.from_torch(torch.tensor(2.5)).numpy() == np.float32(2.5)
+    assert ember.from_torch(torch.ones(2, dtype=torch.bfloat16)).dtype == ember.bfloat16
 
 
 def test_symbolic_tensor_attributes_and_export_refused() -> None:

@@ -74,7 +74,7 @@ def test_unknown_option_lists_valid_ones():
     ("name", "value", "accepted"),
     [("search_space", 3, "0, 1 or 2"), ("strict", "yes", "True or False"),
      ("min_block_size", 0, "an int >= 1"), ("parallel_k", "fast", "'default', 'disabled'"),
-     ("dump_dir", 5, "a directory path")],
+     ("dump_dir", 5, "a directory path"), ("profile", 1, "True or False")],
 )
 def test_bad_values_say_what_is_accepted(name, value, accepted):
     with pytest.raises(InvalidOptionError, match=accepted):

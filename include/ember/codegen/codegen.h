@@ -34,6 +34,10 @@ struct KernelConfig {
   // The tuning build: matmul stages read their GemmTuning at run time from the module's
   // `ember_tuning` array (kTuningGlobal), so one compiled kernel serves every candidate.
   bool gemm_from_global = false;
+  // Input buffers of the task that are constant B operands of its matmul stages, given to
+  // the kernel prepared (ember_rt/gemm_prepared.h) by the module's own kPrepareGemmB with
+  // this config's blocking: the stage reads their panels, never the matrix.
+  std::vector<int> prepared_b;
 };
 
 // The module-level array a tuning build's kernels read {mc, nc, kc, kernel, split_k} from;
@@ -48,7 +52,8 @@ std::string generate_kernel(const ir::Task& task, const std::string& fn_name,
                             const KernelConfig& config = {});
 
 // Groups kernel definitions into at most `max_units` translation units, each with the
-// includes it needs; the first one also defines ember_module_abi().
+// includes it needs; the first one also defines ember_module_abi(), and
+// ember_rt::kPrepareGemmB when a kernel reads prepared operands.
 std::vector<std::string> make_translation_units(const std::vector<std::string>& kernels,
                                                 int max_units);
 

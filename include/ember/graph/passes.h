@@ -13,6 +13,17 @@ FlowGraph eliminate_dead_code(const FlowGraph& g);
 // kernels) and replaces them by constants. Before fusion, so fused groups see constants.
 FlowGraph fold_constants(const FlowGraph& g);
 
+// Rewrites each node of an operator with several algorithms (a convolution) to the one its
+// rules choose (OpDef::choose_algorithm), shown in its attributes; a choice that runs on a
+// prepared input (a Winograd filter transform) adds the preparing node. After constant
+// folding, so that it sees which inputs are constants.
+FlowGraph choose_algorithms(const FlowGraph& g);
+
+// Replaces operators computed the long way by one operator, rule by rule
+// (src/graph/passes/rules.h): attention written out as matmul, scale, mask, softmax, matmul
+// becomes `attention`. With EMBER_LOG=fusion it prints each rewrite.
+FlowGraph rewrite_patterns(const FlowGraph& g);
+
 // Groups nodes into fused operators: injective producers are inlined into their single
 // consumer, and elementwise consumers of a reduction or a matmul become its epilogue.
 // Last: after it, the graph's nodes are kernels. It asks the operators' traits (OpTraits);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,10 +79,13 @@ struct CastAttrs {
 };
 
 // conv1d, conv2d: one entry per spatial dimension (1 for conv1d, 2 for conv2d), and the
-// number of groups the channels are split into (groups == channels: depthwise).
+// number of groups the channels are split into (groups == channels: depthwise). `algo` is
+// the algorithm the choose_algorithms pass picked (src/ops/conv.cpp lists them); empty
+// until then, and lowering then applies the same rules.
 struct ConvAttrs {
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
+  std::string algo;
   AttrFields fields() const;
   bool operator==(const ConvAttrs&) const = default;
 };
@@ -160,6 +164,21 @@ struct NormAttrs {
   bool operator==(const NormAttrs&) const = default;
 };
 
+// attention: the scale of the scores (none: 1 / sqrt(E)), torch's is_causal, whether a mask
+// input follows q, k and v, the value a masked score takes (a bool mask's false entries and
+// the keys past the causal diagonal; -inf unless attention written out with masked_fill
+// used another), and what a row whose every score is -inf gives: 0 (torch's
+// scaled_dot_product_attention) or NaN (empty_nan: softmax over a row of -inf).
+struct AttentionAttrs {
+  std::optional<double> scale;
+  bool causal = false;
+  bool has_mask = false;
+  bool empty_nan = false;
+  double fill = -std::numeric_limits<double>::infinity();
+  AttrFields fields() const;
+  bool operator==(const AttentionAttrs&) const = default;
+};
+
 // A fused operator: the subgraph it runs as one kernel, and which of its nodes is the
 // anchor (the reduction or matmul the others were fused around; -1 for none).
 struct FusedAttrs {
@@ -170,10 +189,10 @@ struct FusedAttrs {
   bool operator==(const FusedAttrs& o) const { return graph == o.graph && anchor == o.anchor; }
 };
 
-using OpAttrs = std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAttrs,
-                             SliceAttrs, CastAttrs, ConvAttrs, PoolAttrs, AdaptivePoolAttrs,
-                             UpsampleAttrs, ArangeAttrs, FullAttrs, TriAttrs, ClampAttrs,
-                             NormAttrs, FusedAttrs>;
+using OpAttrs =
+    std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAttrs, SliceAttrs, CastAttrs,
+                 ConvAttrs, PoolAttrs, AdaptivePoolAttrs, UpsampleAttrs, ArangeAttrs, FullAttrs,
+                 TriAttrs, ClampAttrs, NormAttrs, AttentionAttrs, FusedAttrs>;
 
 AttrFields attr_fields(const OpAttrs& a);
 // The size expressions the attributes hold (slice bounds, target shapes, arange bounds;

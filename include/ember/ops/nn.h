@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ember/ops/ops.h"
@@ -16,13 +17,15 @@ namespace ember::ops {
 
 // x [N, C, H, W] (*) w [O, C / groups, KH, KW] -> [N, O, OH, OW], no bias (add it after:
 // fusion makes it the convolution's epilogue). OH = (H + 2 pad - dil (KH - 1) - 1) / stride + 1.
+// `algo` forces an algorithm (gemm1x1, winograd, wide, im2col, reduce; src/ops/conv.cpp);
+// empty: the graph optimizer's rules choose (choose_algorithms).
 Tensor conv2d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride = {1},
               const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1},
-              int64_t groups = 1);
+              int64_t groups = 1, const std::string& algo = "");
 // x [N, C, L] (*) w [O, C / groups, K] -> [N, O, OL].
 Tensor conv1d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride = {1},
               const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1},
-              int64_t groups = 1);
+              int64_t groups = 1, const std::string& algo = "");
 
 // Pooling over the last two dimensions of [N, C, H, W] or [C, H, W]; an empty stride means
 // the kernel size.
@@ -71,5 +74,14 @@ Tensor layer_norm(const Tensor& x, int64_t normalized_ndim,
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+
+// Scaled-dot-product attention, softmax(scale * q k^T + mask) v, without storing the scores:
+// q [B.., Lq, E], k [B.., Lk, E], v [B.., Lk, Ev] -> [B.., Lq, Ev], float32. mask: float32
+// (added) or bool (true keeps), broadcastable to [B.., Lq, Lk]; causal keeps key j for query
+// i when j <= i (torch's is_causal); scale defaults to 1 / sqrt(E). A row whose every key is
+// masked gives 0, as torch's scaled_dot_product_attention.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                 const std::optional<Tensor>& mask = std::nullopt,
+                 std::optional<double> scale = std::nullopt, bool causal = false);
 
 }  // namespace ember::ops

@@ -93,6 +93,24 @@ OpTraits default_traits(OpKind kind);
 using InferFn =
     std::function<std::vector<TensorType>(const std::vector<TensorType>&, const OpAttrs&)>;
 
+struct OpDef;
+
+// An operator with several algorithms (a convolution: a GEMM, im2col, Winograd, ...) names
+// the one a node uses in its attributes; the choose_algorithms pass asks the operator for
+// it and rewrites the node, so the choice is visible in the optimized graph.
+struct AlgorithmChoice {
+  const OpDef* op = nullptr;  // the operator the node becomes: its own, or another
+  OpAttrs attrs;              // its attributes, naming the algorithm
+  // Per input: an operator applied to it first (with no attributes), e.g. a filter
+  // transform that constant folding then runs once at build time; null: the input as is.
+  std::vector<const OpDef*> prepare;
+};
+
+// The algorithm for a node with these inputs (`constant`: which of them are constants of
+// the graph) and attributes; nullopt when the attributes already name one.
+using ChooseAlgorithmFn = std::function<std::optional<AlgorithmChoice>(
+    const std::vector<TensorType>& in, const OpAttrs& attrs, const std::vector<bool>& constant)>;
+
 struct OpDef {
   std::string name;   // "add": the key of the registry and the name in ember.ops
   std::string title;  // "Add": as printed in graphs
@@ -108,6 +126,8 @@ struct OpDef {
   std::function<ir::Task(const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                          const OpAttrs& attrs)>
       lower;
+  // Set by operators with several algorithms (AlgorithmChoice).
+  ChooseAlgorithmFn choose_algorithm;
 
   // What passes ask about this operator: its declared traits, else its kind's defaults.
   OpTraits traits() const { return declared_traits.value_or(default_traits(kind)); }

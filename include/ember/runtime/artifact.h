@@ -12,9 +12,11 @@
 //                           are part of them), to rebuild it for another CPU
 //   metadata                format version, ember version, kernel ABI, ISA and the CPU
 //                           features the code uses, names, the front end's metadata
+//   the costs               each launch's floating-point operations and bytes (the profile's)
 //
-// with a checksum over each section and one over the table of sections. Saving writes a temporary file beside the target and
-// renames it, so a reader sees the old file or the new one, never half of one.
+// with a checksum over each section and one over the table of sections. Saving writes a temporary
+// file beside the target and renames it, so a reader sees the old file or the new one, never half
+// of one.
 //
 // load() maps the file, checks it and links the machine code: no compiler runs when this
 // CPU has the features the code was built for. When it lacks them and ember's compiler is
@@ -42,7 +44,7 @@ struct ArtifactError : Error {
 };
 
 // The version of the file format save() writes; load() reads versions 1 to this one.
-constexpr int kArtifactFormatVersion = 1;
+constexpr int kArtifactFormatVersion = 2;  // 2: the "prepared" section
 
 struct TensorInfo {
   std::string name;
@@ -57,6 +59,7 @@ struct ArtifactInfo {
   std::vector<std::string> cpu_features;  // it needs
   int64_t file_bytes = -1;                // of the file loaded or last saved; -1 if none
   int64_t weight_bytes = 0;               // constants, in bytes
+  int64_t prepared_weight_bytes = 0;      // of those, constants prepared for the kernels
   int kernels = 0;                        // distinct kernels
   int launches = 0;                       // kernel launches per run
   // Set by load(): the kernels were rebuilt from the saved sources, and why.
@@ -104,6 +107,7 @@ struct RebuiltKernels {
   std::shared_ptr<void> modules;     // keeps the shared object loaded
   std::vector<ember_kernel_fn> fns;  // one per requested name, in order
   std::shared_ptr<const KernelBinary> binary;
+  void* prepare = nullptr;  // the module's ember_rt::kPrepareGemmB, when it has one
 };
 using KernelRebuilder = RebuiltKernels (*)(const std::vector<std::string>& sources,
                                            const std::vector<std::string>& kernel_names);

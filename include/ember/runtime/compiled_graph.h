@@ -28,6 +28,11 @@ struct KernelLaunch {
   // How many of `args` are the task's inputs (the rest are its outputs). -1: not given; the
   // runtime then takes a value's first appearance as its write and cannot check the order.
   int num_inputs = -1;
+  // What one launch does, in the graph's symbols (codegen::task_cost): floating-point
+  // operations (undefined when its routine cannot say) and bytes read and written
+  // (undefined when not known, e.g. a model saved before they were recorded).
+  ir::Expr flops;
+  ir::Expr bytes;
 };
 
 // The machine code of a plan's kernels and what it was built from: what saving a compiled
@@ -43,6 +48,18 @@ struct KernelBinary {
   std::vector<std::string> sources;  // the translation units it was compiled from
 };
 
+// A constant prepared once for the kernels that read it: a GEMM's constant B operand packed
+// in its micro-kernel's panel order (ember_rt/gemm_prepared.h) by the kernel module's own
+// ember_rt::kPrepareGemmB. The plan's constant `value` holds the panels of `source`; `source`
+// stays a constant only where another launch (or an output) reads it.
+struct PreparedConstant {
+  int value = -1, source = -1;
+  int64_t batches = 1, K = 0, N = 0;  // source: batches x K x N, or batches x N x K transposed
+  bool transposed = false;            // a Linear layer's weight, [N, K]
+  std::vector<int64_t> tuning;        // the reading kernel's {mc, nc, kc, kernel, split_k}
+  int64_t kc = 0, nr = 0;             // the layout the module chose
+};
+
 struct ExecPlan {
   std::vector<TensorType> values;  // every value of the graph, by id
   std::vector<int> inputs;
@@ -52,18 +69,32 @@ struct ExecPlan {
   std::vector<KernelLaunch> launches;
   std::shared_ptr<void> modules;               // keeps the loaded shared objects alive
   std::shared_ptr<const KernelBinary> binary;  // null when the plan has no kernels
+  std::vector<PreparedConstant> prepared;      // constants that are prepared forms of others
 };
 
-// CompiledGraph::profile: how long each launch takes.
+// Prepares `source` (the plan's value pc->source) with `prepare` (a module's kPrepareGemmB),
+// setting pc's layout: the panels, batches * floats per batch.
+Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc);
+// The source matrix of `panels` (prepared as pc says), of type `type`.
+Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc, const TensorType& type);
+// Prepares the plan's prepared constants again with `prepare` (kernels compiled for another
+// ISA than the panels were packed for), from their sources, kept or unpacked.
+void reprepare_constants(ExecPlan* plan, void* prepare);
+
+// CompiledGraph::profile: how long each launch takes, and what it does in that time.
 struct LaunchProfile {
-  std::string name;      // the kernel
-  std::string op;        // what it computes
-  double seconds = 0.0;  // median over the profiled runs
+  std::string name;                                 // the kernel
+  std::string op;                                   // what it computes (the ops it fused)
+  double seconds = 0.0;                             // median over the profiled runs
+  std::vector<std::vector<int64_t>> output_shapes;  // of its outputs, at the profiled sizes
+  double flops = -1.0;  // floating-point operations per launch; -1: unknown
+  double bytes = -1.0;  // bytes read and written per launch; -1: unknown
 };
 struct GraphProfile {
   std::vector<LaunchProfile> launches;  // in launch order
   double run_seconds = 0.0;             // median of whole runs without the per-launch timers
   int runs = 0;
+  int threads = 0;  // the threads the kernels ran with
 };
 
 struct MemoryPlanStats {
@@ -88,6 +119,9 @@ class CompiledGraph {
 
   const ExecPlan& plan() const { return plan_; }
   MemoryPlanStats memory_stats() const;
+  // Bytes of the constants prepared for the kernels (ExecPlan::prepared), counted in the
+  // plan's constants too.
+  int64_t prepared_weight_bytes() const;
   // Threads the kernels may use (default: ember::get_num_threads() when it runs).
   void set_num_threads(int n);
   // set_num_threads' value, else the process-wide ember::get_num_threads() at run time.

@@ -20,6 +20,7 @@ OPTIONS = {
     "parallel_k": "'default', 'disabled', 'search' or a number of parts: GEMMs split over K",
     "dump_dir": "a directory for the graph after each pass, the kernels and tuning decisions",
     "progress": "progress bars on a terminal (default True)",
+    "profile": "True: print the profile table on the model's second call (as EMBER_PROFILE=1)",
     "shapes": "{input name: [sizes]}: replaces an input's shape (ints or symbol names)",
 }
 
@@ -58,5 +59,5 @@ def compile_onnx(path: str | os.PathLike[str], *, dynamic: Any = None,
     meta = {"frontend": "onnx", "source": os.path.basename(path), "opset": imported.opset}
     model_c = ember._C.CompiledModel(compiled, list(imported.input_names),
                                      list(imported.output_names), json.dumps(meta))
-    return CompiledModel(model_c, meta)
+    return CompiledModel(model_c, meta, profile=bool(opts.get("profile", False)))
 

@@ -67,6 +67,7 @@ class Settings:
     dump_dir: str | None = None
     dryrun: bool = False
     progress: bool = True
+    profile: bool = False
 
     @property
     def low_precision(self) -> str | None:
@@ -155,6 +156,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "dump_dir": (_dump_dir, "a directory path, or None"),
     "dryrun": (_bool, "True or False"),
     "progress": (_bool, "True or False"),
+    "profile": (_bool, "True or False"),
 }
 
 # torch.compile's modes, as settings.
@@ -264,6 +266,11 @@ class DynamoConfig:
     def progress(self, flag: bool = True) -> DynamoConfig:
         """Progress bars on slow phases (shown only on a terminal)."""
         return self._set("progress", flag)
+
+    def profile(self, flag: bool = True) -> DynamoConfig:
+        """Print each compiled segment's profile table (time, GFLOP/s and GB/s of every
+        kernel against this machine's peaks) on its second call, as EMBER_PROFILE=1 does."""
+        return self._set("profile", flag)
 
     # ---- reading and resetting ------------------------------------------------------------
     def get(self, name: str) -> Any:

@@ -64,7 +64,7 @@ def compile_module(model: Any, example_inputs: tuple, example_kwargs: dict[str, 
     input_names = [arg_names[i] for i in segment.input_index]
     model_c = ember._C.CompiledModel(segment.compiled, input_names, output_names,
                                      json.dumps(meta))
-    return CompiledModel(model_c, meta)
+    return CompiledModel(model_c, meta, profile=settings.profile)
 
 
 def _export(model: Any, example_inputs: tuple, example_kwargs: dict[str, Any],

@@ -332,17 +332,10 @@ def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any =
     return _scaled_sum(matmul(batch1, batch2), input, beta, alpha)
 
 
-# Rows of a Linear layer's input up to which its product reads the weight as stored
-# ([out, in], ops.matmul_nt: the GEMM's matrix-vector path reads it in place, faster than a
-# transposed copy); above it the weight is transposed once when compiling (the GEMM is
-# faster on an [in, out] copy). Measured on AVX-512, time in place / time on the copy:
-# 1 row 0.68-0.93, 2 rows 1.07-1.15, 4 rows 1.6-1.8, 16 rows 2.2, 128 rows 1.1-1.3.
-_LINEAR_IN_PLACE_ROWS = 1
-
-
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:
-    rows = size_product(list(input.shape[:-1]))
-    if isinstance(rows, int) and rows <= _LINEAR_IN_PLACE_ROWS and rank(weight) == 2:
+    # The weight is read as stored ([out, in], ops.matmul_nt): a constant one is packed once,
+    # when the graph is built, in the GEMM micro-kernel's order, whatever the number of rows.
+    if rank(weight) == 2:
         y = ops.matmul_nt(input, weight)
     else:
         y = ops.matmul(input, transposed_constant(weight))

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+import ember
 from ember.torch.context import torch_dtype
 from ember.torch.converters import spatial
 from ember.torch.converters.common import (
@@ -364,11 +365,53 @@ def _causal_mask(scores: Any) -> Any:
     return ops.tril(everywhere, 0)
 
 
+def _gqa_heads(t: Any, heads: Any) -> Any:
+    """k or v [..., Hk, L, E] with each head repeated for its Hq / Hk query heads (torch's
+    enable_gqa: query head h reads key head h // (Hq / Hk)) -> [..., Hq, L, E]."""
+    dims = shape_of(t)
+    group = heads // dims[-3]
+    grouped = ops.expand(ops.unsqueeze(t, [rank(t) - 2]), dims[:-2] + [group] + dims[-2:])
+    return ops.reshape(grouped, dims[:-3] + [heads] + dims[-2:])
+
+
+def _sdpa_fused(query: Any, key: Any, value: Any, attn_mask: Any, is_causal: bool,
+                scale: Any, enable_gqa: bool) -> Any:
+    """ember's attention operator (one kernel, no scores in memory) when it takes these
+    arguments: float32, rank >= 2, one batch shape (key heads repeated for enable_gqa with
+    static head counts); else None."""
+    tensors = (query, key, value)
+    if any(dtype_name(t) != "float32" for t in tensors) or len({rank(t) for t in tensors}) != 1:
+        return None
+    if rank(query) < 2:
+        return None
+    qs, ks = shape_of(query), shape_of(key)
+    if enable_gqa and rank(query) >= 3 and qs[-3] != ks[-3]:
+        hq, hk = qs[-3], ks[-3]
+        if not (isinstance(hq, int) and isinstance(hk, int) and hk > 0 and hq % hk == 0):
+            return None
+        key, value = _gqa_heads(key, hq), _gqa_heads(value, hq)
+    batch = shape_of(query)[:-2]
+    if shape_of(key)[:-2] != batch or shape_of(value)[:-2] != batch:
+        return None
+    mask = attn_mask
+    if mask is not None and dtype_name(mask) not in ("bool", "float32"):
+        mask = cast(mask, "float32")
+    factor = None if scale is None else float(py_value(scale))
+    try:
+        return ops.attention(query, key, value, mask, factor, bool(is_causal))
+    except ember.EmberError:  # a mask the kernel cannot read (e.g. it broadcasts oddly)
+        return None
+
+
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: Any = None, enable_gqa: bool = False) -> Any:
     if py_value(dropout_p) > 0:
         raise unsupported("scaled_dot_product_attention with dropout_p > 0")
+    fused = _sdpa_fused(query, key, value, attn_mask, py_value(is_causal), scale,
+                        bool(py_value(enable_gqa)))
+    if fused is not None:
+        return fused
     if enable_gqa and query.shape[-3] != key.shape[-3]:
         raise unsupported("grouped-query attention (enable_gqa with fewer key heads)")
     head_dim = query.shape[-1]

@@ -1,0 +1,234 @@
+"""The profile table (ember.profiling): a row per launch, shares, GFLOP/s and GB/s against
+hand counts, the machine's peaks kept in the cache, and EMBER_PROFILE / the ``profile``
+option printing the table on a compiled model's second call. No test asserts a speed."""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ember
+import ember.torch
+from ember import profiling
+
+torch = pytest.importorskip("torch")
+
+ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)%" + r"\s+(\S+)" * 6 + r"\s+")
+
+
+def rows(table: str) -> list[list[str]]:
+    """The launch rows of a table: [#, ms, share, GFLOP/s, %FMA, GB/s, mem, %BW, bound]."""
+    return [list(m.groups()) for line in table.splitlines() if (m := ROW.match(line))]
+
+
+def mlp_graph(n: int | str = 64) -> tuple[object, list[object]]:
+    """relu(x @ w1 + b1) @ w2, then a sum over rows: a few launches of each kind."""
+    rng = np.random.default_rng(0)
+    w1 = ember.asarray(rng.standard_normal((128, 256)).astype(np.float32))
+    b1 = ember.asarray(rng.standard_normal(256).astype(np.float32))
+    w2 = ember.asarray(rng.standard_normal((256, 32)).astype(np.float32))
+    x = ember.symbol([n, 128], "float32")
+    h = ember.ops.relu(ember.ops.matmul(x, w1) + b1)
+    y = ember.ops.matmul(h, w2)
+    s = ember.ops.sum(y * y, [1])
+    graph = ember.graph.optimize(ember.trace_from([y, s], [x])).build()
+    rows_n = 64 if isinstance(n, str) else n
+    return graph, [ember.asarray(rng.standard_normal((rows_n, 128)).astype(np.float32))]
+
+
+@pytest.fixture(scope="module")
+def peak() -> dict:
+    return ember.machine_peak()
+
+
+def test_a_row_per_launch_and_shares_sum_to_100(peak: dict) -> None:
+    graph, inputs = mlp_graph()
+    profile = graph.profile(inputs, 3)
+    n = len(graph.launch_ops)
+    assert n >= 2 and len(profile["launches"]) == n
+    table = profiling.format_profile(profile, peak, title="mlp")
+    found = rows(table)
+    assert sorted(int(r[0]) for r in found) == list(range(n))
+    shares = [float(r[2]) for r in found]
+    assert sum(shares) == pytest.approx(100.0, abs=0.05 * n + 0.1)
+    ms = [float(r[1]) for r in found]
+    assert ms == sorted(ms, reverse=True)  # slowest first
+    assert table.startswith("mlp: 3 runs")
+    assert "total: launches" in table and "bound: " in table
+    for launch in profile["launches"]:
+        assert launch["flops"] is not None and launch["bytes"] is not None
+        assert launch["kernel"] in table and launch["op"] in table
+
+
+def test_matmul_counts_and_gflops(peak: dict) -> None:
+    m, k, n = 384, 256, 320
+    rng = np.random.default_rng(1)
+    w = ember.asarray(rng.standard_normal((k, n)).astype(np.float32))
+    x = ember.symbol([m, k], "float32")
+    graph = ember.graph.optimize(ember.trace_from(ember.ops.matmul(x, w), [x])).build()
+    profile = graph.profile([ember.asarray(rng.standard_normal((m, k)).astype(np.float32))], 5)
+    (launch,) = profile["launches"]
+    assert "Matmul" in launch["op"]
+    assert launch["flops"] == 2 * m * n * k
+    assert launch["bytes"] == (m * k + k * n + m * n) * 4
+    assert launch["output_shapes"] == [[m, n]]
+    (row,) = rows(profiling.format_profile(profile, peak))
+    gflops = 2 * m * n * k / launch["seconds"] / 1e9
+    assert float(row[3]) == pytest.approx(gflops, rel=0.01, abs=0.06)
+    assert float(row[4].rstrip("%")) == pytest.approx(100 * gflops / peak["gflops"], abs=0.06)
+    gbps = launch["bytes"] / launch["seconds"] / 1e9
+    assert float(row[5]) == pytest.approx(gbps, rel=0.01, abs=0.06)
+    # The bandwidth compared with is the one of the cache level the launch's bytes fit in.
+    level, top = (("L2", peak["gbps_l2"]) if launch["bytes"] <= peak["l2_bytes"] * peak["threads"]
+                  else ("LLC", peak["gbps_llc"]) if launch["bytes"] <= peak["llc_bytes"]
+                  else ("DRAM", peak["gbps"]))
+    assert row[6] == level
+    assert float(row[7].rstrip("%")) == pytest.approx(100 * gbps / top, rel=0.01, abs=0.06)
+    assert row[8] == ("compute" if gflops / peak["gflops"] >= gbps / top else "memory")
+
+
+def test_symbolic_sizes_are_counted_at_each_runs_sizes() -> None:
+    graph, _ = mlp_graph("n")
+    rng = np.random.default_rng(2)
+    flops = []
+    for rows_n in (3, 12):
+        x = ember.asarray(rng.standard_normal((rows_n, 128)).astype(np.float32))
+        profile = graph.profile([x], 1)
+        first = profile["launches"][0]
+        assert first["output_shapes"][0][0] == rows_n
+        flops.append(first["flops"])
+    assert flops[1] == 4 * flops[0]  # every count is linear in the rows here
+
+
+def test_table_without_peaks_says_so() -> None:
+    graph, inputs = mlp_graph()
+    table = profiling.format_profile(graph.profile(inputs, 1), None)
+    assert "bound: unknown (no machine peaks)" in table
+    assert all(r[4] == "-" and r[6] == "-" and r[7] == "-" for r in rows(table))
+
+
+# ---- the machine's peaks ---------------------------------------------------------------------
+def test_peak_is_recorded_and_a_damaged_record_is_measured_again(tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    first = ember.machine_peak(1)
+    assert not first["from_record"] and first["threads"] == 1
+    assert first["gflops"] > 0 and first["gbps"] > 0 and first["isa"] == ember.isa()
+    record = Path(first["record"])
+    assert record.is_file() and str(record).startswith(str(tmp_path))
+    second = ember.machine_peak(1)
+    assert second["from_record"]
+    keys = ("gflops", "gbps", "gbps_l2", "gbps_llc")
+    assert [second[k] for k in keys] == [first[k] for k in keys]
+    assert all(first[k] > 0 for k in keys) and 0 < first["l2_bytes"] <= first["llc_bytes"]
+    good = record.read_text()
+    for damage in ("garbage\n", good.replace("gflops ", "gflops -"),
+                   re.sub(r"gbps \S+", "gbps nan", good), re.sub(r"threads \d+", "threads 7", good),
+                   re.sub(r"gbps_l2 \S+", "gbps_l2 0", good), good.replace("gbps_llc", "gbps_x"),
+                   ""):
+        record.write_text(damage)
+        again = ember.machine_peak(1)
+        assert not again["from_record"], damage
+        assert again["gflops"] > 0 and again["gbps"] > 0
+        assert ember.machine_peak(1)["from_record"]  # the damaged record was replaced
+
+
+# ---- automatic profiles ----------------------------------------------------------------------
+class MLP(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(64, 128)
+        self.fc2 = torch.nn.Linear(128, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+@pytest.fixture
+def fresh_dynamo():
+    torch._dynamo.reset()
+    ember.torch.dynamo_config.reset()
+    yield
+    ember.torch.dynamo_config.reset()
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("how", ["env", "option"])
+def test_torch_compile_prints_the_table_on_the_second_call(how: str, fresh_dynamo, capsys,
+                                                           monkeypatch) -> None:
+    monkeypatch.setenv("EMBER_PROFILE_RUNS", "2")
+    options = {}
+    if how == "env":
+        monkeypatch.setenv("EMBER_PROFILE", "1")
+    else:
+        monkeypatch.delenv("EMBER_PROFILE", raising=False)
+        options = {"profile": True}
+    model = MLP().eval()
+    compiled = torch.compile(model, backend="ember", options=options)
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        compiled(x)
+        assert "ember segment" not in capsys.readouterr().err  # the first call warms up
+        out = compiled(x)
+        err = capsys.readouterr().err
+        compiled(x)
+        assert capsys.readouterr().err == ""  # once per segment
+        torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-5)
+    assert err.count("ember segment graph_0") == 1
+    assert "2 runs" in err and "GFLOP/s" in err and "%BW" in err and "bound: " in err
+    assert len(rows(err)) >= 1
+
+
+def test_no_table_without_profiling(fresh_dynamo, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("EMBER_PROFILE", raising=False)
+    compiled = torch.compile(MLP().eval(), backend="ember")
+    with torch.no_grad():
+        for _ in range(3):
+            compiled(torch.randn(4, 64))
+    assert "ember segment" not in capsys.readouterr().err
+
+
+def test_bad_environment_values_are_errors(monkeypatch) -> None:
+    monkeypatch.setenv("EMBER_PROFILE", "maybe")
+    with pytest.raises(ValueError, match="EMBER_PROFILE='maybe'"):
+        profiling.enabled_by_env()
+    monkeypatch.setenv("EMBER_PROFILE_RUNS", "0")
+    with pytest.raises(ValueError, match="EMBER_PROFILE_RUNS='0'"):
+        profiling.runs_from_env()
+
+
+def test_compiled_model_profile_and_saved_counts(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("EMBER_PROFILE", "1")
+    monkeypatch.setenv("EMBER_PROFILE_RUNS", "1")
+    model = MLP().eval()
+    x = torch.randn(4, 64)
+    compiled = ember.compile(model, (x,))
+    compiled(x)
+    compiled(x)
+    assert capsys.readouterr().err.count("ember compiled model") == 1
+    before = compiled.profile([x.numpy()], 1)["launches"]
+    table = compiled.profile_table([x.numpy()], 1)
+    assert len(rows(table)) == len(before)
+
+    path = tmp_path / "mlp.ember"
+    compiled.save(path)
+    loaded = ember.load(path).profile([x.numpy()], 1)["launches"]
+    assert [(r["flops"], r["bytes"]) for r in loaded] == [(r["flops"], r["bytes"])
+                                                          for r in before]
+    # A file without the counts (written before they were recorded) loads; they are unknown.
+    data = bytearray(path.read_bytes())
+    n_sections = struct.unpack_from("<I", data, 12)[0]
+    for i in range(n_sections):
+        at = 64 + 32 * i
+        if bytes(data[at:at + 8]).rstrip(b"\0") == b"costs":
+            data[at:at + 8] = b"unused\0\0"
+    old = tmp_path / "old.ember"
+    old.write_bytes(ember._C._reseal(bytes(data)))
+    loaded_old = ember.load(old)
+    launches = loaded_old.profile([x.numpy()], 1)["launches"]
+    assert all(r["flops"] is None and r["bytes"] is None for r in launches)
+    assert all(r[3] == "-" and r[5] == "-" for r in rows(loaded_old.profile_table([x.numpy()], 1)))
