@@ -14,6 +14,8 @@
 #include "lanes.h"
 #include "gemm.h"
 #include "library.h"
+#include "depthwise.h"
+#include "resize.h"
 #include "attention.h"
 #include "linalg.h"
 #include "winograd.h"

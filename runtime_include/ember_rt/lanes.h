@@ -56,7 +56,7 @@ struct LaneRange {
 };
 
 namespace detail {
-// Lanes in [lo, hi) ∩ [0, width), for the generic (non-AVX2) helpers.
+// Lanes in [lo, hi) ∩ [0, width).
 inline int lane_lo(const LaneRange& r) { return r.lo < 0 ? 0 : static_cast<int>(r.lo); }
 inline int lane_hi(const LaneRange& r) {
   return r.hi > vf::width ? vf::width : static_cast<int>(r.hi);
@@ -123,6 +123,65 @@ inline vf guard(const LaneRange& r, vf x, vf y) {
   return vf(_mm256_blendv_ps(y.v, x.v, _mm256_castsi256_ps(detail::range_mask8(r))));
 }
 
+#elif defined(EMBER_RT_AVX512)
+
+namespace detail {
+// Lanes [lo, hi) of r as a mask.
+inline __mmask16 range_mask16(const LaneRange& r) {
+  const int lo = lane_lo(r), hi = lane_hi(r);
+  if (lo >= hi) return 0;
+  return static_cast<__mmask16>(tail_mask16(hi) & ~tail_mask16(lo));
+}
+// Elements [lo, hi) of 32 as the masks of two 16-float halves.
+inline __mmask16 half_mask(int lo, int hi, int first) {
+  const int a = lo - first, b = hi - first;
+  const int l = a < 0 ? 0 : (a > 16 ? 16 : a), h = b < 0 ? 0 : (b > 16 ? 16 : b);
+  if (l >= h) return 0;
+  return static_cast<__mmask16>(tail_mask16(h) & ~tail_mask16(l));
+}
+// The even floats of two 16-float vectors: a0 a2 ... a14 b0 b2 ... b14.
+inline vf evens(__m512 a, __m512 b) {
+  const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  return vf(_mm512_permutex2var_ps(a, idx, b));
+}
+inline __m512i lane_offsets(int64_t s) {
+  return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                            _mm512_set1_epi32(static_cast<int>(s)));
+}
+}  // namespace detail
+
+inline vf load_range(const float* p, const LaneRange& r) {
+  if (r.full()) return vf::load(p);
+  return vf(_mm512_maskz_loadu_ps(detail::range_mask16(r), p));
+}
+
+inline vf load_strided(const float* p, int64_t s) {
+  if (s == 1) return vf::load(p);
+  if (s == 2) {
+    // Elements 0..30 are read; element 31 is masked off (it may lie past the buffer).
+    return detail::evens(_mm512_loadu_ps(p), _mm512_maskz_loadu_ps(0x7fff, p + 16));
+  }
+  return vf(_mm512_i32gather_ps(detail::lane_offsets(s), p, 4));
+}
+
+inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
+  if (r.full()) return load_strided(p, s);
+  if (r.empty()) return vf(0.0f);
+  if (s == 2) {
+    // Lanes [lo, hi) read elements [2 lo, 2 hi - 1).
+    const int lo = 2 * detail::lane_lo(r), hi = 2 * detail::lane_hi(r) - 1;
+    return detail::evens(_mm512_maskz_loadu_ps(detail::half_mask(lo, hi, 0), p),
+                         _mm512_maskz_loadu_ps(detail::half_mask(lo, hi, 16), p + 16));
+  }
+  return vf(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), detail::range_mask16(r),
+                                     detail::lane_offsets(s), p, 4));
+}
+
+inline vf guard(const LaneRange& r, vf x, vf y) {
+  if (r.full()) return x;
+  return vf(_mm512_mask_blend_ps(detail::range_mask16(r), y.v, x.v));
+}
+
 #else  // portable: through a lane array
 
 inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
@@ -148,7 +207,7 @@ inline vf guard(const LaneRange& r, vf x, vf y) {
   return vf::load(xs);
 }
 
-#endif
+#endif  // EMBER_RT_AVX2, EMBER_RT_AVX512, portable
 
 }  // namespace EMBER_RT_ISA_NS
 }  // namespace ember_rt

@@ -356,6 +356,13 @@ std::string ExprEmitter::emit(const Expr& e) const {
     case ExprKind::Unary: return emit_unary(e);
     case ExprKind::Binary: return emit_binary(e);
     case ExprKind::Select: {
+      if (vector_mode() && is_whole_vector_select(e, lane_var_)) {
+        // The condition is the same for every lane: a scalar one, and only the taken branch
+        // is computed (its loads may lie outside the other branch's buffer).
+        const ExprEmitter scalar(task_, names_);
+        return "(" + scalar.emit(e->args[0]) + " ? " + emit(e->args[1]) + " : " + emit(e->args[2]) +
+               ")";
+      }
       if (vector_mode() && is_lane_range(e->args[0], lane_var_)) {
         // The lanes where the condition holds; loads under it read only those.
         std::string chain;

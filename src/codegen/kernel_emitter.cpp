@@ -241,22 +241,42 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
     w_.close("}");
     return;
   }
-  // The epilogue rewrites each finished row segment of C in place.
-  w_.open("auto epilogue = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {");
-  w_.line("(void)row;");
-  NameScope names = base_;
-  unravel(s.axes, C.shape, rank - 2, "bb", names);
-  names.vars[s.axes[rank - 2]->name] = "m";
-  vector_loop(task_, names, s, p.value, "n0", "n0 + len", p.vector.ok);
-  w_.close("};");
+  row_epilogue(p);
   w_.line("ember_rt::gemm(g, ctx, epilogue" + tune + ");");
   w_.close("}");
 }
 
-// ember_rt::lib::<routine>(ctx, inputs..., outputs..., params..., scalars...): the routine
-// is a template over the buffers' element types, which the pointers' types select.
+// The lambda a Matmul or Call stage's routine calls on each finished row segment of its
+// output (viewed [batch..., M, N]): epilogue(bb, m, n0, len, row) writes elements
+// [n0, n0 + len) of row m of batch bb. The GEMM's rewrites them in place (row points at
+// them); a Call stage's reads the routine's values from row[0, len) (epilogue_source).
+void KernelWriter::row_epilogue(const StagePlan& p) {
+  const Stage& s = p.stage;
+  const size_t rank = task_.buffers[s.out].shape.size();
+  w_.open("auto epilogue = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {");
+  if (p.epilogue_source >= 0) {
+    w_.line("const float* __restrict b" + std::to_string(p.epilogue_source) + " = row;");
+  } else {
+    w_.line("(void)row;");
+  }
+  NameScope names = base_;
+  names.vars[kSegmentStart] = "n0";
+  unravel(s.axes, task_.buffers[s.out].shape, rank - 2, "bb", names);
+  names.vars[s.axes[rank - 2]->name] = "m";
+  vector_loop(*p.task, names, s, p.value, "n0", "n0 + len", p.vector.ok);
+  w_.close("};");
+}
+
+// ember_rt::lib::<routine>(ctx, inputs..., outputs..., params..., scalars...[, epilogue]):
+// the routine is a template over the buffers' element types, which the pointers' types
+// select; a stage with an epilogue passes it last (row_epilogue), in a block of its own.
 void KernelWriter::call_stage(const StagePlan& p) {
   const Stage& s = p.stage;
+  const bool epilogue = p.value.defined();
+  if (epilogue) {
+    w_.open("{");
+    row_epilogue(p);
+  }
   ExprEmitter em(task_, base_);
   std::string args = "ctx";
   for (int b : s.call_inputs) args += ", b" + std::to_string(b);
@@ -274,7 +294,9 @@ void KernelWriter::call_stage(const StagePlan& p) {
     }
     args += ", static_cast<double>(" + os.str() + ")";
   }
+  if (epilogue) args += ", epilogue";
   w_.line("ember_rt::lib::" + s.routine + "(" + args + ");");
+  if (epilogue) w_.close("}");
 }
 
 std::string generate_kernel(const Task& task, const std::string& fn_name,

@@ -39,7 +39,7 @@ const char* schedule_name(Schedule s) {
     case Schedule::ReduceAxis: return "reduce, vectors along the reduced axis";
     case Schedule::ReduceScalar: return "reduce, scalar";
     case Schedule::Matmul: return "matmul (ember_rt::gemm)";
-    case Schedule::Call: return "library call (ember_rt/library.h)";
+    case Schedule::Call: return "library call (ember_rt::lib)";
   }
   return "?";
 }
@@ -80,6 +80,16 @@ bool is_lane_range(const Expr& cond, const std::string& lane) {
     if (is_float(side.dtype()) || side.dtype() == DType::boolean || has_load(side)) return false;
   return ir::linear_coefficient(ir::simplify_index(cond->args[0] - cond->args[1]), lane)
       .has_value();
+}
+
+bool is_whole_vector_select(const Expr& e, const std::string& lane) {
+  if (e.kind() != ExprKind::Select || !has_load(e->args[2])) return false;
+  const Expr& cond = e->args[0];
+  if (!is_lane_range(cond, lane)) return false;
+  bool uses_lane = false;
+  ir::visit(cond,
+            [&](const Expr& x) { uses_lane |= x.kind() == ExprKind::Var && x->name == lane; });
+  return !uses_lane;
 }
 
 VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane, bool strided) {
@@ -173,6 +183,13 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
         break;
       }
       case ExprKind::Select: {
+        if (is_whole_vector_select(x, lane)) {
+          // One branch per vector, computed whole: both may load.
+          if (t != DType::float32) fail("a select of " + type_of(t));
+          check(x->args[1], false, guarded);
+          check(x->args[2], false, guarded);
+          return;
+        }
         if (is_lane_range(x->args[0], lane)) {
           // A condition on indices: its branch is computed on the lanes where it holds (the
           // other branch must not load: it would read those lanes too).
@@ -282,10 +299,13 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
   VectorPlan vec = compute_vector(*p.task, p.stage, false);
   if (!vec.ok) {
     // A flat (row, column) index read through floordiv and mod (im2col) vectorizes along the
-    // column once the axis is split into rows.
+    // column once the axis is split into rows, unless the rows are too short to fill a
+    // vector (a nearest 2x upsampling reads x[i // 2]: rows of 2, mostly masked lanes).
+    constexpr int64_t kMinSplitRow = 8;
     auto split_task = std::make_shared<Task>();
     Stage split;
-    if (split_row(*p.task, p.stage, split_task.get(), &split)) {
+    if (split_row(*p.task, p.stage, split_task.get(), &split) &&
+        split_task->buffers[split.out].shape.back().as_int().value_or(0) >= kMinSplitRow) {
       VectorPlan split_vec = compute_vector(*split_task, split, true);
       if (split_vec.ok) {
         p.row_split = split_task->buffers[split.out].shape.back().as_int().value_or(0);
@@ -433,6 +453,25 @@ void plan_reduce(const std::shared_ptr<const Task>& task, StagePlan& p) {
   }
 }
 
+// A Matmul or Call stage's epilogue, called on each finished row segment
+// [n0, n0 + len) of the output's last axis: the value with Acc read from `acc` (Acc itself:
+// the output, rewritten in place), vectorized along the last axis where it can be.
+void plan_row_epilogue(const Task& task, StagePlan& p, const Expr& acc) {
+  const Stage& s = p.stage;
+  if (!s.epilogue.defined()) return;
+  p.value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
+    if (x.kind() == ExprKind::Acc) return acc;
+    return {};
+  });
+  p.cost = expr_cost(p.value);
+  p.vector = plan_vector(task, p.value, s.axes.back()->name);
+  if (p.vector.ok && p.value.dtype() != DType::float32) {
+    p.vector.ok = false;
+    p.vector.why_not = "the epilogue is " + std::string(dtype_name(p.value.dtype()));
+  }
+  if (p.vector.ok) p.tail = Tail::Masked;
+}
+
 void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
   const Stage& s = task->stages[p.index];
   p.task = task;
@@ -448,27 +487,29 @@ void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
                                              : "gemm m"});
   }
   p.loops.push_back({"k", a.back(), "gemm k"});
-  if (!s.epilogue.defined()) return;
-  // The epilogue rewrites each finished row segment of C in place.
-  p.value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
-    if (x.kind() == ExprKind::Acc) return ir::load(s.out, DType::float32, s.axes);
-    return {};
-  });
-  p.cost = expr_cost(p.value);
-  p.vector = plan_vector(*task, p.value, s.axes.back()->name);
-  if (p.vector.ok && p.value.dtype() != DType::float32) {
-    p.vector.ok = false;
-    p.vector.why_not = "the epilogue is " + std::string(dtype_name(p.value.dtype()));
-  }
-  if (p.vector.ok) p.tail = Tail::Masked;
+  // The GEMM's epilogue rewrites C in place.
+  plan_row_epilogue(*task, p, ir::load(s.out, DType::float32, s.axes));
 }
 
-// A library call: the routine reads and writes whole buffers and splits its own work.
+// A library call: the routine reads and writes whole buffers and splits its own work. A
+// routine that takes an epilogue (the depthwise convolution) computes each row segment of
+// its output into memory of its own and calls the epilogue on it, which stores the final
+// values into the output: Acc is read from a buffer that stands for the segment the routine
+// passes (`row`, element i holding the output at n0 + i), added to a copy of the task.
 void plan_call(const std::shared_ptr<const Task>& task, StagePlan& p) {
   p.task = task;
   p.stage = task->stages[p.index];
   p.schedule = Schedule::Call;
   p.vector.why_not = "a library routine";
+  if (!p.stage.epilogue.defined()) return;
+  auto copy = std::make_shared<Task>(*task);
+  const Shape& out = task->buffers[p.stage.out].shape;
+  p.epilogue_source =
+      copy->add_buffer("segment", DType::float32, {out.back()}, ir::BufferRole::Scratch);
+  const Expr lane = p.stage.axes.back();
+  plan_row_epilogue(*copy, p,
+                    ir::load(p.epilogue_source, DType::float32, {lane - ir::var(kSegmentStart)}));
+  p.task = copy;
 }
 
 }  // namespace
@@ -532,7 +573,7 @@ std::string KernelPlan::str() const {
       case Schedule::Matmul: os << "ember_rt::gemm's blocks"; break;
       case Schedule::Call: os << "ember_rt::lib::" << p.stage.routine << "'s rows"; break;
     }
-    if (p.schedule == Schedule::Call) {
+    if (p.schedule == Schedule::Call && !p.value.defined()) {
       os << "\n";
       continue;
     }

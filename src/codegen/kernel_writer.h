@@ -42,6 +42,7 @@ class KernelWriter {
   void reduce_scalar_body(const ir::Stage& s, NameScope names, const std::string& acc_t);
   void matmul_stage(const StagePlan& p);
   void call_stage(const StagePlan& p);
+  void row_epilogue(const StagePlan& p);
   void vector_loop(const ir::Task& task, const NameScope& names, const ir::Stage& s,
                    const ir::Expr& value, const std::string& lo, const std::string& hi,
                    bool vectorize);

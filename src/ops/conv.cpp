@@ -14,8 +14,11 @@
 //     stage, is where fusion puts the bias / activation epilogue);
 //   - im2col: a padded copy of x (when padded), col [N, C*KH*KW, OH*OW], and the Matmul
 //     into out viewed [N, O, OH*OW];
-//   - reduce: anything else (groups > 1, depthwise, other dtypes) is one Reduce stage over
-//     (C/groups, KH, KW): the same definition as OpDef.reduce, the generic fallback.
+//   - depthwise: float32 with one input channel per group (any channel multiplier): one Call
+//     stage of ember_rt::lib::depthwise_conv2d (ember_rt/depthwise.h), which applies the
+//     fused epilogue to each output row it finishes;
+//   - reduce: anything else (other grouped convolutions, other dtypes) is one Reduce stage
+//     over (C/groups, KH, KW): the same definition as OpDef.reduce, the generic fallback.
 // Padding reads are select(in_bounds, load, 0), so out-of-bounds loads are never made; the
 // padded copy pays for its bounds checks once per input element instead of once per col
 // element (C*KH*KW / C times as many).
@@ -293,6 +296,39 @@ ir::Task lower_im2col(const ConvGeom& g, const TensorType& x, const TensorType& 
   return t;
 }
 
+// ---- lowering of depthwise convolutions, float32: one Call stage ----
+
+// groups == C with one input channel per group (output channel o reads input channel
+// o / (O / C)), float32.
+bool is_depthwise(const ConvGeom& g, DType dtype) {
+  return dtype == DType::float32 && g.groups > 1 && g.cg == 1;
+}
+
+// ember_rt::lib::depthwise_conv2d (ember_rt/depthwise.h) on x viewed [N, C, H, W], w viewed
+// [O, KH*KW] and out viewed [N, O, OH, OW] (conv1d: H = OH = 1). The routine takes an
+// epilogue (Acc is the convolution's value at the stage's axes) and applies it to each
+// output row as it finishes, so fused consumers cost no extra pass over the output.
+ir::Task lower_depthwise(const ConvGeom& g, const TensorType& x, const TensorType& out) {
+  ir::Task t;
+  const int xb = t.add_buffer("x", x.dtype, {g.n, g.c, g.h, g.w}, ir::BufferRole::Input);
+  const int wb = t.add_buffer("w", x.dtype, {Expr(g.o), Expr(g.kh * g.kw)}, ir::BufferRole::Input);
+  const int ob =
+      t.add_buffer("out", out.dtype, {g.n, Expr(g.o), g.oh, g.ow}, ir::BufferRole::Output);
+  ir::Stage s;
+  s.kind = ir::StageKind::Call;
+  s.routine = "depthwise_conv2d";
+  s.call_inputs = {xb, wb};
+  s.call_outputs = {ob};
+  s.out = ob;
+  s.axes = make_vars("d", 4);
+  s.acc_dtype = DType::float32;
+  s.params = {g.n,        g.c,        g.h,        g.w,        Expr(g.o),
+              g.oh,       g.ow,       Expr(g.kh), Expr(g.kw), Expr(g.sh),
+              Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw)};
+  t.stages.push_back(std::move(s));
+  return t;
+}
+
 // A 1x1 convolution with stride 1 and no padding: out [N, O, H*W] = w x x itself.
 ir::Task lower_gemm1x1(const ConvGeom& g, const TensorType& x, const TensorType& out) {
   ir::Task t;
@@ -420,7 +456,10 @@ const std::vector<ConvAlgo>& conv_algos() {
       // Stride 1 with a kernel narrow next to the output (use_wide).
       {"wide", [](const ConvProblem& p) { return dense_float32(p) && use_wide(p.g); }, lower_wide},
       {"im2col", dense_float32, lower_im2col},
-      // Anything else (groups > 1, depthwise, other dtypes): the generic reduction.
+      // Depthwise float32 (is_depthwise): the runtime routine.
+      {"depthwise", [](const ConvProblem& p) { return is_depthwise(p.g, p.dtype); },
+       lower_depthwise},
+      // Anything else (other grouped convolutions, other dtypes): the generic reduction.
       {"reduce", [](const ConvProblem&) { return true; }, nullptr},
   };
   return algos;

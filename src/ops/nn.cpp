@@ -1,7 +1,8 @@
 // Neural-network operators that the torch frontend maps one to one: resizing
-// (upsample_nearest2d, upsample_bilinear2d), embedding, the factories arange and full (no
-// inputs), tril / triu, clamp and the piecewise-linear activations relu6, hardsigmoid and
-// hardswish. Normalizations are in norm.cpp, convolutions in conv.cpp, pooling in pool.cpp.
+// (upsample_nearest2d, an injective operator; upsample_bilinear2d, a composite), embedding, the
+// factories arange and full (no inputs), tril / triu, clamp and the piecewise-linear activations
+// relu6, hardsigmoid and hardswish. Normalizations are in norm.cpp, convolutions in conv.cpp,
+// pooling in pool.cpp.
 //
 // Index arithmetic that torch does in floating point (the source index of a resize) is done
 // in the same precision here, so results match torch exactly, not only approximately.
@@ -95,6 +96,26 @@ Linear linear_source(const Expr& o, int64_t in, int64_t out, bool align_corners,
                     ir::const_float(1, t));
   l.l0 = ir::binary(BinaryOp::Sub, ir::const_float(1, t), l.l1);
   return l;
+}
+
+// torch's bilinear value of x (input 0 of `load`) at output index idx [n, c, oh, ow]:
+// (x[h0, w0] w0 + x[h0, w1] w1) h0 + (x[h1, w0] w0 + x[h1, w1] w1) h1, torch's order.
+Expr bilinear_value(const TensorType& x, DType out, const UpsampleAttrs& at, const Index& idx,
+                    const Loader& load) {
+  const ResizeDims r = resize_dims("upsample_bilinear2d", x, at);
+  const DType t = compute_dtype(x.dtype);
+  const Linear lh = linear_source(idx[2], r.h, r.oh, at.align_corners, t);
+  const Linear lw = linear_source(idx[3], r.w, r.ow, at.align_corners, t);
+  auto at_ij = [&](const Expr& i, const Expr& j) {
+    return to_compute(load(0, {idx[0], idx[1], i, j}));
+  };
+  auto row = [&](const Expr& i) {
+    return ir::binary(BinaryOp::Add, ir::binary(BinaryOp::Mul, at_ij(i, lw.i0), lw.l0),
+                      ir::binary(BinaryOp::Mul, at_ij(i, lw.i1), lw.l1));
+  };
+  const Expr v = ir::binary(BinaryOp::Add, ir::binary(BinaryOp::Mul, row(lh.i0), lh.l0),
+                            ir::binary(BinaryOp::Mul, row(lh.i1), lh.l1));
+  return cast_to(v, out);
 }
 
 // ---- arange / full ----
@@ -215,28 +236,41 @@ EMBER_REGISTER_OP {
   return d;
 }
 
+// A composite: float32 is one Call stage of ember_rt::lib::resize_bilinear
+// (ember_rt/resize.h: source tables made once, input rows interpolated once for the output
+// rows that read them, vectors along the output rows), which applies a fused epilogue to
+// each output row; other dtypes are one Compute stage of bilinear_value.
 EMBER_REGISTER_OP {
-  OpDef d = op_of("upsample_bilinear2d", "UpsampleBilinear2d", OpKind::Injective, 1);
+  OpDef d = op_of("upsample_bilinear2d", "UpsampleBilinear2d", OpKind::Composite, 1);
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     return infer_resize("upsample_bilinear2d", in, a);
   };
-  // out = (x[h0, w0] w0 + x[h0, w1] w1) h0 + (x[h1, w0] w0 + x[h1, w1] w1) h1, torch's order.
-  d.compute = [](const ComputeArgs& a) {
-    const UpsampleAttrs& at = attrs_as<UpsampleAttrs>(a.attrs);
-    const ResizeDims r = resize_dims("upsample_bilinear2d", a.inputs[0], at);
-    const DType t = compute_dtype(a.inputs[0].dtype);
-    const Linear lh = linear_source(a.idx[2], r.h, r.oh, at.align_corners, t);
-    const Linear lw = linear_source(a.idx[3], r.w, r.ow, at.align_corners, t);
-    auto x = [&](const Expr& i, const Expr& j) {
-      return to_compute(a.load(0, {a.idx[0], a.idx[1], i, j}));
-    };
-    auto row = [&](const Expr& i) {
-      return ir::binary(BinaryOp::Add, ir::binary(BinaryOp::Mul, x(i, lw.i0), lw.l0),
-                        ir::binary(BinaryOp::Mul, x(i, lw.i1), lw.l1));
-    };
-    const Expr v = ir::binary(BinaryOp::Add, ir::binary(BinaryOp::Mul, row(lh.i0), lh.l0),
-                              ir::binary(BinaryOp::Mul, row(lh.i1), lh.l1));
-    return cast_to(v, a.output.dtype);
+  d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
+               const OpAttrs& attrs) {
+    const UpsampleAttrs& at = attrs_as<UpsampleAttrs>(attrs);
+    const TensorType& x = in.at(0);
+    const ResizeDims r = resize_dims("upsample_bilinear2d", x, at);
+    ir::Task t;
+    t.name = "upsample_bilinear2d";
+    const int xb = t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input);
+    const int ob = t.add_buffer("out", out.at(0).dtype, out[0].shape, ir::BufferRole::Output);
+    ir::Stage s;
+    s.out = ob;
+    s.axes = make_vars("u", 4);
+    if (x.dtype == DType::float32) {
+      s.kind = ir::StageKind::Call;
+      s.routine = "resize_bilinear";
+      s.call_inputs = {xb};
+      s.call_outputs = {ob};
+      s.acc_dtype = DType::float32;
+      s.params = {x.shape[0] * x.shape[1],        Expr(r.h), Expr(r.w), Expr(r.oh), Expr(r.ow),
+                  Expr(int64_t{at.align_corners})};
+    } else {
+      s.kind = ir::StageKind::Compute;
+      s.value = bilinear_value(x, out[0].dtype, at, s.axes, buffer_loader(t, {xb}));
+    }
+    t.stages.push_back(std::move(s));
+    return t;
   };
   return d;
 }

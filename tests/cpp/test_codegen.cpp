@@ -191,3 +191,78 @@ TEST(Codegen, IntegerAndLowPrecisionKernelsRun) {
   EXPECT_EQ(element_as_double(m, 0), 1.0);
   EXPECT_EQ(element_as_double(m, 2), 6.25);
 }
+
+// A concatenation along an outer axis: the condition is the same for every lane of a vector
+// along j, so the vector form computes the taken branch whole (both branches load).
+TEST(KernelPlan, ConcatenationAlongAnOuterAxisIsVectorized) {
+  Task t;
+  t.name = "concat";
+  int a = t.add_buffer("a", DType::float32, {Expr(3), Expr(40)}, BufferRole::Input);
+  int b = t.add_buffer("b", DType::float32, {Expr(5), Expr(40)}, BufferRole::Input);
+  int o = t.add_buffer("out", DType::float32, {Expr(8), Expr(40)}, BufferRole::Output);
+  Stage s;
+  s.out = o;
+  s.axes = {var("i"), var("j")};
+  s.value = select(binary(BinaryOp::Lt, var("i"), Expr(3)), load(a, DType::float32, s.axes),
+                   load(b, DType::float32, {var("i") - Expr(3), var("j")}));
+  t.stages.push_back(s);
+  KernelPlan plan = plan_kernel(t);
+  EXPECT_TRUE(plan.stages[0].vector.ok) << plan.str();
+  const std::string src = generate_kernel(t, "k", {});
+  EXPECT_NE(src.find(" ? ember_rt::vf::load(b0 + "), std::string::npos) << src;
+  // A condition on the lane itself stays a lane range, which a loading branch rules out.
+  s.value = select(binary(BinaryOp::Lt, var("j"), Expr(3)), load(a, DType::float32, s.axes),
+                   load(b, DType::float32, s.axes));
+  t.stages[0] = s;
+  EXPECT_FALSE(plan_kernel(t).stages[0].vector.ok);
+}
+
+// x[i, j // 2] (a nearest 2x upsampling): splitting j into rows of 2 would vectorize along
+// an axis of 2; the stage stays scalar instead.
+TEST(KernelPlan, RowsShorterThanAVectorAreNotSplit) {
+  Task t;
+  t.name = "nearest";
+  int x = t.add_buffer("x", DType::float32, {Expr(4), Expr(32)}, BufferRole::Input);
+  int o = t.add_buffer("out", DType::float32, {Expr(4), Expr(64)}, BufferRole::Output);
+  Stage s;
+  s.out = o;
+  s.axes = {var("i"), var("j")};
+  s.value = load(x, DType::float32, {var("i"), floordiv(var("j"), Expr(2))});
+  t.stages.push_back(s);
+  const StagePlan p = plan_kernel(t).stages[0];
+  EXPECT_EQ(p.row_split, 0);
+  EXPECT_FALSE(p.vector.ok);
+}
+
+// A Call stage with an epilogue (the depthwise convolution): the routine gets a lambda that
+// reads its row of values through `row` and writes the output.
+TEST(KernelPlan, CallStageWithARowEpilogue) {
+  Task t;
+  t.name = "dw";
+  int x =
+      t.add_buffer("x", DType::float32, {Expr(1), Expr(4), Expr(9), Expr(9)}, BufferRole::Input);
+  int w = t.add_buffer("w", DType::float32, {Expr(4), Expr(9)}, BufferRole::Input);
+  int r =
+      t.add_buffer("r", DType::float32, {Expr(1), Expr(4), Expr(9), Expr(9)}, BufferRole::Input);
+  int o =
+      t.add_buffer("out", DType::float32, {Expr(1), Expr(4), Expr(9), Expr(9)}, BufferRole::Output);
+  Stage s;
+  s.kind = StageKind::Call;
+  s.routine = "depthwise_conv2d";
+  s.call_inputs = {x, w};
+  s.call_outputs = {o};
+  s.out = o;
+  s.axes = {var("n"), var("c"), var("h"), var("w")};
+  s.params = {Expr(1), Expr(4), Expr(9), Expr(9), Expr(4), Expr(9), Expr(9), Expr(3),
+              Expr(3), Expr(1), Expr(1), Expr(1), Expr(1), Expr(1), Expr(1)};
+  s.epilogue = unary(UnaryOp::Relu, acc(DType::float32)) + load(r, DType::float32, s.axes);
+  t.stages.push_back(s);
+  const std::string text = plan_kernel(t).str();
+  EXPECT_NE(text.find("load b4 (segment)[(w - __n0)]: contiguous along w"), std::string::npos)
+      << text;
+  const std::string src = generate_kernel(t, "k", {});
+  EXPECT_NE(src.find("const float* __restrict b4 = row;"), std::string::npos) << src;
+  EXPECT_NE(src.find("ember_rt::lib::depthwise_conv2d(ctx, b0, b1, b3, "), std::string::npos)
+      << src;
+  EXPECT_NE(src.find(", epilogue);"), std::string::npos) << src;
+}

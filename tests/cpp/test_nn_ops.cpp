@@ -53,7 +53,7 @@ TEST(NnOps, Registered) {
       {"avg_pool2d", OpKind::Reduce},
       {"adaptive_avg_pool2d", OpKind::Reduce},
       {"upsample_nearest2d", OpKind::Injective},
-      {"upsample_bilinear2d", OpKind::Injective},
+      {"upsample_bilinear2d", OpKind::Composite},
       {"embedding", OpKind::Injective},
       {"arange", OpKind::Injective},
       {"full", OpKind::Injective},
@@ -181,8 +181,20 @@ TEST(NnOps, ConvLowering) {
   EXPECT_EQ(stage_kinds(t), (std::vector<K>{K::Matmul}));
   EXPECT_EQ(shape_str(t.buffers[0].shape), "[2, 64, 49]");
   EXPECT_EQ(shape_str(t.buffers[2].shape), "[2, 256, 49]");
-  // Grouped and depthwise: one direct reduction over (C/groups, KH, KW).
-  t = lower_conv({f32({1, 32, 8, 8}), f32({32, 1, 3, 3})}, conv({1, 1}, {1, 1}, {1, 1}, 32));
+  // Depthwise float32: one Call of the routine, w viewed [O, KH*KW], sizes as parameters.
+  t = lower_conv({f32({1, 32, 8, 8}), f32({64, 1, 3, 3})}, conv({2, 2}, {1, 1}, {1, 1}, 32));
+  ASSERT_EQ(stage_kinds(t), (std::vector<K>{K::Call}));
+  EXPECT_EQ(t.stages[0].routine, "depthwise_conv2d");
+  EXPECT_EQ(shape_str(t.buffers[1].shape), "[64, 9]");
+  EXPECT_EQ(t.stages[0].axes.size(), 4u);  // over out, for a fused epilogue
+  ASSERT_EQ(t.stages[0].params.size(), 15u);
+  EXPECT_EQ(ir::to_string(t.stages[0].params[5]), "4");  // OH
+  // conv1d depthwise: the same routine over a height of 1.
+  t = lower_conv({f32({2, 4, 32}), f32({4, 1, 3})}, conv({1}, {1}, {1}, 4), "conv1d");
+  ASSERT_EQ(stage_kinds(t), (std::vector<K>{K::Call}));
+  EXPECT_EQ(shape_str(t.buffers[0].shape), "[2, 4, 1, 32]");
+  // Other grouped convolutions: one direct reduction over (C/groups, KH, KW).
+  t = lower_conv({f32({1, 32, 8, 8}), f32({32, 2, 3, 3})}, conv({1, 1}, {1, 1}, {1, 1}, 16));
   ASSERT_EQ(stage_kinds(t), (std::vector<K>{K::Reduce}));
   EXPECT_EQ(t.stages[0].rextents.size(), 3u);
   // Other dtypes take the direct reduction too.

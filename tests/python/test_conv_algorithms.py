@@ -55,6 +55,8 @@ def _optimized(x_shape: tuple[int, ...], w: np.ndarray, weight_is_input: bool = 
         (3, dict(stride=2, padding=1), 1, "im2col"),
         (3, dict(padding=2, dilation=2), 1, "wide"),
         (3, dict(padding=1), 2, "reduce"),
+        (3, dict(padding=1), 72, "depthwise"),
+        (5, dict(stride=2, padding=2), 72, "depthwise"),
         (5, dict(padding=2), 1, "wide"),
         (1, dict(), 1, "gemm1x1"),
     ],

@@ -1,12 +1,15 @@
 """Window operators on the vectorized paths, compared with torch.
 
-Convolutions with groups > 1 (depthwise included) and pooling are reductions that ember
+Grouped convolutions (1 < groups < C, or not float32) and pooling are reductions that ember
 vectorizes along the output's width: strided loads for stride 2, masked lane ranges where a
 window reaches into the padding, and full vectors, a partial vector and the 4/2/1-vector
 blocks of a row. The widths below (odd, above and below the vector width, past 32) exercise
 each of those; fused epilogues (bias, relu6, a residual add) run on the same vectors.
-Reductions over a leading axis take the same path. Every result must match torch to 1e-4
-(convolutions relative to the output's magnitude).
+Reductions over a leading axis take the same path. Depthwise float32 convolutions and
+bilinear resizing are routines of the runtime library (ember_rt/depthwise.h, resize.h) with
+the fused epilogue applied to each row they finish: the maps below cover small and large
+planes, several bands of rows, strides, dilation, channel multipliers and conv1d. Every
+result must match torch to 1e-4 (convolutions relative to the output's magnitude).
 """
 
 from __future__ import annotations
@@ -143,3 +146,132 @@ def test_tril_vectorized_matches() -> None:
         ]
     )
 
+
+
+def test_depthwise_conv2d_routine() -> None:
+    """Depthwise float32 convolutions (ember_rt::lib::depthwise_conv2d): channel counts around
+    the vector widths, maps from 1x1 to 112x112 (several bands of rows), odd maps, strides,
+    padding 0 to 3, dilation, 5x5 and 7x7 kernels, a multiplier of 2, conv1d."""
+    cases = []
+    for c in (1, 7, 16, 17, 33, 96):
+        for size in (1, 7, 14):
+            for stride in (1, 2):
+                cases.append(grouped_case(c, size, size, 1, 3, stride, 1, 1, groups=c))
+    for padding in (0, 1, 2):
+        for stride in (1, 2):
+            cases.append(grouped_case(17, 15, 17, 1, 3, stride, padding, 1, groups=17))
+    cases.append(grouped_case(16, 15, 17, 1, 3, 1, 2, 2, groups=16))  # dilation 2
+    cases.append(grouped_case(16, 15, 17, 1, 3, 2, 2, 2, groups=16))
+    for k in (5, 7):
+        cases.append(grouped_case(33, 14, 14, 1, k, 1, k // 2, 1, groups=33))
+        cases.append(grouped_case(9, 28, 28, 1, k, 2, k // 2, 1, groups=9))
+    cases.append(grouped_case(8, 14, 15, 2, 3, 2, 1, 1, groups=8))  # multiplier 2
+    cases.append(grouped_case(5, 2, 3, 1, 3, 1, 3, 1, groups=5))  # padding wider than the map
+    cases.append(grouped_case(3, 112, 112, 1, 3, 1, 1, 1, groups=3))  # several bands
+    cases.append(grouped_case(3, 112, 112, 1, 3, 2, 1, 1, groups=3))
+    x1, w1 = randn(2, 6, 40), randn(6, 1, 5, seed=1)
+    cases.append(
+        Case(
+            "conv1d depthwise k5 s2 d2",
+            lambda a, b: ops.conv1d(a, b, stride=2, padding=3, dilation=2, groups=6),
+            lambda a, b: F.conv1d(a, b, stride=2, padding=3, dilation=2, groups=6),
+            [x1, w1],
+            rel=True,
+        )
+    )
+    x64, w64 = randn(1, 4, 9, 9, dtype=torch.float64), randn(4, 1, 3, 3, dtype=torch.float64)
+    cases.append(  # float64 keeps the reduction
+        Case(
+            "conv2d depthwise float64",
+            lambda a, b: ops.conv2d(a, b, padding=1, groups=4),
+            lambda a, b: F.conv2d(a, b, padding=1, groups=4),
+            [x64, w64],
+            rel=True,
+        )
+    )
+    run_cases(cases)
+
+
+def test_depthwise_routine_fused_epilogues() -> None:
+    """Bias, batch norm, relu6 and a residual add fused after the routine, on a 7x7 map (rows
+    shorter than a vector) and a 56x56 one, and after a depthwise conv1d."""
+    cases = []
+    for c, size in ((96, 7), (24, 56)):
+        x, w = randn(1, c, size, size), randn(c, 1, 3, 3, seed=1)
+        sc, sh, res = randn(c, seed=3), randn(c, seed=4), randn(1, c, size, size, seed=5)
+
+        def ember_fn(a, b, s, t, r, c=c):
+            y = ops.conv2d(a, b, padding=1, groups=c)
+            return ops.relu6(y * ops.reshape(s, [c, 1, 1]) + ops.reshape(t, [c, 1, 1])) + r
+
+        def torch_fn(a, b, s, t, r, c=c):
+            y = F.conv2d(a, b, padding=1, groups=c)
+            return F.relu6(y * s.view(c, 1, 1) + t.view(c, 1, 1)) + r
+
+        inputs = [x, w, sc, sh, res]
+        cases.append(Case(f"dw {c}x{size}x{size} epilogue", ember_fn, torch_fn, inputs))
+    x1, w1, b1 = randn(2, 6, 33), randn(6, 1, 3, seed=1), randn(6, seed=2)
+    cases.append(
+        Case(
+            "conv1d depthwise + bias + relu",
+            lambda a, b, c: ops.relu(
+                ops.conv1d(a, b, padding=1, groups=6) + ops.reshape(c, [6, 1])
+            ),
+            lambda a, b, c: F.relu(F.conv1d(a, b, c, padding=1, groups=6)),
+            [x1, w1, b1],
+        )
+    )
+    run_cases(cases)
+
+
+def test_bilinear_resize_routine() -> None:
+    """upsample_bilinear2d (ember_rt::lib::resize_bilinear for float32): the UNet decoder's 2x
+    upscale concatenated with a skip connection, with a fused epilogue, a downscale,
+    align_corners, output rows split into several blocks, and float64 (a compute stage)."""
+    cases = []
+    d, e = randn(1, 8, 32, 32), randn(1, 4, 64, 64, seed=1)
+    cases.append(
+        Case(
+            "bilinear 2x + concat",
+            lambda a, b: ops.concat([ops.upsample_bilinear2d(a, [64, 64], False), b], 1),
+            lambda a, b: torch.cat(
+                [F.interpolate(a, scale_factor=2, mode="bilinear", align_corners=False), b], 1
+            ),
+            [d, e],
+        )
+    )
+    r = randn(1, 8, 64, 64, seed=2)
+    cases.append(
+        Case(
+            "bilinear 2x + relu + add",
+            lambda a, b: ops.relu(ops.upsample_bilinear2d(a, [64, 64], False)) + b,
+            lambda a, b: F.relu(F.interpolate(a, size=(64, 64), mode="bilinear")) + b,
+            [d, r],
+        )
+    )
+    for shape, size, align in (
+        ((2, 3, 17, 23), (9, 10), False),
+        ((2, 3, 17, 23), (40, 31), True),
+        ((1, 2, 300, 3), (1000, 5), False),  # several blocks of rows per plane
+    ):
+        x = randn(*shape)
+        cases.append(
+            Case(
+                f"bilinear {shape}->{size} align_corners={align}",
+                lambda a, s=size, al=align: ops.upsample_bilinear2d(a, list(s), al),
+                lambda a, s=size, al=align: F.interpolate(
+                    a, size=s, mode="bilinear", align_corners=al
+                ),
+                [x],
+            )
+        )
+    x64 = randn(1, 2, 5, 7, dtype=torch.float64)
+    cases.append(
+        Case(
+            "bilinear float64",
+            lambda a: ops.upsample_bilinear2d(a, [11, 6], False),
+            lambda a: F.interpolate(a, size=(11, 6), mode="bilinear"),
+            [x64],
+        )
+    )
+    run_cases(cases, atol=1e-5)

@@ -176,6 +176,33 @@ def test_convolutions():
           x, tol=1e-4)
 
 
+@needs("conv2d")
+def test_depthwise_blocks():
+    """MobileNetV2's inverted residual (expand, depthwise 3x3 with batch norm and relu6, linear
+    projection, residual add) at stride 1 and 2, and 5x5 / 7x7 depthwise layers with bias on
+    a 7x7 map: the depthwise convolutions run as the runtime routine with the batch norm and
+    relu6 fused after them."""
+
+    def block(c: int, stride: int, k: int = 3) -> nn.Sequential:
+        return nn.Sequential(
+            nn.Conv2d(c, 4 * c, 1, bias=False), nn.BatchNorm2d(4 * c), nn.ReLU6(),
+            nn.Conv2d(4 * c, 4 * c, k, stride, k // 2, groups=4 * c, bias=False),
+            nn.BatchNorm2d(4 * c), nn.ReLU6(),
+            nn.Conv2d(4 * c, c, 1, bias=False), nn.BatchNorm2d(c),
+        )
+
+    torch.manual_seed(0)
+    b1, b2, b5 = block(8, 1).eval(), block(8, 2).eval(), block(8, 1, k=5).eval()
+    for m in (b1, b2, b5):
+        for bn in m:
+            if isinstance(bn, nn.BatchNorm2d):
+                bn.running_mean.uniform_(-0.5, 0.5)
+                bn.running_var.uniform_(0.5, 2.0)
+    dw7 = nn.Conv2d(24, 24, 7, padding=3, groups=24).eval()
+    x, small = torch.randn(2, 8, 15, 15), torch.randn(1, 24, 7, 7)
+    check(lambda x, s: (x + b1(x), b2(x), b5(x), F.relu6(dw7(s))), x, small, tol=1e-4)
+
+
 @needs("conv1d")
 def test_conv1d():
     x = torch.randn(2, 4, 17)

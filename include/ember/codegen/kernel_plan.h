@@ -48,8 +48,9 @@ struct VectorPlan {
 // Decides whether e can be computed for a vector of lanes along `lane`: float32 arithmetic
 // (float16/bfloat16 loads are widened), loads contiguous or constant along it, or with a
 // larger stride when `strided` (float32 only). Selects on a lane range (is_lane_range) compute
-// their branch on the lanes where it holds, with masked loads. The one place that says what
-// the vector form of ExprEmitter can print.
+// their branch on the lanes where it holds, with masked loads; selects whose condition is the
+// same for every lane (is_whole_vector_select) compute the taken branch. The one place that
+// says what the vector form of ExprEmitter can print.
 VectorPlan plan_vector(const ir::Task& task, const ir::Expr& e, const std::string& lane,
                        bool strided = false);
 
@@ -57,6 +58,12 @@ VectorPlan plan_vector(const ir::Task& task, const ir::Expr& e, const std::strin
 // that read no data (padding, windows, tril): in vector form, the range of lanes where it
 // holds.
 bool is_lane_range(const ir::Expr& cond, const std::string& lane);
+
+// Whether select e (cond ? a : b) chooses one branch for a whole vector along `lane`: cond is
+// a comparison of indices that does not involve the lane (a concatenation along an outer
+// axis) and the other branch loads (else a lane range serves). Its vector form computes only
+// the taken branch, so both branches may load.
+bool is_whole_vector_select(const ir::Expr& e, const std::string& lane);
 
 // The loop shape printed for a stage.
 enum class Schedule : uint8_t {
@@ -66,7 +73,8 @@ enum class Schedule : uint8_t {
   ReduceAxis,     // reduce in vectors along the innermost reduced axis
   ReduceScalar,   // one output at a time, scalar
   Matmul,         // ember_rt::gemm, with an epilogue over each finished row segment
-  Call,           // a routine of ember_rt/library.h, which splits its own work
+  Call,           // a runtime routine (ember_rt::lib), which splits its own work; with an
+                  // epilogue over each finished row segment when it takes one
 };
 const char* schedule_name(Schedule s);
 
@@ -85,6 +93,9 @@ struct Loop {
 
 // How a vector loop finishes the elements after its last whole vector.
 enum class Tail : uint8_t { None, Masked, Scalar };
+
+// The IR variable for the first output index of a row segment passed to an epilogue.
+inline constexpr const char* kSegmentStart = "__n0";
 
 struct StagePlan {
   int index = 0;  // in the task's stages
@@ -105,9 +116,13 @@ struct StagePlan {
   int unroll = 1;     // vectors in flight (independent accumulators)
   Tail tail = Tail::None;
   bool tail_known_empty = false;  // the vector axis's extent is a multiple of every width
-  // Matmul: the epilogue as a value over the output (Acc read back from it); undefined when
-  // there is none.
+  // Matmul and Call: the epilogue as a value over the output (Matmul: Acc read back from the
+  // output; Call: from epilogue_source); undefined when there is none.
   ir::Expr value;
+  // Call with an epilogue: the buffer (of `task`, not of the original task) that stands for
+  // the row segment the routine passes to the epilogue, indexed by the lane minus the
+  // segment's start (the variable kSegmentStart); -1 otherwise.
+  int epilogue_source = -1;
 };
 
 // The plan of one task's kernel.

@@ -6,9 +6,11 @@
 //   Reduce  : out[axes] = epilogue(reduce_op over raxes of value)
 //   Matmul  : out[..., m, n] = epilogue(sum_k a[..., m, k] * b[..., k, n])
 //   Call    : routine(inputs..., outputs..., params..., scalars...), a templated routine of
-//             the runtime library (ember_rt/library.h: scans, sorts, scatters) that reads
-//             whole materialized buffers and writes one or more (`out` is the first).
-// In an epilogue, Acc stands for the reduced (or matmul) value at the stage's axes.
+//             the runtime library (ember_rt::lib: scans, sorts, scatters, the depthwise
+//             convolution, bilinear resizing) that reads whole materialized buffers and
+//             writes one or more (`out` is the first); a routine that takes an epilogue
+//             computes out[axes] = epilogue(its value) row by row.
+// In an epilogue, Acc stands for the reduced (matmul, routine's) value at the stage's axes.
 // Buffers are row-major and contiguous; their shapes may use the graph's symbols.
 #pragma once
 
@@ -48,7 +50,8 @@ struct Stage {
   // b_transposed, b is [..., N, K] (a Linear layer's weight) and is read transposed in place.
   int a = -1, b = -1;
   bool b_transposed = false;
-  // Reduce and Matmul: the output value from Acc and the axes; undefined means Acc itself.
+  // Reduce, Matmul and Call: the output value from Acc and the axes; undefined means Acc
+  // itself. (A Call stage with one needs axes over its output.)
   Expr epilogue;
   // Call: ember_rt::lib::<routine>(ctx, inputs..., outputs..., params..., scalars...).
   // params are integer size expressions (they may use the graph's symbols); scalars are
