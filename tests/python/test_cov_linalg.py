@@ -153,39 +153,41 @@ def _rank_deficient(m: int, n: int, r: int, batch: int = 2) -> torch.Tensor:
                                                                        dtype=torch.float64)
 
 
+def _qr_all(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    out = list(torch.geqrf(x))
+    for mode in ("reduced", "complete", "r"):
+        out += list(torch.linalg.qr(x, mode=mode))
+    return (*out, torch.qr(x, some=False)[0])
+
+
+def _reflectors_all(a: torch.Tensor, tau: torch.Tensor, c: torch.Tensor) -> tuple[Any, ...]:
+    out = [torch.ormqr(a, tau, y, left, trans) for left, y in ((True, c), (False, c.mT))
+           for trans in (True, False)]
+    if a.shape[-2] >= a.shape[-1]:
+        k = a.shape[-1]
+        out += [torch.linalg.householder_product(a, tau[..., :kk]) for kk in (0, k // 2, k)]
+    return tuple(out)
+
+
 @pytest.mark.parametrize("m,n", SHAPES)
 def test_qr_family(m: int, n: int) -> None:
     a = torch.randn(2, m, n, dtype=torch.float64)
     # geqrf follows LAPACK's conventions (beta = -sign(alpha) |x|): equal to torch's in double.
-    ra, rtau = _run(torch.geqrf, a)
-    ea, etau = torch.geqrf(a)
-    _close(ra, ea, 1e-10)
-    _close(rtau, etau, 1e-10)
-    k = min(m, n)
-    for mode in ("reduced", "complete", "r"):
-        q, r = _run(lambda x, mode=mode: torch.linalg.qr(x, mode=mode), a)
-        eq, er = torch.linalg.qr(a, mode=mode)
-        _close(q, eq, 1e-10)
-        _close(r, er, 1e-10)
-        if mode != "r":
-            _close(q @ r, a, 1e-10)
-            _close(q.mT @ q, _eye_like(q), 1e-10)
-    _close(_run(lambda x: torch.qr(x, some=False)[0], a), torch.qr(a, some=False)[0], 1e-10)
+    got, want = _run(_qr_all, a), _qr_all(a)
+    for g, w in zip(got, want, strict=True):
+        _close(g, w, 1e-10)
+    for q, r in (got[2:4], got[4:6]):  # reduced, complete
+        _close(q @ r, a, 1e-10)
+        _close(q.mT @ q, _eye_like(q), 1e-10)
     # Q from the reflectors (k <= n <= m), and Q / Q^T applied from either side.
-    if m >= n:
-        for kk in (0, n // 2, n):
-            _close(_run(torch.linalg.householder_product, ea, etau[..., :kk]),
-                   torch.linalg.householder_product(ea, etau[..., :kk]), 1e-10)
-    for left in (True, False):
-        for trans in (True, False):
-            c = torch.randn(2, m, 5, dtype=torch.float64)
-            c = c if left else c.mT
-            got = _run(lambda x, t, y, left=left, trans=trans: torch.ormqr(x, t, y, left, trans),
-                       ea, etau, c)
-            _close(got, torch.ormqr(ea, etau, c, left, trans), 1e-10)
+    ea, etau = want[:2]
+    c = torch.randn(2, m, 5, dtype=torch.float64)
+    for g, w in zip(_run(_reflectors_all, ea, etau, c), _reflectors_all(ea, etau, c),
+                    strict=True):
+        _close(g, w, 1e-10)
     # float32 in and out, computed in double: within float32 rounding of the float64 result.
     q32, r32 = _run(torch.linalg.qr, a.float())
-    _close(q32.double() @ r32.double(), a, 1e-5 * max(1, k))
+    _close(q32.double() @ r32.double(), a, 1e-5 * max(1, min(m, n)))
 
 
 def test_qr_empty_and_nan() -> None:
@@ -227,6 +229,13 @@ def test_symmetric_eigenvalues(n: int) -> None:
     _close(_run(torch.linalg.eigvalsh, eye), torch.ones(2, n, dtype=torch.float64), 0.0)
 
 
+def _spectral_all(b: torch.Tensor, low: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    out = [torch.linalg.pinv(b), torch.pinverse(b), torch.linalg.pinv(low),
+           torch.linalg.matrix_rank(low)]
+    out += [torch.linalg.matrix_norm(b, o) for o in ("nuc", 2, -2)]
+    return (*out, *(torch.linalg.cond(b, p) for p in (None, 2, -2)))
+
+
 @pytest.mark.parametrize("m,n", SHAPES)
 def test_singular_values(m: int, n: int) -> None:
     a = torch.randn(2, 3, m, n, dtype=torch.float64)
@@ -243,17 +252,9 @@ def test_singular_values(m: int, n: int) -> None:
         assert bool((s[..., 1:] <= s[..., :-1]).all())
         _close(s, torch.linalg.svdvals(x), 1e-9 * max(m, n))
     # Everything made of singular values.
-    b = a[0]
-    _close(_run(torch.linalg.pinv, b), torch.linalg.pinv(b), 1e-8)
-    _close(_run(torch.pinverse, b), torch.pinverse(b), 1e-8)
-    low = _rank_deficient(m, n, max(min(m, n) // 2, 1))
-    _close(_run(torch.linalg.pinv, low), torch.linalg.pinv(low), 1e-7)
-    _close(_run(torch.linalg.matrix_rank, low), torch.linalg.matrix_rank(low), 0.0)
-    for ordr in ("nuc", 2, -2):
-        _close(_run(lambda x, o=ordr: torch.linalg.matrix_norm(x, o), b),
-               torch.linalg.matrix_norm(b, ordr), 1e-10)
-    for p in (None, 2, -2):
-        _close(_run(lambda x, p=p: torch.linalg.cond(x, p), b), torch.linalg.cond(b, p), 1e-8)
+    b, low = a[0], _rank_deficient(m, n, max(min(m, n) // 2, 1))
+    for g, w in zip(_run(_spectral_all, b, low), _spectral_all(b, low), strict=True):
+        _close(g, w, 1e-7 if w.dtype.is_floating_point else 0.0)
     # float32 in and out.
     got32 = _run(torch.linalg.svdvals, a.float())
     _close(got32.double(), torch.linalg.svdvals(a), 1e-5 * max(m, n))
@@ -288,3 +289,21 @@ def test_spectral_options() -> None:
     nan[0, 0] = float("nan")
     assert torch.isnan(_run(torch.linalg.svdvals, nan)).all()
     assert torch.isnan(_run(torch.linalg.eigvalsh, nan[:3])).all()
+
+
+def test_symbolic_sizes() -> None:
+    """One graph for several sizes (dynamic=True): min(m, n), the default tolerance eps *
+    max(m, n) and a square matrix of two symbols (torch checked them equal) at run time."""
+    def fn(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        q, r = torch.linalg.qr(x)
+        return (q, r, torch.linalg.pinv(x), torch.linalg.matrix_rank(x), torch.linalg.svdvals(x),
+                torch.linalg.pinv(y, hermitian=True), torch.linalg.eigvalsh(y))
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options={"strict": True})
+    for m, n in ((5, 3), (4, 6), (7, 2)):
+        x, y = torch.randn(2, m, n), torch.randn(2, n, n)
+        with torch.no_grad():
+            got, want = compiled(x, y), fn(x, y)
+        for g, w in zip(got, want, strict=True):
+            _close(g, w, 1e-4 if w.dtype.is_floating_point else 0.0)

@@ -38,6 +38,7 @@ from ember.torch.converters.common import (
     static_shape,
     unsupported,
 )
+from ember.torch.converters.composite_math import take
 from ember.torch.converters.functions import register
 from ember.torch.registry import builtin_registrations, register_method
 
@@ -428,12 +429,13 @@ def _float_matrices(x: Any, what: str) -> list[Any]:
     return shape_of(x)
 
 
-def _static_min(m: Any, n: Any, what: str) -> Any:
+def _min_size(m: Any, n: Any) -> Any:
+    """min(m, n) as an ember size (an expression when a size is symbolic)."""
     if m == n:
         return m
     if isinstance(m, int) and isinstance(n, int):
         return min(m, n)
-    raise unsupported(f"{what} of matrices of symbolic sizes")
+    return f"min({m}, {n})"
 
 
 def _zeros(shape: list[Any], dtype: str) -> Any:
@@ -441,10 +443,17 @@ def _zeros(shape: list[Any], dtype: str) -> Any:
     return full(shape, 0.0, dtype)
 
 
+def _rows(x: Any, k: Any) -> Any:
+    """The first k rows of the matrices x (k may be symbolic)."""
+    if isinstance(k, int):
+        return ops.slice(x, [-2], [0], [k])
+    return take(x, rank(x) - 2, cast(ops.arange(0, k), "int64"))
+
+
 def geqrf(A: Any, *, out: Any = None) -> Any:
     no_out(out)
     shape = _float_matrices(A, "geqrf")
-    k = _static_min(shape[-2], shape[-1], "geqrf")
+    k = _min_size(shape[-2], shape[-1])
     if _empty(A):
         return _zeros(shape, dtype_name(A)), _zeros(shape[:-2] + [k], dtype_name(A))
     a, tau = ops.qr_factor(A)
@@ -493,7 +502,7 @@ def _qr(A: Any, mode: str) -> tuple[Any, Any]:
     shape = _float_matrices(A, "linalg.qr")
     dt, batch = dtype_name(A), shape[:-2]
     m, n = shape[-2], shape[-1]
-    k = _static_min(m, n, "linalg.qr")
+    k = _min_size(m, n)
     cols = m if mode == "complete" else k
     rows_r = m if mode == "complete" else k
     if _empty(A):
@@ -504,7 +513,7 @@ def _qr(A: Any, mode: str) -> tuple[Any, Any]:
     else:
         a, tau = ops.qr_factor(A)
         q = ops.householder_apply(a, tau, _eye(m, dt, batch, cols), False)
-        r = ops.triu(a if rows_r == m else ops.slice(a, [-2], [0], [k]))
+        r = ops.triu(a if rows_r == m else _rows(a, k))
     if mode == "r":
         q = _zeros([0], dt)
     return q, r
@@ -529,11 +538,22 @@ def _lower(A: Any, uplo: Any) -> Any:
     return A if uplo == "L" else _mT(A)
 
 
+def _square(A: Any, what: str) -> Any:
+    """A, whose matrices torch checked to be square: two symbols for its sizes (which
+    Dynamo's guards made equal) become one."""
+    shape = shape_of(A)
+    m, n = shape[-2], shape[-1]
+    if m == n:
+        return A
+    if isinstance(m, int) and isinstance(n, int):
+        raise unsupported(f"{what} of non-square matrices")
+    return ops.reshape(A, shape[:-2] + [n, n])
+
+
 def eigvalsh(A: Any, UPLO: str = "L", *, out: Any = None) -> Any:  # noqa: N803 (torch's name)
     no_out(out)
     shape = _float_matrices(A, "eigvalsh")
-    if shape[-1] != shape[-2]:
-        raise unsupported("eigvalsh of non-square matrices")
+    A = _square(A, "eigvalsh")
     if _empty(A):
         return _zeros(shape[:-1], dtype_name(A))
     return ops.eigvalsh(_lower(A, UPLO))
@@ -541,9 +561,8 @@ def eigvalsh(A: Any, UPLO: str = "L", *, out: Any = None) -> Any:  # noqa: N803 
 
 def _svdvals(A: Any) -> Any:
     shape = _float_matrices(A, "svdvals")
-    k = _static_min(shape[-2], shape[-1], "svdvals")
     if _empty(A):
-        return _zeros(shape[:-2] + [k], dtype_name(A))
+        return _zeros(shape[:-2] + [_min_size(shape[-2], shape[-1])], dtype_name(A))
     return ops.svdvals(A)
 
 
@@ -566,10 +585,12 @@ def _threshold(A: Any, smax: Any, atol: Any, rtol: Any) -> Any:
     dt = dtype_name(A)
     a = 0.0 if atol is None else _tolerance(atol, dt)
     if rtol is None:
-        shape = shape_of(A)
-        if not (isinstance(shape[-1], int) and isinstance(shape[-2], int)):
-            raise unsupported("the default tolerance of matrices of symbolic sizes")
-        r = torch.finfo(getattr(torch, dt)).eps * max(shape[-1], shape[-2])
+        m, n = shape_of(A)[-2:]
+        eps = torch.finfo(getattr(torch, dt)).eps
+        if isinstance(m, int) and isinstance(n, int):
+            r = eps * max(m, n)
+        else:  # eps * max(m, n) known at run time: the (exact) sum of max(m, n) eps
+            r = ops.sum(ops.full([n if m == n else f"max({m}, {n})"], eps, dt), [0], True)
         if is_tensor(a):
             r = ops.mul(cast(a <= 0.0, dt), r)
         elif atol is not None and a > 0:
@@ -606,8 +627,8 @@ def pinv(A: Any, rcond: Any = None, hermitian: bool = False, *, atol: Any = None
         atol, rtol = 0.0, rcond
     shape = _float_matrices(A, "linalg.pinv")
     dt = dtype_name(A)
-    if hermitian and shape[-1] != shape[-2]:
-        raise unsupported("pinv(hermitian=True) of non-square matrices")
+    if hermitian:
+        A = _square(A, "pinv(hermitian=True)")
     if _empty(A):
         return _zeros(shape[:-2] + [shape[-1], shape[-2]], dt)
     mag, big, x, y = _spectrum(A, bool(hermitian), True)
@@ -629,8 +650,8 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, atol: Any =
     if tol is not None:  # matrix_rank(A, tol): atol = tol, rtol = 0
         atol, rtol = tol, 0.0
     shape = _float_matrices(A, "linalg.matrix_rank")
-    if hermitian and shape[-1] != shape[-2]:
-        raise unsupported("matrix_rank(hermitian=True) of non-square matrices")
+    if hermitian:
+        A = _square(A, "matrix_rank(hermitian=True)")
     if _empty(A):
         return full(shape[:-2], 0, "int64")
     mag, big, _, _ = _spectrum(A, bool(hermitian), False)
@@ -671,6 +692,8 @@ def _matrix_norm(x: Any, p: Any) -> Any:
 
 def cond(A: Any, p: Any = None, *, out: Any = None) -> Any:
     no_out(out)
+    if is_tensor(p):  # a float Dynamo passes as a graph input (not specialized)
+        raise unsupported("linalg.cond with an order known only at run time")
     if p is None or p in (2, -2):  # the ratio of the extreme singular values
         _matrices(A, "linalg.cond", square=False)
         s = ops.svdvals(A)

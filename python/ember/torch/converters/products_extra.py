@@ -389,6 +389,8 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
     d0, d1 = (norm_dim(d, rank(x)) for d in dim)
     if d0 == d1:
         raise unsupported("matrix_norm over one dimension twice")
+    if is_tensor(ord):  # a float Dynamo passes as a graph input (not specialized)
+        raise unsupported("a matrix norm whose order is known only at run time")
     if ord == "fro":
         return ops.sqrt(ops.sum(x * x, sorted([d0, d1]), keepdim))
     o = ord if ord == "nuc" else float(py_value(ord))
