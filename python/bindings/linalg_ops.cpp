@@ -37,6 +37,22 @@ void bind_linalg_ops(nb::module_& m) {
       "(sign, log|det|) of the last two dimensions.");
   m.def("matrix_exp", &ops::matrix_exp, nb::arg("a"),
         "The matrix exponential (scaling and squaring with a degree-13 Pade approximant).");
+  m.def(
+      "qr_factor", [](const Tensor& a) { return tensors_to_python(ops::qr_factor(a)); },
+      nb::arg("a"), "(reflectors and R, tau) of LAPACK's geqrf on the last two dimensions.");
+  m.def("householder_apply", &ops::householder_apply, nb::arg("a"), nb::arg("tau"), nb::arg("c"),
+        nb::arg("transpose") = false,
+        "Q C (or Q^T C) for Q of geqrf's reflectors and tau (LAPACK's ormqr from the left).");
+  m.def(
+      "svd", [](const Tensor& a) { return tensors_to_python(ops::svd(a)); }, nb::arg("a"),
+      "(S descending, U [..., m, k], Vh [..., k, n]) of the thin SVD (one-sided Jacobi).");
+  m.def("svdvals", &ops::svdvals, nb::arg("a"), "The singular values, descending.");
+  m.def(
+      "eigh", [](const Tensor& a) { return tensors_to_python(ops::eigh(a)); }, nb::arg("a"),
+      "(eigenvalues ascending, eigenvectors as columns) of the symmetric matrix whose lower "
+      "triangle is a's (cyclic Jacobi).");
+  m.def("eigvalsh", &ops::eigvalsh, nb::arg("a"),
+        "The eigenvalues (ascending) of the symmetric matrix whose lower triangle is a's.");
 }
 
 }  // namespace ember::py

@@ -87,6 +87,12 @@ solve = _ops.solve
 det = _ops.det
 slogdet = _ops.slogdet
 matrix_exp = _ops.matrix_exp
+qr_factor = _ops.qr_factor
+householder_apply = _ops.householder_apply
+svd = _ops.svd
+svdvals = _ops.svdvals
+eigh = _ops.eigh
+eigvalsh = _ops.eigvalsh
 
 
 
@@ -174,5 +180,11 @@ __all__ = [
     "det",
     "slogdet",
     "matrix_exp",
+    "qr_factor",
+    "householder_apply",
+    "svd",
+    "svdvals",
+    "eigh",
+    "eigvalsh",
 ]
 __all__ += list(SCALAR_OPS)

@@ -1,6 +1,7 @@
 // Dense linear algebra, each operator one call of a routine of the runtime library
 // (ir::StageKind::Call, ember_rt/linalg.h): LU factorization, Cholesky, triangular solves,
-// solves from an LU factorization, solves, determinants and the matrix exponential.
+// solves from an LU factorization, solves, determinants, the matrix exponential, Householder
+// QR (geqrf and applying its reflectors), symmetric eigendecompositions and SVDs.
 //
 // Matrices are the last two dimensions of float32 or float64 tensors; the leading ones
 // are a batch, which every input of one call shares exactly (broadcast them first). Like
@@ -203,6 +204,94 @@ OpDef square_op(const std::string& name, const std::string& title, int outputs, 
       });
 }
 
+Expr min_dim(const Expr& m, const Expr& n) { return same_dim(m, n) ? m : ir::min(m, n); }
+
+Shape batch_with(const TensorType& x, std::initializer_list<Expr> dims) {
+  Shape s = batch_of(x.shape);
+  s.insert(s.end(), dims.begin(), dims.end());
+  return s;
+}
+
+// geqrf: [reflectors and R, tau [..., min(m, n)]].
+OpDef qr_factor_op() {
+  const std::string name = "qr_factor";
+  return call_op(
+      name, "QRFactor", "qr_factor", 1,
+      [name](const std::vector<TensorType>& in) {
+        check_matrix(name, in[0], "the input", false);
+        const TensorType& a = in[0];
+        return std::vector<TensorType>{
+            a, with_shape(a, a.dtype, batch_with(a, {min_dim(rows(a), cols(a))}))};
+      },
+      [](const std::vector<TensorType>& in) {
+        return std::vector<Expr>{batch_numel(in[0]), rows(in[0]), cols(in[0])};
+      });
+}
+
+// Q C (trans: Q^T C) for Q of geqrf's reflectors a [..., m, na] and tau [..., k].
+OpDef householder_apply_op(bool trans) {
+  const std::string name = trans ? "householder_apply_trans" : "householder_apply";
+  return call_op(
+      name, trans ? "HouseholderApplyTrans" : "HouseholderApply", "householder_apply", 3,
+      [name](const std::vector<TensorType>& in) {
+        const TensorType &a = in[0], &tau = in[1];
+        check_matrix(name, a, "the reflectors", false);
+        check_same_dtype(name, a, tau);
+        const Shape ba = batch_of(a.shape);
+        bool same = tau.rank() == a.rank() - 1;
+        for (size_t i = 0; same && i < ba.size(); ++i) same = same_dim(ba[i], tau.shape[i]);
+        EMBER_CHECK(same, name << ": tau " << shape_str(tau.shape) << " must have the batch of "
+                               << "the reflectors " << shape_str(a.shape));
+        check_rhs(name, a, in[2]);
+        return std::vector<TensorType>{in[2]};
+      },
+      [trans](const std::vector<TensorType>& in) {
+        const TensorType& tau = in[1];
+        return std::vector<Expr>{batch_numel(in[0]), rows(in[0]),
+                                 cols(in[0]),        tau.shape[tau.rank() - 1],
+                                 cols(in[2]),        Expr(int64_t{trans ? 1 : 0})};
+      });
+}
+
+// svd: [S [..., k] descending, U [..., m, k], Vh [..., k, n]]; svdvals: [S].
+OpDef svd_op(bool vectors) {
+  const std::string name = vectors ? "svd" : "svdvals";
+  return call_op(
+      name, vectors ? "SVD" : "SVDVals", name, 1,
+      [name, vectors](const std::vector<TensorType>& in) {
+        const TensorType& a = in[0];
+        check_matrix(name, a, "the input", false);
+        const Expr m = rows(a), n = cols(a), k = min_dim(m, n);
+        std::vector<TensorType> out{with_shape(a, a.dtype, batch_with(a, {k}))};
+        if (vectors) {
+          out.push_back(with_shape(a, a.dtype, batch_with(a, {m, k})));
+          out.push_back(with_shape(a, a.dtype, batch_with(a, {k, n})));
+        }
+        return out;
+      },
+      [](const std::vector<TensorType>& in) {
+        return std::vector<Expr>{batch_numel(in[0]), rows(in[0]), cols(in[0])};
+      });
+}
+
+// eigh: [eigenvalues [..., n] ascending, eigenvectors [..., n, n] (columns)]; eigvalsh: the
+// eigenvalues. The lower triangle is read.
+OpDef eigh_op(bool vectors) {
+  const std::string name = vectors ? "eigh" : "eigvalsh";
+  return call_op(
+      name, vectors ? "EigH" : "EigValsH", name, 1,
+      [name, vectors](const std::vector<TensorType>& in) {
+        check_matrix(name, in[0], "the input", true);
+        std::vector<TensorType> out{
+            with_shape(in[0], in[0].dtype, batch_with(in[0], {rows(in[0])}))};
+        if (vectors) out.push_back(in[0]);
+        return out;
+      },
+      [](const std::vector<TensorType>& in) {
+        return std::vector<Expr>{batch_numel(in[0]), rows(in[0])};
+      });
+}
+
 }  // namespace
 
 EMBER_REGISTER_OP { return lu_factor_op(false); }
@@ -224,6 +313,13 @@ EMBER_REGISTER_OP { return triangular_solve_op(true, false, false); }
 EMBER_REGISTER_OP { return triangular_solve_op(true, false, true); }
 EMBER_REGISTER_OP { return triangular_solve_op(true, true, false); }
 EMBER_REGISTER_OP { return triangular_solve_op(true, true, true); }
+EMBER_REGISTER_OP { return qr_factor_op(); }
+EMBER_REGISTER_OP { return householder_apply_op(false); }
+EMBER_REGISTER_OP { return householder_apply_op(true); }
+EMBER_REGISTER_OP { return svd_op(true); }
+EMBER_REGISTER_OP { return svd_op(false); }
+EMBER_REGISTER_OP { return eigh_op(true); }
+EMBER_REGISTER_OP { return eigh_op(false); }
 
 }  // namespace opdefs
 
@@ -248,6 +344,15 @@ std::vector<Tensor> solve(const Tensor& a, const Tensor& b, bool check) {
 Tensor det(const Tensor& a) { return apply("det", {a}, NoAttrs{}).at(0); }
 std::vector<Tensor> slogdet(const Tensor& a) { return apply("slogdet", {a}, NoAttrs{}); }
 Tensor matrix_exp(const Tensor& a) { return apply("matrix_exp", {a}, NoAttrs{}).at(0); }
+std::vector<Tensor> qr_factor(const Tensor& a) { return apply("qr_factor", {a}, NoAttrs{}); }
+Tensor householder_apply(const Tensor& a, const Tensor& tau, const Tensor& c, bool transpose) {
+  return apply(transpose ? "householder_apply_trans" : "householder_apply", {a, tau, c}, NoAttrs{})
+      .at(0);
+}
+std::vector<Tensor> svd(const Tensor& a) { return apply("svd", {a}, NoAttrs{}); }
+Tensor svdvals(const Tensor& a) { return apply("svdvals", {a}, NoAttrs{}).at(0); }
+std::vector<Tensor> eigh(const Tensor& a) { return apply("eigh", {a}, NoAttrs{}); }
+Tensor eigvalsh(const Tensor& a) { return apply("eigvalsh", {a}, NoAttrs{}).at(0); }
 
 }  // namespace ops
 }  // namespace ember

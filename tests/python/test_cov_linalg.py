@@ -4,6 +4,8 @@ raising operators are ember.DataError when the graph runs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 from _helpers_torch import check
@@ -118,3 +120,190 @@ def test_tensor_ops_cond_matrix_exp() -> None:
         check(lambda x, p=p: torch.linalg.cond(x, p), _well(2, 3, 3), tol=1e-4)
     check(lambda x: torch.linalg.cond(x, 1), torch.ones(3, 3))  # singular: inf
     check(torch.matrix_exp, torch.randn(2, 4, 4, dtype=torch.float64))
+
+
+# ---- QR, symmetric eigenvalues, SVD ---------------------------------------------------------
+# Odd sizes, square, tall and wide (the routines compute in double, whatever the dtype).
+SHAPES = [(1, 1), (2, 2), (3, 3), (7, 7), (17, 17), (33, 33), (7, 3), (3, 7), (33, 17),
+          (2, 17)]
+E = ember.ops
+
+
+def _strict(fn: Any) -> Any:
+    return torch.compile(fn, backend="ember", dynamic=False, options={"strict": True})
+
+
+def _run(fn: Any, *args: Any) -> Any:
+    torch._dynamo.reset()
+    with torch.no_grad():
+        return _strict(fn)(*args)
+
+
+def _close(got: torch.Tensor, want: torch.Tensor, tol: float) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+    torch.testing.assert_close(got, want, atol=tol, rtol=tol, equal_nan=True)
+
+
+def _eye_like(q: torch.Tensor) -> torch.Tensor:
+    return torch.eye(q.shape[-1], dtype=q.dtype).expand(q.shape[:-2] + (q.shape[-1],) * 2)
+
+
+def _rank_deficient(m: int, n: int, r: int, batch: int = 2) -> torch.Tensor:
+    return torch.randn(batch, m, r, dtype=torch.float64) @ torch.randn(batch, r, n,
+                                                                       dtype=torch.float64)
+
+
+def _qr_all(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    out = list(torch.geqrf(x))
+    for mode in ("reduced", "complete", "r"):
+        out += list(torch.linalg.qr(x, mode=mode))
+    return (*out, torch.qr(x, some=False)[0])
+
+
+def _reflectors_all(a: torch.Tensor, tau: torch.Tensor, c: torch.Tensor) -> tuple[Any, ...]:
+    out = [torch.ormqr(a, tau, y, left, trans) for left, y in ((True, c), (False, c.mT))
+           for trans in (True, False)]
+    if a.shape[-2] >= a.shape[-1]:
+        k = a.shape[-1]
+        out += [torch.linalg.householder_product(a, tau[..., :kk]) for kk in (0, k // 2, k)]
+    return tuple(out)
+
+
+@pytest.mark.parametrize("m,n", SHAPES)
+def test_qr_family(m: int, n: int) -> None:
+    a = torch.randn(2, m, n, dtype=torch.float64)
+    # geqrf follows LAPACK's conventions (beta = -sign(alpha) |x|): equal to torch's in double.
+    got, want = _run(_qr_all, a), _qr_all(a)
+    for g, w in zip(got, want, strict=True):
+        _close(g, w, 1e-10)
+    for q, r in (got[2:4], got[4:6]):  # reduced, complete
+        _close(q @ r, a, 1e-10)
+        _close(q.mT @ q, _eye_like(q), 1e-10)
+    # Q from the reflectors (k <= n <= m), and Q / Q^T applied from either side.
+    ea, etau = want[:2]
+    c = torch.randn(2, m, 5, dtype=torch.float64)
+    for g, w in zip(_run(_reflectors_all, ea, etau, c), _reflectors_all(ea, etau, c),
+                    strict=True):
+        _close(g, w, 1e-10)
+    # float32 in and out, computed in double: within float32 rounding of the float64 result.
+    q32, r32 = _run(torch.linalg.qr, a.float())
+    _close(q32.double() @ r32.double(), a, 1e-5 * max(1, min(m, n)))
+
+
+def test_qr_empty_and_nan() -> None:
+    for shape in ((0, 0), (3, 0), (0, 3), (0, 4, 2)):
+        a = torch.randn(*shape)
+        for mode in ("reduced", "complete"):
+            got = _run(lambda x, mode=mode: torch.linalg.qr(x, mode=mode), a)
+            want = torch.linalg.qr(a, mode=mode)
+            for g, w in zip(got, want, strict=True):
+                _close(g, w, 0.0)
+        g, t = _run(torch.geqrf, a)
+        assert g.shape == a.shape and t.shape == torch.geqrf(a)[1].shape
+    a = torch.randn(4, 3)
+    a[1, 1] = float("nan")
+    q, r = _run(torch.linalg.qr, a)
+    assert torch.isnan(q).any() and torch.isnan(r).any()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 17, 33])
+def test_symmetric_eigenvalues(n: int) -> None:
+    a = torch.randn(3, n, n, dtype=torch.float64)
+    for uplo in ("L", "U"):
+        got = _run(lambda x, uplo=uplo: torch.linalg.eigvalsh(x, UPLO=uplo), a)
+        _close(got, torch.linalg.eigvalsh(a, UPLO=uplo), 1e-10)
+    # The eigenvectors (ember.ops.eigh): residual, orthonormality, ascending order.
+    sym = a.tril() + a.tril(-1).mT
+    w, v = (t.torch() for t in E.eigh(ember.from_torch(a)))
+    _close(sym @ v, v * w.unsqueeze(-2), 1e-10 * max(1, n))
+    _close(v.mT @ v, _eye_like(v), 1e-12 * max(1, n))
+    assert bool((w[..., 1:] >= w[..., :-1]).all())
+    # float32: within float32 rounding of the float64 eigenvalues.
+    got32 = _run(torch.linalg.eigvalsh, a.float())
+    _close(got32.double(), torch.linalg.eigvalsh(a), 1e-5 * max(1, n))
+    # A rank-deficient (singular) matrix and repeated eigenvalues.
+    low = _rank_deficient(n, n, max(n // 2, 1))
+    low = low + low.mT
+    _close(_run(torch.linalg.eigvalsh, low), torch.linalg.eigvalsh(low), 1e-9 * max(1, n))
+    eye = torch.eye(n, dtype=torch.float64).repeat(2, 1, 1)
+    _close(_run(torch.linalg.eigvalsh, eye), torch.ones(2, n, dtype=torch.float64), 0.0)
+
+
+def _spectral_all(b: torch.Tensor, low: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    out = [torch.linalg.pinv(b), torch.pinverse(b), torch.linalg.pinv(low),
+           torch.linalg.matrix_rank(low)]
+    out += [torch.linalg.matrix_norm(b, o) for o in ("nuc", 2, -2)]
+    return (*out, *(torch.linalg.cond(b, p) for p in (None, 2, -2)))
+
+
+@pytest.mark.parametrize("m,n", SHAPES)
+def test_singular_values(m: int, n: int) -> None:
+    a = torch.randn(2, 3, m, n, dtype=torch.float64)
+    _close(_run(torch.linalg.svdvals, a), torch.linalg.svdvals(a), 1e-10)
+    # The thin SVD (ember.ops.svd): reconstruction, orthonormal columns, descending values.
+    for x in (a, _rank_deficient(m, n, max(min(m, n) // 2, 1))):
+        s, u, vh = (t.torch() for t in E.svd(ember.from_torch(x)))
+        k = min(m, n)
+        assert s.shape == x.shape[:-2] + (k,) and u.shape == x.shape[:-1] + (k,)
+        assert vh.shape == x.shape[:-2] + (k, n)
+        _close((u * s.unsqueeze(-2)) @ vh, x, 1e-10 * max(m, n))
+        _close(u.mT @ u, _eye_like(u.mT @ u), 1e-10 * max(m, n))
+        _close(vh @ vh.mT, _eye_like(vh @ vh.mT), 1e-10 * max(m, n))
+        assert bool((s[..., 1:] <= s[..., :-1]).all())
+        _close(s, torch.linalg.svdvals(x), 1e-9 * max(m, n))
+    # Everything made of singular values.
+    b, low = a[0], _rank_deficient(m, n, max(min(m, n) // 2, 1))
+    for g, w in zip(_run(_spectral_all, b, low), _spectral_all(b, low), strict=True):
+        _close(g, w, 1e-7 if w.dtype.is_floating_point else 0.0)
+    # float32 in and out.
+    got32 = _run(torch.linalg.svdvals, a.float())
+    _close(got32.double(), torch.linalg.svdvals(a), 1e-5 * max(m, n))
+
+
+def test_spectral_options() -> None:
+    a = torch.randn(2, 5, 5, dtype=torch.float64)
+    for kw in ({"atol": 1.0}, {"rtol": 0.3}, {"atol": 0.5, "rtol": 0.1}, {"hermitian": True},
+               {"hermitian": True, "atol": 1.0}):
+        _close(_run(lambda x, kw=kw: torch.linalg.matrix_rank(x, **kw), a),
+               torch.linalg.matrix_rank(a, **kw), 0.0)
+        _close(_run(lambda x, kw=kw: torch.linalg.pinv(x, **kw), a),
+               torch.linalg.pinv(a, **kw), 1e-8)
+    tol = torch.tensor([0.5, 2.0], dtype=torch.float64)
+    _close(_run(lambda x, t: torch.linalg.matrix_rank(x, atol=t), a, tol),
+           torch.linalg.matrix_rank(a, atol=tol), 0.0)
+    _close(_run(lambda x, t: torch.linalg.pinv(x, rtol=t), a, tol),
+           torch.linalg.pinv(a, rtol=tol), 1e-8)
+    x = torch.randn(3, 4, 5)
+    for fn in (lambda y: torch.norm(y[0], p="nuc"), lambda y: torch.norm(y, p="nuc", dim=(0, 2)),
+               lambda y: torch.linalg.norm(y, ord=2, dim=(2, 0), keepdim=True),
+               lambda y: torch.linalg.norm(y[1], ord=-2)):
+        _close(_run(fn, x), fn(x), 1e-4)
+    # Empty matrices: no singular value (nuclear norm 0, rank 0, an empty pinv).
+    for shape in ((0, 3), (3, 0), (2, 0, 0)):
+        e = torch.randn(*shape)
+        for fn in (torch.linalg.svdvals, torch.linalg.pinv, torch.linalg.matrix_rank,
+                   lambda y: torch.linalg.matrix_norm(y, "nuc")):
+            _close(_run(fn, e), fn(e), 0.0)
+    # NaN gives NaN (ember) where LAPACK may report a failure instead.
+    nan = torch.randn(4, 3)
+    nan[0, 0] = float("nan")
+    assert torch.isnan(_run(torch.linalg.svdvals, nan)).all()
+    assert torch.isnan(_run(torch.linalg.eigvalsh, nan[:3])).all()
+
+
+def test_symbolic_sizes() -> None:
+    """One graph for several sizes (dynamic=True): min(m, n), the default tolerance eps *
+    max(m, n) and a square matrix of two symbols (torch checked them equal) at run time."""
+    def fn(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        q, r = torch.linalg.qr(x)
+        return (q, r, torch.linalg.pinv(x), torch.linalg.matrix_rank(x), torch.linalg.svdvals(x),
+                torch.linalg.pinv(y, hermitian=True), torch.linalg.eigvalsh(y))
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options={"strict": True})
+    for m, n in ((5, 3), (4, 6), (7, 2)):
+        x, y = torch.randn(2, m, n), torch.randn(2, n, n)
+        with torch.no_grad():
+            got, want = compiled(x, y), fn(x, y)
+        for g, w in zip(got, want, strict=True):
+            _close(g, w, 1e-4 if w.dtype.is_floating_point else 0.0)

@@ -148,5 +148,20 @@ std::vector<Tensor> solve(const Tensor& a, const Tensor& b, bool check = false);
 Tensor det(const Tensor& a);
 std::vector<Tensor> slogdet(const Tensor& a);  // [sign, log|det|]
 Tensor matrix_exp(const Tensor& a);            // scaling and squaring, Pade 13
+// qr_factor: [reflectors and R, tau] as LAPACK's geqrf (A = H_0 ... H_{k-1} R, k = min(m, n)).
+std::vector<Tensor> qr_factor(const Tensor& a);
+// Q C (transpose: Q^T C) for Q = H_0 ... H_{k-1} of geqrf's reflectors a [..., m, n] and tau
+// [..., k] (k <= min(m, n)), c [..., m, p]: LAPACK's ormqr from the left; orgqr is Q times the
+// first columns of the identity.
+Tensor householder_apply(const Tensor& a, const Tensor& tau, const Tensor& c,
+                         bool transpose = false);
+// svd: [S (descending), U [..., m, k], Vh [..., k, n]], k = min(m, n) (one-sided Jacobi);
+// svdvals: S. A matrix with a NaN or an infinity gives NaN.
+std::vector<Tensor> svd(const Tensor& a);
+Tensor svdvals(const Tensor& a);
+// eigh: [eigenvalues (ascending), eigenvectors (columns)] of the symmetric matrix whose lower
+// triangle is a's (cyclic Jacobi); eigvalsh: the eigenvalues.
+std::vector<Tensor> eigh(const Tensor& a);
+Tensor eigvalsh(const Tensor& a);
 
 }  // namespace ember::ops

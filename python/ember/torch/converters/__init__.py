@@ -30,8 +30,9 @@
 - scans_sorts.py: scans and sorts (cumsum, cummax, sort, topk, quantile, ...), and
   scatters.py: scatters and binary searches (scatter, index_add, index_put, searchsorted,
   ...), each a call of a routine of ember's runtime library;
-- linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp), each a call
-  of a linear algebra routine of ember's runtime library;
+- linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp, QR,
+  eigvalsh, singular values, pinv, matrix_rank), each a call of a linear algebra routine of
+  ember's runtime library;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """

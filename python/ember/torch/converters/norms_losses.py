@@ -91,6 +91,8 @@ def _norm(x: Any, p: Any, dims: list[int], keepdim: bool) -> Any:
         if p != "fro":
             raise unsupported(f"the {p!r} norm")
         p = 2.0
+    if is_tensor(p):  # a float Dynamo passes as a graph input (not specialized)
+        raise unsupported("a norm whose order is known only at run time")
     p = float(py_value(p))
     if p == float("inf") or p == float("-inf"):
         check_nonempty(x, dims, "an inf-norm")
@@ -130,6 +132,15 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out
     x = _norm_input(input, dtype)
     if p is None:
         p = 2.0
+    if is_tensor(p):  # a float Dynamo passes as a graph input (not specialized)
+        raise unsupported("a norm whose order is known only at run time")
+    if p == "nuc":  # a matrix norm, over all (two) dimensions by default
+        from ember.torch.converters.products_extra import matrix_norm
+
+        dims = list(range(rank(x))) if dim is None else list(dim)
+        if len(dims) != 2:
+            raise unsupported("the nuclear norm over other than two dimensions")
+        return matrix_norm(x, "nuc", dims, keepdim)
     if isinstance(p, str) and p != "fro":
         raise unsupported(f"torch.norm with p={p!r}")
     return _norm(x, p, norm_dims(dim, rank(x)), keepdim)
@@ -137,10 +148,19 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out
 
 def linalg_norm(input: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
                 out: Any = None, dtype: Any = None) -> Any:
+    if is_tensor(ord):  # a float Dynamo passes as a graph input (not specialized)
+        raise unsupported("a norm whose order is known only at run time")
     vector = (isinstance(dim, int) or (isinstance(dim, (tuple, list)) and len(dim) == 1)
               or (dim is None and (ord is None or rank(input) == 1)))
     if not vector and ord not in (None, "fro"):
-        raise unsupported(f"the matrix norm ord={ord!r}")
+        from ember.torch.converters.products_extra import matrix_norm
+
+        if out is not None:
+            raise unsupported("out= arguments")
+        dims = (-2, -1) if dim is None else tuple(dim)
+        if len(dims) != 2 or (dim is None and rank(input) != 2):
+            raise unsupported(f"the matrix norm ord={ord!r} of a tensor of rank {rank(input)}")
+        return matrix_norm(input, ord, dims, keepdim, dtype=dtype)
     return vector_norm(input, 2 if ord in (None, "fro") else ord, dim, keepdim, dtype=dtype,
                        out=out)
 

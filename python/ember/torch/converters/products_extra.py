@@ -2,8 +2,8 @@
 ember's matmul, sums and gathers: ``dot``, ``mv``, ``addmv``, ``addr``, ``addbmm``, ``outer``,
 ``inner``, ``tensordot``, ``kron``, ``trace``, ``cross``, ``linalg.vecdot``, ``multi_dot``,
 ``matrix_power`` (n >= 0), ``vander``, the distances ``cdist`` (the direct difference form),
-``dist``, ``pdist``, and ``linalg.matrix_norm`` for 'fro', 1, -1, inf and -inf (the others
-need singular values). Integer products are sums of elementwise products (exact); calls a
+``dist``, ``pdist``, and ``linalg.matrix_norm`` ('nuc', 2 and -2 from the singular values of
+linalg.py). Integer products are sums of elementwise products (exact); calls a
 converter cannot compute exactly raise ``unsupported`` and run in eager PyTorch.
 """
 
@@ -387,17 +387,25 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
     if rank(x) < 2:
         raise unsupported("matrix_norm of a tensor of rank < 2")
     d0, d1 = (norm_dim(d, rank(x)) for d in dim)
+    if d0 == d1:
+        raise unsupported("matrix_norm over one dimension twice")
+    if is_tensor(ord):  # a float Dynamo passes as a graph input (not specialized)
+        raise unsupported("a matrix norm whose order is known only at run time")
     if ord == "fro":
         return ops.sqrt(ops.sum(x * x, sorted([d0, d1]), keepdim))
-    if isinstance(ord, str):
-        raise unsupported(f"the matrix norm ord={ord!r} (it needs singular values)")
-    o = float(py_value(ord))
+    o = ord if ord == "nuc" else float(py_value(ord))
+    if o in ("nuc", 2.0, -2.0):  # from the singular values of x moved to [..., d0, d1]
+        from ember.torch.converters.linalg import spectral_norm
+
+        order = [d for d in range(rank(x)) if d not in (d0, d1)] + [d0, d1]
+        y = spectral_norm(ops.permute(x, order), o)
+        return ops.unsqueeze(y, sorted([d0, d1])) if keepdim else y
     if o in (1.0, -1.0):
         summed, across = d0, d1  # the largest (smallest) column sum
     elif o in (float("inf"), float("-inf")):
         summed, across = d1, d0  # the largest (smallest) row sum
     else:
-        raise unsupported(f"the matrix norm ord={ord!r} (it needs singular values)")
+        raise unsupported(f"the matrix norm ord={ord!r}")
     if static_size(x, across, "matrix_norm") == 0:
         raise unsupported("a matrix norm over an empty dimension")
     sums = ops.sum(ops.abs(x), [summed], True)
