@@ -13,30 +13,12 @@
 #include <vector>
 
 #include "ember_rt/depthwise.h"
+#include "rt_threads.h"
 
 namespace ember_rt {
 namespace {
 
-// A LaunchContext whose parallel_run starts one std::thread per chunk.
-void thread_run(int64_t n, ChunkFn fn, void* closure, int threads) {
-  std::vector<std::thread> ts;
-  const int64_t chunks = std::min<int64_t>(n, threads);
-  for (int64_t c = 1; c < chunks; ++c)
-    ts.emplace_back([=] { fn(closure, n * c / chunks, n * (c + 1) / chunks); });
-  fn(closure, 0, n / chunks);
-  for (auto& t : ts) t.join();
-}
-template <int T>
-void run_t(void*, int64_t n, ChunkFn fn, void* closure) {
-  thread_run(n, fn, closure, T);
-}
-
-LaunchContext make_ctx(int threads) {
-  LaunchContext c{};
-  c.num_threads = threads;
-  c.parallel_run = threads == 3 ? &run_t<3> : &run_t<1>;
-  return c;
-}
+using test::make_ctx;
 
 struct Case {
   int64_t n = 1, c = 1, h = 1, w = 1;

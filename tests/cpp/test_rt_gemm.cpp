@@ -12,31 +12,12 @@
 #include <vector>
 
 #include "ember_rt/gemm.h"
+#include "rt_threads.h"
 
 namespace ember_rt {
 namespace {
 
-// A LaunchContext whose parallel_run starts one std::thread per chunk (slow, but real).
-void thread_run(void* /*pool*/, int64_t n, ChunkFn fn, void* closure, int threads) {
-  std::vector<std::thread> ts;
-  const int64_t chunks = std::min<int64_t>(n, threads);
-  for (int64_t c = 1; c < chunks; ++c)
-    ts.emplace_back([=] { fn(closure, n * c / chunks, n * (c + 1) / chunks); });
-  fn(closure, 0, n / chunks);
-  for (auto& t : ts) t.join();
-}
-template <int T>
-void run_t(void* pool, int64_t n, ChunkFn fn, void* closure) {
-  thread_run(pool, n, fn, closure, T);
-}
-
-LaunchContext make_ctx(int threads) {
-  LaunchContext c{};
-  c.pool = nullptr;
-  c.num_threads = threads;
-  c.parallel_run = threads == 2 ? &run_t<2> : threads == 3 ? &run_t<3> : &run_t<1>;
-  return c;
-}
+using test::make_ctx;
 
 enum Layout { kRowMajor, kTransposed, kStrided };
 

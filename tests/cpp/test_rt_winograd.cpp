@@ -13,15 +13,10 @@
 #include <vector>
 
 #include "ember_rt/winograd.h"
+#include "rt_threads.h"
 
 namespace ember_rt {
 namespace {
-
-void thread_run(void* /*pool*/, int64_t n, ChunkFn fn, void* closure) {
-  std::thread other([=] { fn(closure, n / 2, n); });
-  fn(closure, 0, n / 2);
-  other.join();
-}
 
 struct Case {
   int64_t n, c, o, h, w, pad;
@@ -88,11 +83,7 @@ TEST(RtWinograd, MatchesDirectConvolution) {
 }
 
 TEST(RtWinograd, TwoThreadsGiveTheSameResult) {
-  LaunchContext ctx{};
-  ctx.num_threads = 2;
-  ctx.parallel_run = [](void* pool, int64_t n, ChunkFn fn, void* closure) {
-    thread_run(pool, n, fn, closure);
-  };
+  const LaunchContext ctx = test::make_ctx(2);
   const Case k{2, 24, 20, 29, 31, 1};
   EXPECT_LT(relative_error(k, &ctx), 1e-5);
 }
