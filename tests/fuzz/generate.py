@@ -83,11 +83,20 @@ _SCALAR: list[tuple[str, str, bool]] = [
 ]
 
 
+# Steps (sign, floor) turn a last-bit difference of an inexact input into a whole unit: they
+# take exact inputs only, as comparisons do.
+_STEPS = {"sign", "floor"}
+
+
 def _unary(g: Gen) -> bool:
     v = g.pick(is_float)
     if v is None:
         return False
     name, expr, conv, keep = g.rng.choice(_UNARY)
+    if name in _STEPS and not v.exact:
+        v = g.pick(lambda v: is_float(v) and v.exact)
+        if v is None:
+            return False
     return g.emit(name, expr, [v], exact=v.exact and keep, converted=conv)
 
 
