@@ -52,12 +52,14 @@ def _optimized(x_shape: tuple[int, ...], w: np.ndarray, weight_is_input: bool = 
     ("k", "kw", "groups", "algo"),
     [
         (3, dict(padding=1), 1, "winograd"),
-        (3, dict(stride=2, padding=1), 1, "im2col"),
-        (3, dict(padding=2, dilation=2), 1, "wide"),
+        (3, dict(stride=2, padding=1), 1, "implicit"),
+        (3, dict(padding=2, dilation=2), 1, "implicit"),
         (3, dict(padding=1), 2, "reduce"),
         (3, dict(padding=1), 72, "depthwise"),
         (5, dict(stride=2, padding=2), 72, "depthwise"),
-        (5, dict(padding=2), 1, "wide"),
+        (5, dict(padding=2), 1, "implicit"),
+        (7, dict(padding=0, stride=(1, 2)), 1, "implicit"),
+        (30, dict(padding=0), 1, "im2col"),  # one output pixel: a matrix-vector product
         (1, dict(), 1, "gemm1x1"),
     ],
 )
@@ -80,11 +82,11 @@ def test_optimized_graph_names_the_algorithm(k: int, kw: dict, groups: int, algo
 
 def test_weight_that_is_an_input_keeps_its_old_form() -> None:
     """Winograd needs its filter transformed once, at build time: a weight given at run time
-    keeps the wide form."""
+    keeps the implicit GEMM."""
     w = _weights(72, 72, 3, seed=3)
     graph, _ = _optimized((1, 72, 30, 30), w, weight_is_input=True, padding=1)
     text = str(graph)
-    assert "algo=wide" in text and "Winograd" not in text, text
+    assert "algo=implicit" in text and "Winograd" not in text, text
 
 
 def test_small_outputs_and_few_channels_keep_their_old_form() -> None:
@@ -207,7 +209,7 @@ IMPLICIT_CASES = [
     (2, 8, 24, (9, 9), (1, 1), (2, 2), (0, 0), (1, 1)),
     (1, 96, 32, (24, 24), (3, 3), (1, 1), (1, 1), (1, 1)),
     (1, 4, 3, (5, 40), (5, 1), (1, 1), (2, 0), (1, 1)),
-    (1, 2, 3, (4, 4), (4, 4), (1, 1), (0, 0), (1, 1)),
+    (1, 2, 3, (5, 4), (4, 4), (1, 1), (0, 0), (1, 1)),
 ]
 
 
