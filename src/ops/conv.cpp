@@ -3,8 +3,9 @@
 //
 // conv1d is conv2d over a height of 1: one geometry (ConvGeom, conv.h) serves both, and only
 // the indices differ. Both are Composite, lowered by one of the algorithms of conv_algos()
-// (below), which the choose_algorithms pass names in the node's attributes (ConvAttrs::algo);
-// conv_algos.cpp has the algorithms, their rules and their lowerings.
+// (conv_algos.cpp: each algorithm's rule and lowering), which the choose_algorithms pass
+// names in the node's attributes (ConvAttrs::algo). This file has the geometry, the shape
+// rules, the generic reduction, the choice and the operators' definitions.
 #include "conv.h"
 
 #include <algorithm>
