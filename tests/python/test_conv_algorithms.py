@@ -246,3 +246,22 @@ def test_implicit_gemm_conv1d_matches_float64(stride: int, pad: int, dil: int, k
     ref = F.conv1d(torch.from_numpy(x).double(), torch.from_numpy(w).double(), stride=stride,
                    padding=pad, dilation=dil).numpy()
     np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_implicit_gemm_symbolic_sizes(stride: int) -> None:
+    """One graph for any batch, height and width: the row offsets and the phase-split copy's
+    sizes are computed from the symbols at run time."""
+    rng = np.random.default_rng(stride)
+    w = (rng.standard_normal((6, 5, 3, 3)) / 7).astype(np.float32)
+    xs = ember.symbol(["n", 5, "h", "w"], name="x")
+    y = ops.conv2d(xs, ember.asarray(w), stride=stride, padding=1)
+    graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+    assert "algo=implicit" in str(graph), str(graph)
+    for shape in ((1, 5, 9, 11), (2, 5, 16, 7)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        got = graph(ember.asarray(x))
+        got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+        ref = _reference(x, w, None, stride=stride, padding=1)
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
