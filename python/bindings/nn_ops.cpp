@@ -29,8 +29,8 @@ void bind_conv_pool(nb::module_& m) {
       nb::arg("padding") = nb::make_tuple(0, 0), nb::arg("dilation") = nb::make_tuple(1, 1),
       nb::arg("groups") = 1, nb::arg("algo") = nb::none(),
       "2-d convolution of x [N, C, H, W] with w [O, C / groups, KH, KW], without bias. algo "
-      "forces an algorithm ('gemm1x1', 'winograd', 'wide', 'im2col', 'reduce'); None lets "
-      "the graph optimizer choose.");
+      "forces an algorithm ('gemm1x1', 'winograd', 'implicit', 'wide', 'im2col', 'depthwise', "
+      "'reduce'); None lets the graph optimizer choose.");
   m.def(
       "conv1d",
       [](const Tensor& x, const Tensor& w, const DimsArg& stride, const DimsArg& padding,
@@ -41,8 +41,8 @@ void bind_conv_pool(nb::module_& m) {
       nb::arg("x"), nb::arg("w"), nb::arg("stride") = 1, nb::arg("padding") = 0,
       nb::arg("dilation") = 1, nb::arg("groups") = 1, nb::arg("algo") = nb::none(),
       "1-d convolution of x [N, C, L] with w [O, C / groups, K], without bias. algo forces "
-      "an algorithm ('gemm1x1', 'wide', 'im2col', 'reduce'); None lets the graph optimizer "
-      "choose.");
+      "an algorithm ('gemm1x1', 'implicit', 'wide', 'im2col', 'depthwise', 'reduce'); None "
+      "lets the graph optimizer choose.");
   m.def(
       "max_pool2d",
       [](const Tensor& x, const DimsArg& kernel, const DimsArg& stride, const DimsArg& padding,

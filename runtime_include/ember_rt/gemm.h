@@ -4,7 +4,8 @@
 //   ember_rt::gemm(s, ctx, epilogue);             // or ember_rt::gemm(s, ctx, NoEpilogue{});
 //
 // A and B are read through arbitrary element strides (transposed or broadcast operands need
-// no copy; batch strides may be 0). C is row-major per batch: (b, m, n) at
+// no copy; batch strides may be 0), or B's rows through a table of offsets (GemmShape::b_rows:
+// a convolution's padded input read in place). C is row-major per batch: (b, m, n) at
 // C[b * c_batch + m * c_m + n]; distinct batches must not overlap. K == 0 gives C = 0.
 //
 // The epilogue is called as epi(b, m, n0, len, c_row) once for every finished row segment
@@ -20,6 +21,7 @@
 //     A constant B prepared once (GemmShape::prepared, gemm_prepared.h: prepare_b) is read
 //     from its panels, never packed, and takes this path at every M (1 x NR, 4 x NR and, with
 //     AVX-512, 8 x NR tiles for M <= 8); split-K parts then start at its depth blocks.
+//     A B read through b_rows takes this path always, packed through the table.
 //   * dot products: M <= 64 with A and B both contiguous along K (x * W^T, the layout of a
 //     Linear layer's weight): 4 x 3 (AVX2) / 4 x 6 (AVX-512) tiles of dot products, no packing.
 //   * matrix-vector: M == 1 or N == 1 (memory bound): B streamed with FMAs, no packing.
@@ -98,7 +100,7 @@ inline Plan make_plan(const GemmShape& s, const GemmTuning& t, int mr, int nr, i
   Plan p;
   // With few rows of A, a packed B panel would be reused by only a few micro-tiles: reading
   // B in place is cheaper than copying it.
-  p.direct_b = s.b_n == 1 && s.M <= kDirectBMaxM * mr;
+  p.direct_b = s.b_n == 1 && s.b_rows == nullptr && s.M <= kDirectBMaxM * mr;
   const int64_t kc = clamp64(t.kc > 0 ? t.kc : def_kc, 1, 1 << 16);
   const int64_t mc = clamp64(t.mc > 0 ? t.mc : def_mc, mr, 1 << 16);
   const int64_t nc = clamp64(t.nc > 0 ? t.nc : def_nc, nr, 1 << 20);
@@ -157,9 +159,15 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
       for (int64_t k0 = 0; k0 < s.K; k0 += p.kc) {
         const int64_t klen = s.K - k0 < p.kc ? s.K - k0 : p.kc;
         const bool first = k0 == 0, last = k0 + klen == s.K;
-        const float* Bk = prepared ? nullptr : s.B + b * s.b_batch + k0 * s.b_k + n0 * s.b_n;
         const float* bblock = prepared ? prepared_b_panel(s.prepared, b, k0, n0) : bpack;
-        if (!prepared && !p.direct_b) pack_b<NR>(Bk, s.b_k, s.b_n, klen, nlen, bpack);
+        const float* Bk = nullptr;
+        if (!prepared && s.b_rows != nullptr) {  // rows at their own offsets: always packed
+          pack_b_rows<NR>(s.B + b * s.b_batch + n0 * s.b_n, s.b_rows + k0, s.b_n, klen, nlen,
+                          bpack);
+        } else if (!prepared) {
+          Bk = s.B + b * s.b_batch + k0 * s.b_k + n0 * s.b_n;
+          if (!p.direct_b) pack_b<NR>(Bk, s.b_k, s.b_n, klen, nlen, bpack);
+        }
         for (int64_t ib = ib0; ib < ib1; ++ib) {
           const int64_t m0 = ib * p.mc;
           const int64_t mlen = s.M - m0 < p.mc ? s.M - m0 : p.mc;
@@ -251,8 +259,10 @@ inline int prepared_kernel(const GemmTuning& tune) {
 inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
   if (s.prepared.data != nullptr) return prepared_kernel(tune);
   if (tune.kernel >= 0 && tune.kernel < kNumKernels) return tune.kernel;
-  if ((s.M == 1 || s.N == 1) && gemv_applies(s)) return kPathGemv;
-  if (s.a_k == 1 && s.b_k == 1 && s.M <= kDotMaxM) return kPathDot;
+  // The matrix-vector and dot-product paths read B's rows b_k apart.
+  const bool b_strided = s.b_rows == nullptr;
+  if (b_strided && (s.M == 1 || s.N == 1) && gemv_applies(s)) return kPathGemv;
+  if (b_strided && s.a_k == 1 && s.b_k == 1 && s.M <= kDotMaxM) return kPathDot;
   // Least padding wins: the useful fraction of the computed tiles, preferring the default
   // kernel (index 0) unless another wastes clearly less.
   int kernel = 0;
@@ -401,6 +411,9 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
       if (prepared) {
         sub.prepared.data = s.prepared.data + b * s.prepared.batch_stride;
         sub.prepared.k_off += k0;
+      } else if (s.b_rows != nullptr) {
+        sub.B = s.B + b * s.b_batch;
+        sub.b_rows = s.b_rows + k0;
       } else {
         sub.B = s.B + b * s.b_batch + k0 * s.b_k;
       }

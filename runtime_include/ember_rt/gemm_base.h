@@ -23,6 +23,10 @@ struct GemmShape {
   // When its data is set, B is read from these prepared panels (gemm_prepared.h) instead of
   // through B and its strides, which are then not read.
   PreparedB prepared{};
+  // When set, B's rows are not b_k apart: row k of batch b starts at B[b * b_batch +
+  // b_rows[k]] (K entries; b_k is not read), its columns b_n apart. A convolution reads its
+  // (padded) input in place this way (implicit GEMM). Such a B is always packed.
+  const int64_t* b_rows = nullptr;
 };
 
 // Blocking parameters. 0 (or -1 for kernel) picks the analytic default; any other value is

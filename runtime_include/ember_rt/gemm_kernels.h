@@ -234,29 +234,32 @@ inline void pack_a(const float* a, int64_t sm, int64_t sk, int64_t mlen, int64_t
   }
 }
 
+// Copies cols (<= NR) contiguous floats of one row of B into an NR-wide panel row,
+// zero-filled past the edge.
+template <int NR>
+inline void pack_b_row(const float* s, int cols, float* __restrict d) {
+  constexpr int W = vf::width;
+  for (int j = 0; j < NR; j += W) {
+    const int n = cols - j;
+    if (n >= W)
+      vf::load(s + j).store(d + j);
+    else if (n > 0)
+      vf::load_partial(s + j, n).store(d + j);
+    else
+      vf(0.0f).store(d + j);
+  }
+}
+
 // Packs rows [0, klen) x columns [0, nlen) of B (element (k, n) at b[k * sk + n * sn]) into
 // NR-column micro-panels.
 template <int NR>
 inline void pack_b(const float* b, int64_t sk, int64_t sn, int64_t klen, int64_t nlen,
                    float* __restrict out) {
-  constexpr int W = vf::width;
   for (int64_t n0 = 0; n0 < nlen; n0 += NR) {
     const int cols = static_cast<int>(nlen - n0 < NR ? nlen - n0 : NR);
     const float* src = b + n0 * sn;
     if (sn == 1) {  // rows of B are contiguous: vector copies, zero-filled past the edge
-      for (int64_t k = 0; k < klen; ++k) {
-        const float* s = src + k * sk;
-        float* d = out + k * NR;
-        for (int j = 0; j < NR; j += W) {
-          const int n = cols - j;
-          if (n >= W)
-            vf::load(s + j).store(d + j);
-          else if (n > 0)
-            vf::load_partial(s + j, n).store(d + j);
-          else
-            vf(0.0f).store(d + j);
-        }
-      }
+      for (int64_t k = 0; k < klen; ++k) pack_b_row<NR>(src + k * sk, cols, out + k * NR);
     } else if (sk == 1 && cols == NR) {  // columns contiguous (B transposed): 8 k at a time
       int64_t k = 0;
       for (; k + 8 <= klen; k += 8) {
@@ -271,6 +274,26 @@ inline void pack_b(const float* b, int64_t sk, int64_t sn, int64_t klen, int64_t
     } else {
       for (int64_t k = 0; k < klen; ++k) {
         for (int j = 0; j < cols; ++j) out[k * NR + j] = src[k * sk + j * sn];
+        for (int j = cols; j < NR; ++j) out[k * NR + j] = 0.0f;
+      }
+    }
+    out += NR * klen;
+  }
+}
+
+// pack_b for a B whose rows start at their own offsets (GemmShape::b_rows): element (k, n)
+// at b[rows[k] + n * sn].
+template <int NR>
+inline void pack_b_rows(const float* b, const int64_t* rows, int64_t sn, int64_t klen, int64_t nlen,
+                        float* __restrict out) {
+  for (int64_t n0 = 0; n0 < nlen; n0 += NR) {
+    const int cols = static_cast<int>(nlen - n0 < NR ? nlen - n0 : NR);
+    const float* src = b + n0 * sn;
+    if (sn == 1) {
+      for (int64_t k = 0; k < klen; ++k) pack_b_row<NR>(src + rows[k], cols, out + k * NR);
+    } else {
+      for (int64_t k = 0; k < klen; ++k) {
+        for (int j = 0; j < cols; ++j) out[k * NR + j] = src[rows[k] + j * sn];
         for (int j = cols; j < NR; ++j) out[k * NR + j] = 0.0f;
       }
     }

@@ -220,9 +220,25 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
   w_.line("g.batch = " + em.emit_index(shape_numel_expr(cb)) + ";");
   w_.line("g.A = b" + std::to_string(s.a) + "; g.a_m = g.K; g.a_k = 1;");
   w_.line("g.a_batch = " + batch_stride(ab, "g.M * g.K") + ";");
-  w_.line("g.B = b" + std::to_string(s.b) +
-          (s.b_transposed ? "; g.b_k = 1; g.b_n = g.K;" : "; g.b_k = g.N; g.b_n = 1;"));
-  w_.line("g.b_batch = " + batch_stride(bb, "g.K * g.N") + ";");
+  if (s.b_row_offset.defined()) {
+    // B is a view of b<s.b> (ir::Stage::b_row_offset): its leading dimensions are the batch,
+    // and a table gives where each row starts in a batch's part.
+    EMBER_ASSERT(!s.b_transposed && B.shape.size() >= rank - 2, "matmul row view");
+    const Shape part(B.shape.begin() + static_cast<std::ptrdiff_t>(rank - 2), B.shape.end());
+    const Shape lead(B.shape.begin(), B.shape.begin() + static_cast<std::ptrdiff_t>(rank - 2));
+    NameScope names = base_;
+    names.vars[s.b_row_var->name] = "k";
+    w_.line("std::vector<int64_t> b_rows(static_cast<size_t>(g.K));");
+    w_.line("for (int64_t k = 0; k < g.K; ++k) b_rows[static_cast<size_t>(k)] = " +
+            ExprEmitter(task_, names).emit_index(s.b_row_offset) + ";");
+    w_.line("g.B = b" + std::to_string(s.b) + "; g.b_rows = b_rows.data(); g.b_k = 0; g.b_n = " +
+            std::to_string(s.b_col_stride) + ";");
+    w_.line("g.b_batch = " + batch_stride(lead, em.emit_index(shape_numel_expr(part))) + ";");
+  } else {
+    w_.line("g.B = b" + std::to_string(s.b) +
+            (s.b_transposed ? "; g.b_k = 1; g.b_n = g.K;" : "; g.b_k = g.N; g.b_n = 1;"));
+    w_.line("g.b_batch = " + batch_stride(bb, "g.K * g.N") + ";");
+  }
   w_.line("g.C = b" + std::to_string(s.out) + "; g.c_m = g.N; g.c_batch = g.M * g.N;");
   const std::string tune = gemm_tuning_argument(config_);
   const auto& prepared = config_.prepared_b;

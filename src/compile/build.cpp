@@ -159,7 +159,7 @@ std::vector<std::pair<int, PreparedConstant>> find_prepared(const FlowGraph& gra
                                                             codegen::KernelConfig* config) {
   std::vector<std::pair<int, PreparedConstant>> out;
   for (const ir::Stage& st : task.stages) {
-    if (st.kind != ir::StageKind::Matmul) continue;
+    if (st.kind != ir::StageKind::Matmul || st.b_row_offset.defined()) continue;
     const int buf = st.b;
     if (buf < 0 || buf >= static_cast<int>(node.inputs.size())) continue;
     const int v = node.inputs[buf];

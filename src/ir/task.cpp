@@ -51,7 +51,11 @@ std::string Task::str() const {
            << join_exprs(s.raxes) << " < " << join_exprs(s.rextents) << ")";
         break;
       case StageKind::Matmul:
-        os << "matmul(b" << s.a << ", b" << s.b << (s.b_transposed ? "^T" : "") << ")";
+        os << "matmul(b" << s.a << ", b" << s.b << (s.b_transposed ? "^T" : "");
+        if (s.b_row_offset.defined())
+          os << " rows " << to_string(s.b_row_var) << " at " << to_string(s.b_row_offset)
+             << " columns step " << s.b_col_stride;
+        os << ")";
         break;
       case StageKind::Call: {
         os << s.routine << "(";

@@ -1,48 +1,25 @@
 // Convolutions: conv2d (x [N, C, H, W], weight [O, C/groups, KH, KW]) and conv1d (x [N, C, L],
 // weight [O, C/groups, K]), without bias (a separate add, fused into the epilogue).
 //
-// conv1d is conv2d over a height of 1: one geometry (ConvGeom) serves both, and only the
-// indices differ. Both are Composite, lowered by one of the algorithms of conv_algos()
-// (below), which the choose_algorithms pass names in the node's attributes (ConvAttrs::algo):
-//   - gemm1x1: 1x1, stride 1, no padding: one Matmul stage, out [N, O, H*W] = w x x viewed
-//     [N, C, H*W], w viewed [O, C*KH*KW];
-//   - winograd: 3x3, stride 1, a constant weight, where it wins: conv2d_winograd on the
-//     filter transformed by winograd_filter (F(4x4, 3x3), ember_rt/winograd.h);
-//   - wide: stride 1 with a kernel narrow next to the output: a padded copy of x,
-//     col [N, C*KH*KW, OH*Wp] whose rows are contiguous runs of that copy (vectorized), the
-//     Matmul into [N, O, OH*Wp], and a crop of the Wp - OW extra columns (the crop, a Compute
-//     stage, is where fusion puts the bias / activation epilogue);
-//   - im2col: a padded copy of x (when padded), col [N, C*KH*KW, OH*OW], and the Matmul
-//     into out viewed [N, O, OH*OW];
-//   - depthwise: float32 with one input channel per group (any channel multiplier): one Call
-//     stage of ember_rt::lib::depthwise_conv2d (ember_rt/depthwise.h), which applies the
-//     fused epilogue to each output row it finishes;
-//   - reduce: anything else (other grouped convolutions, other dtypes) is one Reduce stage
-//     over (C/groups, KH, KW): the same definition as OpDef.reduce, the generic fallback.
-// Padding reads are select(in_bounds, load, 0), so out-of-bounds loads are never made; the
-// padded copy pays for its bounds checks once per input element instead of once per col
-// element (C*KH*KW / C times as many).
+// conv1d is conv2d over a height of 1: one geometry (ConvGeom, conv.h) serves both, and only
+// the indices differ. Both are Composite, lowered by one of the algorithms of conv_algos()
+// (conv_algos.cpp: each algorithm's rule and lowering), which the choose_algorithms pass
+// names in the node's attributes (ConvAttrs::algo). This file has the geometry, the shape
+// rules, the generic reduction, the choice and the operators' definitions.
+#include "conv.h"
+
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "common.h"
 #include "ember/support/error.h"
 
 namespace ember::opdefs {
-namespace {
 
 using ir::BinaryOp;
 
-// A convolution's dimensions, conv1d read as conv2d with H = KH = 1.
-struct ConvGeom {
-  int spatial = 2;  // 1: conv1d, 2: conv2d
-  Expr n, c, h, w;  // input (c is a constant)
-  int64_t o = 0, cg = 0, kh = 1, kw = 1, groups = 1;
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
-  Expr oh, ow;  // output
-};
+namespace {
 
 std::string conv_shapes(const TensorType& x, const TensorType& w) {
   return "input " + x.str() + ", weight " + w.str();
@@ -126,6 +103,8 @@ ConvGeom conv_geom(const std::string& op, int spatial, const TensorType& x, cons
   return g;
 }
 
+}  // namespace
+
 // Index helpers: conv1d drops the height index.
 Index spatial_index(const ConvGeom& g, Expr a, Expr b, Expr hi, Expr wi) {
   if (g.spatial == 2) return {std::move(a), std::move(b), std::move(hi), std::move(wi)};
@@ -137,6 +116,8 @@ Expr in_range(const Expr& i, const Expr& hi) {
   return ir::binary(BinaryOp::And, ir::binary(BinaryOp::Ge, i, Expr(0)),
                     ir::binary(BinaryOp::Lt, i, hi));
 }
+
+namespace {
 
 // x[n, c, oh * sh - ph + kh * dh, ow * sw - pw + kw * dw] in the compute dtype, 0 in the
 // padding (only the padded dimensions are checked).
@@ -187,282 +168,6 @@ ReduceDef reduce_conv(const std::string& op, int spatial, const std::vector<Tens
     r.finalize = [o](const Expr& v) { return cast_to(v, o); };
   }
   return r;
-}
-
-// ---- lowering of groups == 1, float32: im2col + GEMM ----
-
-ir::Stage compute_stage(int out, size_t rank, const std::string& prefix) {
-  ir::Stage s;
-  s.kind = ir::StageKind::Compute;
-  s.out = out;
-  s.axes = make_vars(prefix, rank);
-  return s;
-}
-
-ir::Stage matmul_stage(int a, int b, int out) {
-  ir::Stage s;
-  s.kind = ir::StageKind::Matmul;
-  s.a = a;
-  s.b = b;
-  s.out = out;
-  s.axes = make_vars("j", 3);
-  return s;
-}
-
-// x_padded[n, c, hp, wp] = x[n, c, hp - ph, wp - pw], 0 outside x, with `extra_rows` more
-// rows of zeros at the bottom; 4-d for conv1d too. Written once (N*C*Hp*Wp elements) so that
-// im2col (C*KH*KW times as many) reads it without bounds checks.
-int pad_stage(const ConvGeom& g, ir::Task* t, int xb, DType dtype, int64_t extra_rows) {
-  const Shape shape = {g.n, g.c, g.h + Expr(2 * g.ph + extra_rows), g.w + Expr(2 * g.pw)};
-  const int xpb = t->add_buffer("x_padded", dtype, shape, ir::BufferRole::Scratch);
-  ir::Stage pad = compute_stage(xpb, 4, "p");
-  const Expr ih = pad.axes[2] - Expr(g.ph), iw = pad.axes[3] - Expr(g.pw);
-  Expr cond;
-  if (g.ph > 0 || extra_rows > 0) cond = in_range(ih, g.h);
-  if (g.pw > 0) {
-    cond = cond.defined() ? ir::binary(BinaryOp::And, cond, in_range(iw, g.w)) : in_range(iw, g.w);
-  }
-  const Expr v = ir::load(xb, dtype, spatial_index(g, pad.axes[0], pad.axes[1], ih, iw));
-  pad.value = cond.defined() ? ir::select(cond, v, ir::const_of(0, dtype)) : v;
-  t->stages.push_back(std::move(pad));
-  return xpb;
-}
-
-// col[n, (c, kh, kw), (oh, ow)] = x_padded[n, c, oh * sh + kh * dh, ow * sw + kw * dw] for ow
-// in [0, width): width is OW, or Wp for the wide form. Reads x itself when nothing is padded.
-int im2col_stage(const ConvGeom& g, ir::Task* t, int xpb, const Expr& width) {
-  const DType dtype = t->buffers[xpb].dtype;
-  const Expr ckk(g.cg * g.kh * g.kw);
-  const int cb = t->add_buffer("col", dtype, {g.n, ckk, g.oh * width}, ir::BufferRole::Scratch);
-  ir::Stage s = compute_stage(cb, 3, "i");
-  const Index ck = unravel(s.axes[1], {g.c, Expr(g.kh), Expr(g.kw)});
-  const Index pos = unravel(s.axes[2], {g.oh, width});
-  const Expr ih = pos[0] * Expr(g.sh) + ck[1] * Expr(g.dh);
-  const Expr iw = pos[1] * Expr(g.sw) + ck[2] * Expr(g.dw);
-  // x_padded is 4-d; x itself (read when there is no padding) is 3-d for conv1d.
-  s.value = t->buffers[xpb].shape.size() == 4 ? ir::load(xpb, dtype, {s.axes[0], ck[0], ih, iw})
-                                              : ir::load(xpb, dtype, {s.axes[0], ck[0], iw});
-  t->stages.push_back(std::move(s));
-  return cb;
-}
-
-// Buffers x (viewed [N, C, H*W] by the 1x1 form), w viewed [O, C*KH*KW], out; scratch after.
-struct GemmBuffers {
-  int x, w, out;
-};
-
-GemmBuffers gemm_buffers(const ConvGeom& g, ir::Task* t, const TensorType& x, const TensorType& out,
-                         bool x_flat, bool out_flat) {
-  const Shape x_shape = x_flat ? Shape{g.n, g.c, g.h * g.w} : x.shape;
-  const Shape out_shape = out_flat ? Shape{g.n, Expr(g.o), g.oh * g.ow} : out.shape;
-  GemmBuffers b;
-  b.x = t->add_buffer("x", x.dtype, x_shape, ir::BufferRole::Input);
-  b.w = t->add_buffer("w", x.dtype, {Expr(g.o), Expr(g.cg * g.kh * g.kw)}, ir::BufferRole::Input);
-  b.out = t->add_buffer("out", out.dtype, out_shape, ir::BufferRole::Output);
-  return b;
-}
-
-// Stride 1, when the kernel's width is small next to the output's: the "wide" form computes
-// OH x Wp outputs (Wp = W + 2 pw), so that im2col's rows are contiguous runs of x_padded
-// (vectorized copies), then crops the Wp - OW extra columns (an extra row of zeros keeps the
-// last run in bounds). Stages: pad, im2col, GEMM into `wide`, crop into out.
-bool use_wide(const ConvGeom& g) {
-  const auto ow = g.ow.as_int();
-  return g.sh == 1 && g.sw == 1 && ow && 4 * (g.kw - 1) * g.dw <= *ow;
-}
-
-ir::Task lower_wide(const ConvGeom& g, const TensorType& x, const TensorType& out) {
-  ir::Task t;
-  const GemmBuffers b = gemm_buffers(g, &t, x, out, false, false);
-  const Expr wp = g.w + Expr(2 * g.pw);
-  const int xpb = pad_stage(g, &t, b.x, x.dtype, 1);
-  const int cb = im2col_stage(g, &t, xpb, wp);
-  const int wide =
-      t.add_buffer("wide", out.dtype, {g.n, Expr(g.o), g.oh * wp}, ir::BufferRole::Scratch);
-  t.stages.push_back(matmul_stage(b.w, cb, wide));
-  ir::Stage crop = compute_stage(b.out, out.shape.size(), "k");
-  const Expr oh = g.spatial == 2 ? crop.axes[2] : Expr(0);
-  crop.value = ir::load(wide, out.dtype, {crop.axes[0], crop.axes[1], oh * wp + crop.axes.back()});
-  t.stages.push_back(std::move(crop));
-  return t;
-}
-
-// out [N, O, OH*OW] = w x col, col from x_padded (or x itself when there is no padding).
-ir::Task lower_im2col(const ConvGeom& g, const TensorType& x, const TensorType& out) {
-  ir::Task t;
-  const GemmBuffers b = gemm_buffers(g, &t, x, out, false, true);
-  const int xpb = g.ph > 0 || g.pw > 0 ? pad_stage(g, &t, b.x, x.dtype, 0) : b.x;
-  t.stages.push_back(matmul_stage(b.w, im2col_stage(g, &t, xpb, g.ow), b.out));
-  return t;
-}
-
-// ---- lowering of depthwise convolutions, float32: one Call stage ----
-
-// groups == C with one input channel per group (output channel o reads input channel
-// o / (O / C)), float32.
-bool is_depthwise(const ConvGeom& g, DType dtype) {
-  return dtype == DType::float32 && g.groups > 1 && g.cg == 1;
-}
-
-// ember_rt::lib::depthwise_conv2d (ember_rt/depthwise.h) on x viewed [N, C, H, W], w viewed
-// [O, KH*KW] and out viewed [N, O, OH, OW] (conv1d: H = OH = 1). The routine takes an
-// epilogue (Acc is the convolution's value at the stage's axes) and applies it to each
-// output row as it finishes, so fused consumers cost no extra pass over the output.
-ir::Task lower_depthwise(const ConvGeom& g, const TensorType& x, const TensorType& out) {
-  ir::Task t;
-  const int xb = t.add_buffer("x", x.dtype, {g.n, g.c, g.h, g.w}, ir::BufferRole::Input);
-  const int wb = t.add_buffer("w", x.dtype, {Expr(g.o), Expr(g.kh * g.kw)}, ir::BufferRole::Input);
-  const int ob =
-      t.add_buffer("out", out.dtype, {g.n, Expr(g.o), g.oh, g.ow}, ir::BufferRole::Output);
-  ir::Stage s;
-  s.kind = ir::StageKind::Call;
-  s.routine = "depthwise_conv2d";
-  s.call_inputs = {xb, wb};
-  s.call_outputs = {ob};
-  s.out = ob;
-  s.axes = make_vars("d", 4);
-  s.acc_dtype = DType::float32;
-  s.params = {g.n,        g.c,        g.h,        g.w,        Expr(g.o),
-              g.oh,       g.ow,       Expr(g.kh), Expr(g.kw), Expr(g.sh),
-              Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw)};
-  t.stages.push_back(std::move(s));
-  return t;
-}
-
-// A 1x1 convolution with stride 1 and no padding: out [N, O, H*W] = w x x itself.
-ir::Task lower_gemm1x1(const ConvGeom& g, const TensorType& x, const TensorType& out) {
-  ir::Task t;
-  const GemmBuffers b = gemm_buffers(g, &t, x, out, true, true);
-  t.stages.push_back(matmul_stage(b.w, b.x, b.out));
-  return t;
-}
-
-// ---- Winograd F(4x4, 3x3) (ember_rt/winograd.h) ----
-//
-// conv2d_winograd reads the filter transformed by winograd_filter (u [36, O, C]): stages
-// input transform (x -> v [36, C, P], P = N * th * tw tiles), 36 GEMMs (u x v -> m
-// [36, O, P]), output transform (m -> y [N, O, OH, OW]) and a copy of y into out, the
-// Compute stage that takes the epilogue (bias, batch norm, activation, residual).
-
-constexpr int64_t kWinogradTile = 4;     // outputs per tile side: F(4x4, 3x3)
-constexpr int64_t kWinogradPoints = 36;  // 6x6 transformed values per tile
-
-// The rule's thresholds (winograd_wins).
-constexpr int64_t kWinogradMinChannels = 64;    // input and output channels
-constexpr int64_t kWinogradMinTiles = 49;       // tiles per image (a 28x28 output)
-constexpr int64_t kWinogradWideChannels = 128;  // from here on, down to ...
-constexpr int64_t kWinogradWideMinTiles = 25;   // ... this many tiles (20x20)
-constexpr double kWinogradMaxWaste = 1.35;      // tile outputs computed per output kept
-
-int64_t tiles_along(int64_t out) { return (out + kWinogradTile - 1) / kWinogradTile; }
-
-ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
-                     std::vector<Expr> params) {
-  ir::Stage s;
-  s.kind = ir::StageKind::Call;
-  s.routine = routine;
-  s.call_inputs = std::move(in);
-  s.call_outputs = std::move(out);
-  s.out = s.call_outputs.at(0);
-  s.params = std::move(params);
-  return s;
-}
-
-ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType& out) {
-  const int64_t oh = *g.oh.as_int(), ow = *g.ow.as_int();
-  const int64_t th = tiles_along(oh), tw = tiles_along(ow);
-  const Expr p = g.n * Expr(th * tw);
-  const Expr points(kWinogradPoints);
-  ir::Task t;
-  const int xb = t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input);
-  const int ub = t.add_buffer("u", x.dtype, {points, Expr(g.o), g.c}, ir::BufferRole::Input);
-  const int ob = t.add_buffer("out", out.dtype, out.shape, ir::BufferRole::Output);
-  const int vb = t.add_buffer("v", x.dtype, {points, g.c, p}, ir::BufferRole::Scratch);
-  const int mb = t.add_buffer("m", x.dtype, {points, Expr(g.o), p}, ir::BufferRole::Scratch);
-  const int yb = t.add_buffer("y", x.dtype, out.shape, ir::BufferRole::Scratch);
-  t.stages.push_back(call_stage("winograd_f43_input", {xb}, {vb},
-                                {g.n, g.c, g.h, g.w, Expr(g.ph), Expr(g.pw), Expr(th), Expr(tw)}));
-  t.stages.push_back(matmul_stage(ub, vb, mb));
-  t.stages.push_back(call_stage("winograd_f43_output", {mb}, {yb},
-                                {g.n, Expr(g.o), g.oh, g.ow, Expr(th), Expr(tw)}));
-  ir::Stage copy = compute_stage(ob, 4, "k");
-  copy.value = ir::load(yb, out.dtype, copy.axes);
-  t.stages.push_back(std::move(copy));
-  return t;
-}
-
-// Whether Winograd beats the GEMM forms (wide, im2col), measured on the 2-core AVX-512
-// development machine with benchmarks/kernels/conv_algorithms.py (3x3, padding 1, bias and
-// relu, batch 1; docs/architecture.md has the table). It saves 4x the multiplications but
-// pays for the transforms (memory bound: v and m are 36 / 16 of the input and output) and
-// reads a filter 4x the size of w; its 36 GEMMs are [O, C] x [C, tiles]. So it loses with
-// few channels (16, 32: the transforms dominate, 0.3x-0.9x) and with few tiles (a 14x14
-// output has 16: 0.3x-0.6x at every channel count; 7x7: 0.1x, the 4x filter streamed for
-// 4 tiles), and wins from 64 channels on 28x28 and larger outputs (1.05x-1.4x at 64, 1.7x-
-// 2.2x at 128-256), and from 128 channels on 20x20 (1.15x-1.3x). Tiles cut by the output's
-// edge compute outputs nobody keeps: at most kWinogradMaxWaste per kept one.
-bool winograd_wins(const ConvGeom& g) {
-  const int64_t oh = *g.oh.as_int(), ow = *g.ow.as_int();
-  const int64_t tiles = tiles_along(oh) * tiles_along(ow);
-  const double waste =
-      static_cast<double>(tiles * kWinogradTile * kWinogradTile) / static_cast<double>(oh * ow);
-  const int64_t channels = std::min(g.cg, g.o);
-  const int64_t min_tiles =
-      channels >= kWinogradWideChannels ? kWinogradWideMinTiles : kWinogradMinTiles;
-  return channels >= kWinogradMinChannels && tiles >= min_tiles && waste <= kWinogradMaxWaste;
-}
-
-// ---- the algorithms: one rule and one lowering each ----
-
-struct ConvProblem {
-  const ConvGeom& g;
-  DType dtype;
-  bool weight_constant;  // the weight is a constant of the graph (its transform folds)
-};
-
-bool dense_float32(const ConvProblem& p) { return p.g.groups == 1 && p.dtype == DType::float32; }
-
-// A convolution algorithm: where it applies, how it lowers, and, when it runs as another
-// operator on a prepared weight, that operator and the preparation.
-struct ConvAlgo {
-  const char* name;  // ConvAttrs::algo
-  bool (*applies)(const ConvProblem& p);
-  ir::Task (*lower)(const ConvGeom& g, const TensorType& x, const TensorType& out);
-  const char* op = nullptr;              // the operator it runs as; null: the convolution
-  const char* prepare_weight = nullptr;  // applied to the weight first; null: none
-};
-
-// In order of preference: a convolution takes the first algorithm whose rule applies.
-// Adding an algorithm is adding its entry here and its lowering.
-const std::vector<ConvAlgo>& conv_algos() {
-  static const std::vector<ConvAlgo> algos = {
-      // A GEMM on the input as it is.
-      {"gemm1x1",
-       [](const ConvProblem& p) {
-         const ConvGeom& g = p.g;
-         return dense_float32(p) && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                g.pw == 0;
-       },
-       lower_gemm1x1},
-      // 3x3, stride 1, on a constant weight, where it wins (winograd_wins).
-      {"winograd",
-       [](const ConvProblem& p) {
-         const ConvGeom& g = p.g;
-         return dense_float32(p) && p.weight_constant && g.spatial == 2 && g.kh == 3 && g.kw == 3 &&
-                g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.oh.as_int() &&
-                g.ow.as_int() && g.h.as_int() && g.w.as_int() && winograd_wins(g);
-       },
-       lower_winograd, "conv2d_winograd", "winograd_filter"},
-      // Stride 1 with a kernel narrow next to the output (use_wide).
-      {"wide", [](const ConvProblem& p) { return dense_float32(p) && use_wide(p.g); }, lower_wide},
-      {"im2col", dense_float32, lower_im2col},
-      // Depthwise float32 (is_depthwise): the runtime routine.
-      {"depthwise", [](const ConvProblem& p) { return is_depthwise(p.g, p.dtype); },
-       lower_depthwise},
-      // Anything else (other grouped convolutions, other dtypes): the generic reduction.
-      {"reduce", [](const ConvProblem&) { return true; }, nullptr},
-  };
-  return algos;
 }
 
 const ConvAlgo& choose_conv_algo(const ConvProblem& p) {

@@ -52,12 +52,14 @@ def _optimized(x_shape: tuple[int, ...], w: np.ndarray, weight_is_input: bool = 
     ("k", "kw", "groups", "algo"),
     [
         (3, dict(padding=1), 1, "winograd"),
-        (3, dict(stride=2, padding=1), 1, "im2col"),
-        (3, dict(padding=2, dilation=2), 1, "wide"),
+        (3, dict(stride=2, padding=1), 1, "implicit"),
+        (3, dict(padding=2, dilation=2), 1, "implicit"),
         (3, dict(padding=1), 2, "reduce"),
         (3, dict(padding=1), 72, "depthwise"),
         (5, dict(stride=2, padding=2), 72, "depthwise"),
-        (5, dict(padding=2), 1, "wide"),
+        (5, dict(padding=2), 1, "implicit"),
+        (7, dict(padding=0, stride=(1, 2)), 1, "implicit"),
+        (30, dict(padding=0), 1, "im2col"),  # one output pixel: a matrix-vector product
         (1, dict(), 1, "gemm1x1"),
     ],
 )
@@ -80,11 +82,11 @@ def test_optimized_graph_names_the_algorithm(k: int, kw: dict, groups: int, algo
 
 def test_weight_that_is_an_input_keeps_its_old_form() -> None:
     """Winograd needs its filter transformed once, at build time: a weight given at run time
-    keeps the wide form."""
+    keeps the implicit GEMM."""
     w = _weights(72, 72, 3, seed=3)
     graph, _ = _optimized((1, 72, 30, 30), w, weight_is_input=True, padding=1)
     text = str(graph)
-    assert "algo=wide" in text and "Winograd" not in text, text
+    assert "algo=implicit" in text and "Winograd" not in text, text
 
 
 def test_small_outputs_and_few_channels_keep_their_old_form() -> None:
@@ -190,3 +192,76 @@ def test_small_resnets_through_winograd_match_eager(tmp_path: Path, name: str) -
     assert err < 1e-4
     dumps = "".join(p.read_text() for p in tmp_path.rglob("*fuse_operators.txt"))
     assert "algo=winograd" in dumps
+
+
+# The implicit GEMM (the columns read in place through a row view of the phase-split padded
+# input): odd sizes, strides 2 and 3 (also unequal, and not dividing the padded size),
+# padding, dilation, channels that are no multiple of 16, batch > 1, a 1x1 with stride, the
+# 7x7 stride-2 stem; against float64.
+IMPLICIT_CASES = [
+    # (n, c, o, (h, w), (kh, kw), stride, padding, dilation)
+    (1, 3, 5, (13, 11), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (2, 17, 33, (20, 23), (3, 3), (2, 2), (1, 1), (1, 1)),
+    (1, 7, 9, (31, 29), (7, 7), (2, 2), (3, 3), (1, 1)),
+    (2, 5, 6, (16, 19), (3, 5), (2, 3), (0, 2), (1, 1)),
+    (1, 9, 4, (17, 17), (3, 3), (1, 1), (2, 2), (2, 2)),
+    (1, 6, 7, (15, 18), (3, 3), (3, 2), (1, 0), (2, 3)),
+    (2, 8, 24, (9, 9), (1, 1), (2, 2), (0, 0), (1, 1)),
+    (1, 96, 32, (24, 24), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (1, 4, 3, (5, 40), (5, 1), (1, 1), (2, 0), (1, 1)),
+    (1, 2, 3, (5, 4), (4, 4), (1, 1), (0, 0), (1, 1)),
+]
+
+
+@pytest.mark.parametrize(("n", "c", "o", "hw", "k", "stride", "pad", "dil"), IMPLICIT_CASES)
+def test_implicit_gemm_matches_float64(n: int, c: int, o: int, hw: tuple[int, int],
+                                       k: tuple[int, int], stride: tuple[int, int],
+                                       pad: tuple[int, int], dil: tuple[int, int]) -> None:
+    rng = np.random.default_rng(c * 7 + o)
+    x = rng.standard_normal((n, c, *hw)).astype(np.float32)
+    w = (rng.standard_normal((o, c, *k)) / np.sqrt(c * k[0] * k[1])).astype(np.float32)
+    bias = rng.standard_normal(o).astype(np.float32)
+    kw = dict(stride=stride, padding=pad, dilation=dil)
+    xs = ember.symbol(list(x.shape), name="x")
+    y = ops.conv2d(xs, ember.asarray(w), algo="implicit", **kw)
+    y = ops.relu(y + ember.asarray(bias).reshape([1, o, 1, 1]))
+    graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+    assert "algo=implicit" in str(graph), str(graph)
+    got = graph(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = np.maximum(_reference(x, w, bias, **kw), 0.0)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
+
+
+@pytest.mark.parametrize(("stride", "pad", "dil", "k"), [(1, 1, 1, 3), (2, 3, 1, 7), (3, 0, 2, 4)])
+def test_implicit_gemm_conv1d_matches_float64(stride: int, pad: int, dil: int, k: int) -> None:
+    rng = np.random.default_rng(k)
+    x = rng.standard_normal((2, 5, 37)).astype(np.float32)
+    w = (rng.standard_normal((6, 5, k)) / np.sqrt(5 * k)).astype(np.float32)
+    xs = ember.symbol(list(x.shape), name="x")
+    y = ops.conv1d(xs, ember.asarray(w), stride=stride, padding=pad, dilation=dil, algo="implicit")
+    got = ember.graph.optimize(ember.trace_from([y], [xs]))(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = F.conv1d(torch.from_numpy(x).double(), torch.from_numpy(w).double(), stride=stride,
+                   padding=pad, dilation=dil).numpy()
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_implicit_gemm_symbolic_sizes(stride: int) -> None:
+    """One graph for any batch, height and width: the row offsets and the phase-split copy's
+    sizes are computed from the symbols at run time."""
+    rng = np.random.default_rng(stride)
+    w = (rng.standard_normal((6, 5, 3, 3)) / 7).astype(np.float32)
+    xs = ember.symbol(["n", 5, "h", "w"], name="x")
+    y = ops.conv2d(xs, ember.asarray(w), stride=stride, padding=1)
+    graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+    assert "algo=implicit" in str(graph), str(graph)
+    for shape in ((1, 5, 9, 11), (2, 5, 16, 7)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        got = graph(ember.asarray(x))
+        got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+        ref = _reference(x, w, None, stride=stride, padding=1)
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))

@@ -4,7 +4,8 @@
 // argument list) and an ordered list of stages. Each stage writes one buffer:
 //   Compute : out[axes] = value                       (value may load any earlier buffer)
 //   Reduce  : out[axes] = epilogue(reduce_op over raxes of value)
-//   Matmul  : out[..., m, n] = epilogue(sum_k a[..., m, k] * b[..., k, n])
+//   Matmul  : out[..., m, n] = epilogue(sum_k a[..., m, k] * b[..., k, n]); b may instead
+//             be a view whose rows start at offsets computed from k (Stage::b_row_offset)
 //   Call    : routine(inputs..., outputs..., params..., scalars...), a templated routine of
 //             the runtime library (ember_rt::lib: scans, sorts, scatters, the depthwise
 //             convolution, bilinear resizing) that reads whole materialized buffers and
@@ -50,6 +51,13 @@ struct Stage {
   // b_transposed, b is [..., N, K] (a Linear layer's weight) and is read transposed in place.
   int a = -1, b = -1;
   bool b_transposed = false;
+  // Matmul, optional: b read as a view instead (an implicit GEMM, a convolution reading its
+  // padded input in place): b's leading dimensions are the output's batch dimensions (or
+  // none), and row k of a batch's B starts at element b_row_offset (an integer expression of
+  // the Var b_row_var, standing for k) of that batch's part of b, its N columns b_col_stride
+  // apart. Every element of the view must lie inside that part.
+  Expr b_row_var, b_row_offset;
+  int64_t b_col_stride = 1;
   // Reduce, Matmul and Call: the output value from Acc and the axes; undefined means Acc
   // itself. (A Call stage with one needs axes over its output.)
   Expr epilogue;

@@ -1,0 +1,56 @@
+// The convolutions' shared internals: their geometry (conv.cpp) and the table of their
+// algorithms with the lowerings (conv_algos.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "ember/ir/task.h"
+
+namespace ember::opdefs {
+
+// A convolution's dimensions, conv1d read as conv2d with H = KH = 1.
+struct ConvGeom {
+  int spatial = 2;  // 1: conv1d, 2: conv2d
+  Expr n, c, h, w;  // input (c is a constant)
+  int64_t o = 0, cg = 0, kh = 1, kw = 1, groups = 1;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  Expr oh, ow;  // output
+};
+
+// Index helpers: conv1d drops the height index.
+Index spatial_index(const ConvGeom& g, Expr a, Expr b, Expr hi, Expr wi);
+// 0 <= i < hi as a bool expression.
+Expr in_range(const Expr& i, const Expr& hi);
+
+// What an algorithm's rule sees.
+struct ConvProblem {
+  const ConvGeom& g;
+  DType dtype;
+  bool weight_constant;  // the weight is a constant of the graph (its transform folds)
+};
+
+// A convolution algorithm: where it applies, how it lowers, and, when it runs as another
+// operator on a prepared weight, that operator and the preparation.
+struct ConvAlgo {
+  const char* name;  // ConvAttrs::algo
+  bool (*applies)(const ConvProblem& p);
+  ir::Task (*lower)(const ConvGeom& g, const TensorType& x, const TensorType& out);
+  const char* op = nullptr;              // the operator it runs as; null: the convolution
+  const char* prepare_weight = nullptr;  // applied to the weight first; null: none
+};
+
+// In order of preference: a convolution takes the first algorithm whose rule applies.
+const std::vector<ConvAlgo>& conv_algos();
+
+// Winograd F(4x4, 3x3): conv2d_winograd's lowering on the transformed filter u [36, O, C].
+constexpr int64_t kWinogradPoints = 36;  // 6x6 transformed values per tile
+ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType& out);
+
+// A Call stage of ember_rt::lib::<routine>.
+ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
+                     std::vector<Expr> params);
+
+}  // namespace ember::opdefs
