@@ -22,7 +22,7 @@ sys.exit(not os.path.exists(path))' "$1" "$2"
 }
 
 # ---- system packages ------------------------------------------------------------------------
-apt_packages=(g++ libgtest-dev libbenchmark-dev clang-format ccache pkg-config)
+apt_packages=(g++ libgtest-dev libbenchmark-dev clang-format ccache pkg-config zlib1g-dev)
 # A bare Debian python3 also needs pip and the headers extensions are built against.
 "$PYTHON" -m pip --version >/dev/null 2>&1 || apt_packages+=(python3-pip)
 python_has include Python.h || apt_packages+=(python3-dev)

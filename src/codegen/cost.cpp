@@ -12,9 +12,6 @@ namespace {
 using ir::Expr;
 using ir::ExprKind;
 
-// Routines of the runtime library whose work is one operation per output element.
-bool is_scan(const std::string& routine) { return routine.rfind("scan_", 0) == 0; }
-
 // How many times each buffer is loaded by one evaluation of `e` (indices included: an
 // embedding's index buffer is loaded inside the table's index).
 void count_loads(const Expr& e, std::map<int, int64_t>* loads) {
@@ -93,11 +90,12 @@ TaskCost task_cost(const ir::Task& task) {
         break;
       }
       case ir::StageKind::Call:
-        if (is_scan(s.routine)) {
-          flops = flops + elements;
+        if (s.flops.defined()) {
+          flops = flops + s.flops + elements * Expr(arithmetic_ops(s.epilogue));
         } else {
           flops_known = false;
         }
+        add_loads(s.epilogue, elements);
         for (int b : s.call_inputs) whole[b] = true;
         break;
     }

@@ -207,10 +207,7 @@ void prepare_constants(ExecPlan* plan, const Module& module,
     }
     plan->launches[launch].args[buf] = it->second;
   }
-  std::set<int> read(plan->outputs.begin(), plan->outputs.end());
-  for (const KernelLaunch& l : plan->launches) read.insert(l.args.begin(), l.args.end());
-  for (const PreparedConstant& pc : plan->prepared)
-    if (!read.count(pc.source)) plan->constants.erase(pc.source);
+  drop_unread_sources(plan);
 }
 
 }  // namespace

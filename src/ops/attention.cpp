@@ -13,6 +13,7 @@
 // the operator takes neither a prologue nor an epilogue. The graph rewrite that finds
 // attention written out (matmul, scale, mask, softmax, matmul) is
 // src/graph/passes/recognize_attention.cpp.
+#include <limits>
 #include <string>
 
 #include "common.h"
@@ -148,6 +149,13 @@ ir::Task lower_attention(const std::vector<TensorType>& in, const std::vector<Te
   }
   s.params.insert(s.params.end(), flags.begin(), flags.end());
   s.scalars = {a.scale.value_or(0.0), a.fill};
+  // The two products, q k^T and p v, over the (query, key) pairs computed: with a causal
+  // mask filling -inf the routine skips the keys past each query (ember_rt/attention.h),
+  // lq (lq + 1) / 2 pairs of a square score matrix. The softmax's few operations per score
+  // are not counted.
+  const bool skips = a.causal && a.fill == -std::numeric_limits<double>::infinity();
+  const Expr pairs = skips && same_dim(lq, lk) ? floordiv(lq * (lq + Expr(1)), Expr(2)) : lq * lk;
+  s.flops = shape_numel_expr(batch) * pairs * Expr(2) * (e + ev);
   t.stages = {s};
   return t;
 }

@@ -325,8 +325,10 @@ OpDef winograd_filter_def() {
     t.name = "winograd_filter";
     const int wb = t.add_buffer("w", in.at(0).dtype, in[0].shape, ir::BufferRole::Input);
     const int ub = t.add_buffer("u", out.at(0).dtype, out[0].shape, ir::BufferRole::Output);
-    t.stages.push_back(
-        call_stage("winograd_f43_filter", {wb}, {ub}, {in[0].shape[0], in[0].shape[1]}));
+    // G g G^T per (o, c): 18 + 36 dot products of 3 (5 operations each).
+    t.stages.push_back(call_stage("winograd_f43_filter", {wb}, {ub},
+                                  {in[0].shape[0], in[0].shape[1]},
+                                  Expr(54 * 5) * in[0].shape[0] * in[0].shape[1]));
     return t;
   };
   return d;

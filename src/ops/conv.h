@@ -49,8 +49,8 @@ const std::vector<ConvAlgo>& conv_algos();
 constexpr int64_t kWinogradPoints = 36;  // 6x6 transformed values per tile
 ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType& out);
 
-// A Call stage of ember_rt::lib::<routine>.
+// A Call stage of ember_rt::lib::<routine> making `flops` operations (the profile's count).
 ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
-                     std::vector<Expr> params);
+                     std::vector<Expr> params, Expr flops);
 
 }  // namespace ember::opdefs

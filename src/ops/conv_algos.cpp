@@ -248,6 +248,7 @@ ir::Task lower_depthwise(const ConvGeom& g, const TensorType& x, const TensorTyp
   s.params = {g.n,        g.c,        g.h,        g.w,        Expr(g.o),
               g.oh,       g.ow,       Expr(g.kh), Expr(g.kw), Expr(g.sh),
               Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw)};
+  s.flops = Expr(2) * g.n * Expr(g.o) * g.oh * g.ow * Expr(g.kh * g.kw);  // a multiply-add per tap
   t.stages.push_back(std::move(s));
   return t;
 }
@@ -281,8 +282,9 @@ int64_t tiles_along(int64_t out) { return (out + kWinogradTile - 1) / kWinogradT
 }  // namespace
 
 ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
-                     std::vector<Expr> params) {
+                     std::vector<Expr> params, Expr flops) {
   ir::Stage s;
+  s.flops = std::move(flops);
   s.kind = ir::StageKind::Call;
   s.routine = routine;
   s.call_inputs = std::move(in);
@@ -304,11 +306,15 @@ ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType
   const int vb = t.add_buffer("v", x.dtype, {points, g.c, p}, ir::BufferRole::Scratch);
   const int mb = t.add_buffer("m", x.dtype, {points, Expr(g.o), p}, ir::BufferRole::Scratch);
   const int yb = t.add_buffer("y", x.dtype, out.shape, ir::BufferRole::Scratch);
+  // Operations per tile and channel (ember_rt/winograd.h, an fma two): B^T d B is 12 input_1d
+  // of 24, A^T m A 10 output_1d of 13.
   t.stages.push_back(call_stage("winograd_f43_input", {xb}, {vb},
-                                {g.n, g.c, g.h, g.w, Expr(g.ph), Expr(g.pw), Expr(th), Expr(tw)}));
+                                {g.n, g.c, g.h, g.w, Expr(g.ph), Expr(g.pw), Expr(th), Expr(tw)},
+                                Expr(12 * 24) * g.c * p));
   t.stages.push_back(matmul_stage(ub, vb, mb));
   t.stages.push_back(call_stage("winograd_f43_output", {mb}, {yb},
-                                {g.n, Expr(g.o), g.oh, g.ow, Expr(th), Expr(tw)}));
+                                {g.n, Expr(g.o), g.oh, g.ow, Expr(th), Expr(tw)},
+                                Expr(10 * 13) * Expr(g.o) * p));
   ir::Stage copy = compute_stage(ob, 4, "k");
   copy.value = ir::load(yb, out.dtype, copy.axes);
   t.stages.push_back(std::move(copy));

@@ -6,6 +6,7 @@
 // Each is a Composite whose task is one Call stage. The routine reads whole materialized
 // buffers, so these operators take neither a prologue nor an epilogue; they are anchors
 // (each starts its own kernel).
+#include <optional>
 #include <string>
 
 #include "common.h"
@@ -39,9 +40,36 @@ void check_scan_dtype(const std::string& op, const TensorType& x, bool float_onl
                      << " tensors, got " << dtype_name(t) << "; cast the input first");
 }
 
+// Operation counts (ir::Stage::flops): an operation on floating-point values counts one, a
+// comparison too; integer work counts none.
+Expr float_ops(DType t, const Expr& n) { return is_float(t) ? n : Expr(0); }
+
+// ceil(log2(n + 1)): the comparisons of a binary search among n sorted values, and the
+// merge levels of a sort of n + 1; undefined for a symbolic n.
+Expr search_depth(const Expr& n) {
+  const std::optional<int64_t> v = n.as_int();
+  if (!v) return Expr();
+  int64_t depth = 0;
+  while ((int64_t{1} << depth) < *v + 1) ++depth;
+  return Expr(depth);
+}
+
+// The operations of a scan or sort of x along `axis`.
+using AxisFlops = Expr (*)(const TensorType& x, int64_t axis);
+Expr scan_flops(const TensorType& x, int64_t) {
+  return float_ops(x.dtype, shape_numel_expr(x.shape));
+}
+Expr log_add_exp_flops(const TensorType& x, int64_t) {  // max, min, -, exp, log1p, +
+  return float_ops(x.dtype, Expr(6) * shape_numel_expr(x.shape));
+}
+Expr sort_flops(const TensorType& x, int64_t axis) {  // a merge sort's comparisons, at most
+  const Expr n = x.shape[static_cast<size_t>(axis)], depth = search_depth(n - Expr(1));
+  return depth.defined() ? float_ops(x.dtype, shape_numel_expr(x.shape) * depth) : Expr();
+}
+
 // A scan or sort along AxisAttrs::axis: one input, `outputs` outputs (the second int64).
 OpDef axis_op(const std::string& name, const std::string& title, const std::string& routine,
-              int outputs, bool float_only) {
+              int outputs, bool float_only, AxisFlops flops) {
   OpDef d;
   d.name = name;
   d.title = title;
@@ -59,8 +87,8 @@ OpDef axis_op(const std::string& name, const std::string& title, const std::stri
     if (outputs == 2) out.push_back(TensorType{DType::int64, x.shape, x.device});
     return out;
   };
-  d.lower = [name, routine](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
-                            const OpAttrs& a) {
+  d.lower = [name, routine, flops](const std::vector<TensorType>& in,
+                                   const std::vector<TensorType>& out, const OpAttrs& a) {
     const TensorType& x = in.at(0);
     const int64_t axis = normalize_dim(name, attrs_as<AxisAttrs>(a).axis, x.rank());
     ir::Task t;
@@ -75,6 +103,7 @@ OpDef axis_op(const std::string& name, const std::string& title, const std::stri
                                             out[i].shape, ir::BufferRole::Output));
     s.out = s.call_outputs[0];
     s.params = row_params(x.shape, axis);
+    s.flops = flops(x, axis);
     t.stages = {s};
     return t;
   };
@@ -131,6 +160,8 @@ OpDef search_op(bool right) {
       const Expr rows = shape_numel_expr(lead);
       s.params = {rows, n, rows, values.shape.back()};
     }
+    const Expr depth = search_depth(n);
+    if (depth.defined()) s.flops = float_ops(values.dtype, shape_numel_expr(values.shape) * depth);
     t.stages = {s};
     return t;
   };
@@ -192,6 +223,11 @@ OpDef scatter_op(const std::string& reduce) {
     s.out = ob;
     const std::vector<Expr> rows = row_params(self.shape, axis);
     s.params = {rows[0], rows[1], in[1].shape[static_cast<size_t>(axis)], rows[2]};
+    // One operation per src element reduced into out (none to assign), and a mean's division
+    // per element of out.
+    const bool mean = name.find("mean") != std::string::npos;
+    const Expr reduced = name == "scatter_assign" ? Expr(0) : shape_numel_expr(in[2].shape);
+    s.flops = float_ops(self.dtype, reduced + (mean ? shape_numel_expr(self.shape) : Expr(0)));
     t.stages = {s};
     return t;
   };
@@ -200,14 +236,16 @@ OpDef scatter_op(const std::string& reduce) {
 
 }  // namespace
 
-EMBER_REGISTER_OP { return axis_op("cumsum", "CumSum", "scan_sum", 1, false); }
-EMBER_REGISTER_OP { return axis_op("cumprod", "CumProd", "scan_prod", 1, false); }
-EMBER_REGISTER_OP { return axis_op("logcumsumexp", "LogCumSumExp", "scan_logsumexp", 1, true); }
-EMBER_REGISTER_OP { return axis_op("cummax", "CumMax", "scan_max", 2, false); }
-EMBER_REGISTER_OP { return axis_op("cummin", "CumMin", "scan_min", 2, false); }
-EMBER_REGISTER_OP { return axis_op("sort", "Sort", "sort_ascending", 2, false); }
+EMBER_REGISTER_OP { return axis_op("cumsum", "CumSum", "scan_sum", 1, false, scan_flops); }
+EMBER_REGISTER_OP { return axis_op("cumprod", "CumProd", "scan_prod", 1, false, scan_flops); }
 EMBER_REGISTER_OP {
-  return axis_op("sort_descending", "SortDescending", "sort_descending", 2, false);
+  return axis_op("logcumsumexp", "LogCumSumExp", "scan_logsumexp", 1, true, log_add_exp_flops);
+}
+EMBER_REGISTER_OP { return axis_op("cummax", "CumMax", "scan_max", 2, false, scan_flops); }
+EMBER_REGISTER_OP { return axis_op("cummin", "CumMin", "scan_min", 2, false, scan_flops); }
+EMBER_REGISTER_OP { return axis_op("sort", "Sort", "sort_ascending", 2, false, sort_flops); }
+EMBER_REGISTER_OP {
+  return axis_op("sort_descending", "SortDescending", "sort_descending", 2, false, sort_flops);
 }
 EMBER_REGISTER_OP { return search_op(false); }
 EMBER_REGISTER_OP { return search_op(true); }

@@ -59,8 +59,13 @@ TensorType with_shape(const TensorType& t, DType dtype, const Shape& shape) {
 using ParamsFn = std::function<std::vector<Expr>(const std::vector<TensorType>&)>;
 using InferFn = std::function<std::vector<TensorType>(const std::vector<TensorType>&)>;
 
+// The routine's floating-point operations for inputs `in` (ir::Stage::flops); null where
+// they depend on the data (the iterative eigen- and singular value solvers, matrix_exp's
+// squarings).
+using FlopsFn = std::function<Expr(const std::vector<TensorType>&)>;
+
 OpDef call_op(const std::string& name, const std::string& title, const std::string& routine,
-              int num_inputs, InferFn infer, ParamsFn params) {
+              int num_inputs, InferFn infer, ParamsFn params, FlopsFn flops) {
   OpDef d;
   d.name = name;
   d.title = title;
@@ -72,8 +77,8 @@ OpDef call_op(const std::string& name, const std::string& title, const std::stri
     common_device(name, in);
     return infer(in);
   };
-  d.lower = [name, routine, params](const std::vector<TensorType>& in,
-                                    const std::vector<TensorType>& out, const OpAttrs&) {
+  d.lower = [name, routine, params, flops](const std::vector<TensorType>& in,
+                                           const std::vector<TensorType>& out, const OpAttrs&) {
     ir::Task t;
     t.name = name;
     ir::Stage s;
@@ -87,6 +92,7 @@ OpDef call_op(const std::string& name, const std::string& title, const std::stri
                                             ir::BufferRole::Output));
     s.out = s.call_outputs[0];
     s.params = params(in);
+    if (flops) s.flops = flops(in);
     t.stages = {s};
     return t;
   };
@@ -96,6 +102,17 @@ OpDef call_op(const std::string& name, const std::string& title, const std::stri
 Expr rows(const TensorType& x) { return x.shape[x.rank() - 2]; }
 Expr cols(const TensorType& x) { return x.shape[x.rank() - 1]; }
 Expr batch_numel(const TensorType& x) { return shape_numel_expr(batch_of(x.shape)); }
+Expr min_dim(const Expr& m, const Expr& n) { return same_dim(m, n) ? m : ir::min(m, n); }
+
+// Leading-order operation counts of one matrix (a multiply and an add two):
+// LU of m x n, k = min(m, n): the sum over the k eliminated columns j of 2 (m - j) (n - j)
+// (2 n^3 / 3 square); Householder QR twice that; Cholesky n^3 / 3; a triangular solve n^2
+// per right-hand side.
+Expr lu_ops(const Expr& m, const Expr& n) {
+  const Expr k = min_dim(m, n);
+  return Expr(2) * m * n * k - (m + n) * k * k + floordiv(Expr(2) * k * k * k, Expr(3));
+}
+Expr tri_ops(const Expr& n, const Expr& rhs) { return n * n * rhs; }
 
 OpDef lu_factor_op(bool check) {
   const std::string name = check ? "lu_factor_checked" : "lu_factor";
@@ -114,6 +131,9 @@ OpDef lu_factor_op(bool check) {
       [check](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0]), cols(in[0]),
                                  Expr(int64_t{check ? 1 : 0})};
+      },
+      [](const std::vector<TensorType>& in) {
+        return batch_numel(in[0]) * lu_ops(rows(in[0]), cols(in[0]));
       });
 }
 
@@ -128,6 +148,10 @@ OpDef cholesky_op(bool check) {
       },
       [check](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0]), Expr(int64_t{check ? 1 : 0})};
+      },
+      [](const std::vector<TensorType>& in) {
+        const Expr n = rows(in[0]);
+        return batch_numel(in[0]) * floordiv(n * n * n, Expr(3));
       });
 }
 
@@ -148,6 +172,9 @@ OpDef triangular_solve_op(bool upper, bool unit, bool trans) {
       [upper, unit, trans](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]),   rows(in[0]),         cols(in[1]),
                                  Expr(int64_t{upper}), Expr(int64_t{unit}), Expr(int64_t{trans})};
+      },
+      [](const std::vector<TensorType>& in) {
+        return batch_numel(in[0]) * tri_ops(rows(in[0]), cols(in[1]));
       });
 }
 
@@ -170,6 +197,9 @@ OpDef lu_solve_op(bool trans) {
       [trans](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0]), cols(in[2]),
                                  Expr(int64_t{trans})};
+      },
+      [](const std::vector<TensorType>& in) {  // two triangular solves
+        return batch_numel(in[0]) * Expr(2) * tri_ops(rows(in[0]), cols(in[2]));
       });
 }
 
@@ -186,6 +216,10 @@ OpDef solve_op(bool check) {
       [check](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0]), cols(in[1]),
                                  Expr(int64_t{check ? 1 : 0})};
+      },
+      [](const std::vector<TensorType>& in) {  // LU, then two triangular solves
+        const Expr n = rows(in[0]);
+        return batch_numel(in[0]) * (lu_ops(n, n) + Expr(2) * tri_ops(n, cols(in[1])));
       });
 }
 
@@ -201,10 +235,11 @@ OpDef square_op(const std::string& name, const std::string& title, int outputs, 
       },
       [](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0])};
+      },
+      name == "matrix_exp" ? FlopsFn() : [](const std::vector<TensorType>& in) {  // LU
+        return batch_numel(in[0]) * lu_ops(rows(in[0]), rows(in[0]));
       });
 }
-
-Expr min_dim(const Expr& m, const Expr& n) { return same_dim(m, n) ? m : ir::min(m, n); }
 
 Shape batch_with(const TensorType& x, std::initializer_list<Expr> dims) {
   Shape s = batch_of(x.shape);
@@ -225,6 +260,9 @@ OpDef qr_factor_op() {
       },
       [](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0]), cols(in[0])};
+      },
+      [](const std::vector<TensorType>& in) {
+        return batch_numel(in[0]) * Expr(2) * lu_ops(rows(in[0]), cols(in[0]));
       });
 }
 
@@ -250,6 +288,12 @@ OpDef householder_apply_op(bool trans) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0]),
                                  cols(in[0]),        tau.shape[tau.rank() - 1],
                                  cols(in[2]),        Expr(int64_t{trans ? 1 : 0})};
+      },
+      [](const std::vector<TensorType>& in) {
+        // Reflector j (length m - j) on each column of C: 4 (m - j) operations.
+        const TensorType& tau = in[1];
+        const Expr m = rows(in[0]), k = tau.shape[tau.rank() - 1], c = cols(in[2]);
+        return batch_numel(in[0]) * (Expr(4) * c * m * k - Expr(2) * c * k * k);
       });
 }
 
@@ -271,7 +315,8 @@ OpDef svd_op(bool vectors) {
       },
       [](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0]), cols(in[0])};
-      });
+      },
+      nullptr);
 }
 
 // eigh: [eigenvalues [..., n] ascending, eigenvectors [..., n, n] (columns)]; eigvalsh: the
@@ -289,7 +334,8 @@ OpDef eigh_op(bool vectors) {
       },
       [](const std::vector<TensorType>& in) {
         return std::vector<Expr>{batch_numel(in[0]), rows(in[0])};
-      });
+      },
+      nullptr);
 }
 
 }  // namespace

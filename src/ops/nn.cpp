@@ -6,6 +6,7 @@
 //
 // Index arithmetic that torch does in floating point (the source index of a resize) is done
 // in the same precision here, so results match torch exactly, not only approximately.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -265,6 +266,9 @@ EMBER_REGISTER_OP {
       s.acc_dtype = DType::float32;
       s.params = {x.shape[0] * x.shape[1],        Expr(r.h), Expr(r.w), Expr(r.oh), Expr(r.ow),
                   Expr(int64_t{at.align_corners})};
+      // Two products and a sum per element of each input row interpolated along the width
+      // (at most two per output row, each once), and of each output row.
+      s.flops = x.shape[0] * x.shape[1] * Expr(3 * r.ow * (r.oh + std::min(r.h, 2 * r.oh)));
     } else {
       s.kind = ir::StageKind::Compute;
       s.value = bilinear_value(x, out[0].dtype, at, s.axes, buffer_loader(t, {xb}));

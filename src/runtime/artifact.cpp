@@ -4,15 +4,18 @@
 //   "meta"     ember version, kernel ABI, ISA and CPU features, names, front-end metadata
 //   "plan"     values, inputs, outputs, symbols, constants (offsets into "weights"), launches
 //   "weights"  the constants, each 64-byte aligned
-//   "module"   the kernels' shared object
-//   "sources"  the translation units it was compiled from
-//   "prepared" which constants are prepared forms of which (packed GEMM operands), and how
+//   "module"   the kernels' shared object, less what only tools read (strip_module);
+//              compressed (format version 3)
+//   "sources"  the translation units it was compiled from; compressed (format version 3)
+//   "prepared" which constants are prepared forms of which (packed GEMM operands), and how;
+//              one form of each is stored and the other made again at load (stored_forms)
 //   "costs"    per launch, its floating-point operations and bytes moved as size expressions
 //              ("" when unknown), for the profile; a file without it (written before it
 //              existed) loads with the counts unknown, and older embers ignore it
 #include "ember/runtime/artifact.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -27,6 +30,8 @@
 
 #include "artifact_file.h"
 #include "ember/support/cpu.h"
+#include "ember/support/hash.h"
+#include "ember_rt/gemm_prepared.h"
 
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
@@ -46,6 +51,89 @@ std::string read_module_bytes(const KernelBinary& b) {
                   << b.module_path << " is gone from the kernel cache (was the cache cleared "
                   << "while the model was alive?); compile the model again, then save it");
   return bytes;
+}
+
+// The shared object less what only tools read: the section headers and the sections no
+// segment maps (symbol table, string table, comments), i.e. the bytes up to the end of the
+// last segment, the header's section fields cleared. The dynamic loader reads the program
+// headers only. Bytes that are not a little-endian ELF64 file are returned unchanged, and a
+// stripped object strips to itself.
+std::string strip_module(std::string so) {
+  Elf64_Ehdr eh;
+  if (so.size() < sizeof eh) return so;
+  std::memcpy(&eh, so.data(), sizeof eh);
+  const uint64_t size = so.size();
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+      eh.e_phoff > size || uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr) > size - eh.e_phoff)
+    return so;
+  uint64_t end = std::max<uint64_t>(sizeof eh, eh.e_phoff + eh.e_phnum * sizeof(Elf64_Phdr));
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, so.data() + eh.e_phoff + i * sizeof ph, sizeof ph);
+    if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset) return so;
+    end = std::max<uint64_t>(end, ph.p_offset + ph.p_filesz);
+  }
+  eh.e_shoff = 0;
+  eh.e_shnum = 0;
+  eh.e_shstrndx = SHN_UNDEF;
+  std::memcpy(so.data(), &eh, sizeof eh);
+  so.resize(end);
+  return so;
+}
+
+// Which constants the file stores (value -> tensor): each prepared constant (packed GEMM
+// operand) in one form only, the other made again at load (derive_prepared_forms):
+//   - the source matrix, where the panels' padding makes them more than 1/16 larger (a
+//     Linear layer with 10 outputs packed 32 wide): load packs it with the kernels' own
+//     function, and drops it again unless a launch reads it;
+//   - else the panels; a source that a launch reads as well (GPT-2's embedding, tied to its
+//     output layer) is then unpacked from them at load instead of stored twice.
+std::map<int, Tensor> stored_forms(const ExecPlan& p) {
+  std::map<int, Tensor> stored = p.constants;
+  std::set<int> packed_at_load;  // sources stored for packing
+  for (const PreparedConstant& pc : p.prepared) {
+    const Tensor& panels = p.constants.at(pc.value);
+    const int64_t source_bytes = 4 * pc.batches * pc.K * pc.N;
+    if (panels.nbytes() * 16 <= source_bytes * 17) continue;
+    if (!stored.count(pc.source))
+      stored[pc.source] = unprepare_constant(panels, pc, p.values.at(pc.source));
+    stored.erase(pc.value);
+    packed_at_load.insert(pc.source);
+  }
+  for (const PreparedConstant& pc : p.prepared)
+    if (stored.count(pc.value) && !packed_at_load.count(pc.source)) stored.erase(pc.source);
+  return stored;
+}
+
+// At load, the other form of each prepared constant the file stores in one (stored_forms):
+// sources that a launch reads are unpacked from their panels here; panels stored as their
+// source are packed by `prepare` (the saved kernels' function; null when the kernels are
+// compiled again, which prepares every constant anew).
+// ArtifactError through `bad` when the records do not fit together.
+template <class Bad>
+void derive_prepared_forms(ExecPlan* plan, void* prepare, const Bad& bad) {
+  const std::set<int> read = values_read(*plan);
+  try {
+    for (PreparedConstant& pc : plan->prepared) {
+      if (plan->constants.count(pc.value)) {
+        if (!plan->constants.count(pc.source) && read.count(pc.source))
+          plan->constants[pc.source] =
+              unprepare_constant(plan->constants[pc.value], pc, plan->values[pc.source]);
+      } else if (prepare != nullptr) {
+        PreparedConstant made = pc;
+        Tensor panels = prepare_constant(prepare, plan->constants.at(pc.source), &made);
+        if (made.kc != pc.kc || made.nr != pc.nr ||
+            !shape_equal(panels.shape(), plan->values[pc.value].shape))
+          bad("the file is damaged: a prepared constant does not match its kernels' layout");
+        plan->constants[pc.value] = panels;
+      }
+    }
+  } catch (const ArtifactError&) {
+    throw;
+  } catch (const Error& e) {
+    bad(std::string("the file is damaged: ") + e.what());
+  }
 }
 
 std::mutex rebuilder_mu;
@@ -221,14 +309,33 @@ void CompiledModel::save(const std::string& path) {
   meta.strs(output_names_);
   meta.str(metadata_);
 
-  // The weights first, so the plan can give each constant its offset.
+  // The weights first, so the plan can give each constant its offset. Constants with the
+  // same bytes are stored once.
+  const std::map<int, Tensor> stored = stored_forms(p);
   std::vector<std::pair<int, const Tensor*>> consts;
-  for (const auto& [v, t] : p.constants) consts.emplace_back(v, &t);
+  for (const auto& [v, t] : stored) consts.emplace_back(v, &t);
   std::vector<size_t> offsets;
+  std::vector<bool> written;
+  std::multimap<uint64_t, size_t> by_checksum;  // -> index into consts
   size_t weight_size = 0;
-  for (const auto& c : consts) {
-    offsets.push_back(weight_size);
-    weight_size = align_up(weight_size + static_cast<size_t>(c.second->nbytes()));
+  for (size_t i = 0; i < consts.size(); ++i) {
+    const Tensor& t = *consts[i].second;
+    const size_t n = static_cast<size_t>(t.nbytes());
+    const uint64_t sum = checksum64(t.data(), n);
+    size_t offset = weight_size;
+    for (auto [it, end] = by_checksum.equal_range(sum); it != end; ++it) {
+      const Tensor& same = *consts[it->second].second;
+      if (static_cast<size_t>(same.nbytes()) == n && std::memcmp(same.data(), t.data(), n) == 0) {
+        offset = offsets[it->second];
+        break;
+      }
+    }
+    offsets.push_back(offset);
+    written.push_back(offset == weight_size);
+    if (offset == weight_size) {
+      by_checksum.emplace(sum, i);
+      weight_size = align_up(weight_size + n);
+    }
   }
 
   Writer plan;
@@ -266,16 +373,17 @@ void CompiledModel::save(const std::string& path) {
 
   std::string module, sources_rec;
   if (p.binary) {
-    module = read_module_bytes(*p.binary);
+    module = deflate(strip_module(read_module_bytes(*p.binary)));
     Writer src;
     src.strs(p.binary->sources);
-    sources_rec = std::move(src.out);
+    sources_rec = deflate(src.out);
   }
 
   std::string weights(weight_size, '\0');
   for (size_t i = 0; i < consts.size(); ++i) {
     const Tensor& t = *consts[i].second;
-    if (t.nbytes() > 0) std::memcpy(weights.data() + offsets[i], t.data(), t.nbytes());
+    if (t.nbytes() > 0 && written[i])
+      std::memcpy(weights.data() + offsets[i], t.data(), t.nbytes());
   }
 
   Writer costs;
@@ -374,8 +482,13 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
       pc.nr = pp.i64();
       for (int t = 0; t < 5; ++t) pc.tuning.push_back(pp.i64());
       const TensorType& src = plan.values[pc.source];
-      if (!plan.constants.count(pc.value) || pc.batches < 1 || pc.K < 1 || pc.N < 1 ||
-          src.dtype != DType::float32 || !shape_is_concrete(src.shape) ||
+      // Format version 3 stores the panels or their source (stored_forms).
+      const bool stored =
+          plan.constants.count(pc.value) || (version >= 3 && plan.constants.count(pc.source) &&
+                                             plan.values[pc.value].dtype == DType::float32 &&
+                                             shape_is_concrete(plan.values[pc.value].shape));
+      if (!stored || pc.batches < 1 || pc.K < 1 || pc.N < 1 || src.dtype != DType::float32 ||
+          !shape_is_concrete(src.shape) ||
           static_cast<int64_t>(shape_nbytes(src.shape, src.dtype)) != 4 * pc.batches * pc.K * pc.N)
         pp.fail("a prepared constant does not match its source");
       plan.prepared.push_back(pc);
@@ -384,8 +497,16 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
   }
   if (sections.count("costs")) read_costs(section("costs"), &plan);
 
+  // Format version 3 compresses the machine code and the sources.
+  auto inflated = [&](const char* tag) {
+    Reader r = section(tag);
+    return version >= 3 && r.left() > 0 ? inflate(r) : std::string(r.take(r.left()), r.left());
+  };
   std::vector<std::string> sources;
-  if (sections.count("sources")) sources = section("sources").strs();
+  if (sections.count("sources")) {
+    std::string bytes = inflated("sources");
+    if (!bytes.empty()) sources = Reader(bytes.data(), bytes.size(), "sources section").strs();
+  }
 
   if (!plan.launches.empty()) {
     // Can this CPU run the saved machine code?
@@ -414,9 +535,9 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
     }
     std::vector<ember_kernel_fn> fns;
     if (why.empty()) {
-      const Section& mod = sections.count("module") ? sections["module"] : Section{};
-      if (mod.size == 0) bad("the file is damaged: its kernels' machine code is missing");
-      auto module = open_module(mod.data, mod.size);
+      auto mod = std::make_shared<std::string>(sections.count("module") ? inflated("module") : "");
+      if (mod->empty()) bad("the file is damaged: its kernels' machine code is missing");
+      auto module = open_module(mod->data(), mod->size());
       using AbiFn = int (*)();
       auto abi = reinterpret_cast<AbiFn>(dlsym(module->handle, "ember_module_abi"));
       if (!abi || abi() != EMBER_RT_ABI_VERSION)
@@ -426,12 +547,17 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
         if (!fn) bad("the file is damaged: its machine code lacks the kernel " + name);
         fns.push_back(fn);
       }
+      void* prepare = dlsym(module->handle, ember_rt::kPrepareGemmB);
+      if (!plan.prepared.empty() && !prepare)
+        bad("the file is damaged: its machine code cannot prepare its weights");
+      derive_prepared_forms(&plan, prepare, bad);
+      drop_unread_sources(&plan);
       auto binary = std::make_shared<KernelBinary>();
       binary->isa = info.isa;
       binary->cpu_features = info.cpu_features;
-      binary->module_data = mod.data;
-      binary->module_size = mod.size;
-      binary->module_data_owner = file;
+      binary->module_data = mod->data();
+      binary->module_size = mod->size();
+      binary->module_data_owner = mod;
       binary->sources = sources;
       plan.binary = binary;
       plan.modules = module;
@@ -454,7 +580,9 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
       // The panels were packed for the saved kernels' ISA and blocking: again for these.
       if (!plan.prepared.empty()) {
         if (!rebuilt.prepare) bad("the file is damaged: its sources cannot prepare its weights");
+        derive_prepared_forms(&plan, nullptr, bad);
         reprepare_constants(&plan, rebuilt.prepare);
+        drop_unread_sources(&plan);
       }
       plan.modules = rebuilt.modules;
       plan.binary = rebuilt.binary;

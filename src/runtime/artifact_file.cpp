@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <atomic>
 #include <cerrno>
@@ -168,6 +169,34 @@ Contents read_sections(const Mapping& file, const std::string& path) {
     c.sections[tag] = Section{tag, base + off, static_cast<size_t>(len)};
   }
   return c;
+}
+
+std::string deflate(std::string_view bytes) {
+  Writer w;
+  w.i64(static_cast<int64_t>(bytes.size()));
+  uLongf n = compressBound(static_cast<uLong>(bytes.size()));
+  std::string z(n, '\0');
+  int rc = compress2(reinterpret_cast<Bytef*>(z.data()), &n,
+                     reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uLong>(bytes.size()),
+                     Z_BEST_COMPRESSION);
+  EMBER_CHECK(rc == Z_OK, "cannot save the model: zlib failed (" << rc << ")");
+  w.raw(z.data(), n);
+  return std::move(w.out);
+}
+
+std::string inflate(Reader r) {
+  const int64_t size = r.i64();
+  const size_t left = r.left();
+  // zlib expands by at most 1032:1; a larger size is damage, not a reason to allocate.
+  if (size < 0 || static_cast<uint64_t>(size) > 1032 * static_cast<uint64_t>(left) + 64)
+    r.fail("a compressed record's size is out of range");
+  std::string out(static_cast<size_t>(size), '\0');
+  uLongf n = static_cast<uLongf>(size);
+  const char* z = r.take(left);
+  int rc = uncompress(reinterpret_cast<Bytef*>(out.data()), &n, reinterpret_cast<const Bytef*>(z),
+                      static_cast<uLong>(left));
+  if (rc != Z_OK || n != static_cast<uLongf>(size)) r.fail("its compressed bytes do not inflate");
+  return out;
 }
 
 void write_sections(const std::string& path,

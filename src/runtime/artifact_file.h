@@ -120,6 +120,7 @@ class Reader {
     return t;
   }
   bool done() const { return p_ == end_; }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
 
  private:
   const char* p_;
@@ -153,6 +154,12 @@ struct Contents {
   std::map<std::string, Section> sections;
 };
 Contents read_sections(const Mapping& file, const std::string& path);
+
+// A compressed record (format version 3: the "module" and "sources" sections): the size of
+// the bytes, then their zlib stream. inflate() fails through `r` when the stream is damaged
+// or does not give that size.
+std::string deflate(std::string_view bytes);
+std::string inflate(Reader r);
 
 // Writes `sections` (tag, bytes) as one file: a temporary file beside `path`, renamed.
 void write_sections(const std::string& path,

@@ -3,6 +3,7 @@
 // preparing again for kernels compiled for another ISA.
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "ember/runtime/compiled_graph.h"
 #include "ember/support/error.h"
@@ -58,6 +59,18 @@ Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc,
   source_strides(pc, &sb, &sk, &sn);
   ember_rt::unpack_prepared_b(layout, pc.batches, static_cast<float*>(out.data()), sb, sk, sn);
   return out;
+}
+
+std::set<int> values_read(const ExecPlan& plan) {
+  std::set<int> read(plan.outputs.begin(), plan.outputs.end());
+  for (const KernelLaunch& l : plan.launches) read.insert(l.args.begin(), l.args.end());
+  return read;
+}
+
+void drop_unread_sources(ExecPlan* plan) {
+  const std::set<int> read = values_read(*plan);
+  for (const PreparedConstant& pc : plan->prepared)
+    if (!read.count(pc.source)) plan->constants.erase(pc.source);
 }
 
 void reprepare_constants(ExecPlan* plan, void* prepare) {

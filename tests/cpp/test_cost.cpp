@@ -91,7 +91,9 @@ TEST(TaskCost, GatherCountsTheRowsItReads) {
   EXPECT_EQ(at(c.bytes, 10000), 1000 * 8 * 4 + 10000 * 8 + 10000 * 8 * 4);  // at most the table
 }
 
-TEST(TaskCost, SortHasNoFlopCount) {
+// A routine whose operator states no count (the work depends on the data) leaves the task's
+// count unknown; its bytes are still counted.
+TEST(TaskCost, CallWithoutAStatedCountHasNoFlopCount) {
   Task t;
   int x = t.add_buffer("x", DType::float32, {var("n")}, BufferRole::Input);
   int v = t.add_buffer("values", DType::float32, {var("n")}, BufferRole::Output);
@@ -107,4 +109,27 @@ TEST(TaskCost, SortHasNoFlopCount) {
   codegen::TaskCost c = task_cost(t);
   EXPECT_FALSE(c.flops.defined());
   EXPECT_EQ(at(c.bytes, 100), 100 * 4 + 100 * 4 + 100 * 8);
+}
+
+// A Call stage counts what its operator states (ir::Stage::flops) plus its epilogue's
+// operations per element, and the buffers the epilogue loads.
+TEST(TaskCost, CallCountsItsStatedFlopsAndEpilogue) {
+  Task t;
+  int x = t.add_buffer("x", DType::float32, {var("n"), Expr(8)}, BufferRole::Input);
+  int r = t.add_buffer("r", DType::float32, {var("n"), Expr(8)}, BufferRole::Input);
+  int y = t.add_buffer("y", DType::float32, {var("n"), Expr(8)}, BufferRole::Output);
+  Stage s;
+  s.kind = StageKind::Call;
+  s.out = y;
+  s.routine = "scan_sum";
+  s.call_inputs = {x};
+  s.call_outputs = {y};
+  s.axes = {var("i"), var("j")};
+  s.flops = var("n") * Expr(8);
+  s.epilogue = acc(DType::float32) + load(r, DType::float32, {var("i"), var("j")});
+  t.stages.push_back(s);
+  codegen::TaskCost c = task_cost(t);
+  ASSERT_TRUE(c.flops.defined());
+  EXPECT_EQ(at(c.flops, 10), 10 * 8 + 10 * 8);
+  EXPECT_EQ(at(c.bytes, 10), 3 * 10 * 8 * 4);
 }

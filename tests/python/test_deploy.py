@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import zlib
 
 import numpy as np
 import pytest
@@ -45,6 +46,13 @@ def _flat(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+def _sections(data: bytes) -> dict[str, bytes]:
+    """A saved model's sections by tag (the layout docs/deploy.md describes)."""
+    n = struct.unpack_from("<I", data, 12)[0]
+    table = [struct.unpack_from("<8sQQQ", data, 64 + 32 * i) for i in range(n)]
+    return {tag.rstrip(b"\0").decode(): data[off:off + size] for tag, off, size, _ in table}
+
+
 # ---- every benchmark model -------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(models.MODELS))
 def test_benchmark_model_saves_and_loads_bit_for_bit(name, tmp_path):
@@ -63,13 +71,16 @@ def test_benchmark_model_saves_and_loads_bit_for_bit(name, tmp_path):
     compiled.save(path)
     info = compiled.info()
     assert info["file_bytes"] == os.path.getsize(path)
-    # The file holds each weight once, as it is or as the GEMM's prepared panels (zero-padded
+    # The plan holds each weight once, as it is or as the GEMM's prepared panels (zero-padded
     # to whole panels, counted apart), and a weight read both ways (GPT-2's tied embedding:
     # gathered, and multiplied by the output projection) once each way (folding may shrink
     # them: batch norm into the conv).
     tensors = list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers())
     weights = sum(t.numel() * t.element_size() for _, t in tensors)
     assert info["weight_bytes"] - info["prepared_weight_bytes"] <= weights * 1.05
+    # The file stores one form of each: its weights are no larger than the model's.
+    stored = len(_sections(path.read_bytes())["weights"])
+    assert stored <= weights * 1.02 + 64 * len(tensors)
     loaded = ember.load(path)
     for a, b in zip(_flat(loaded(*inputs)), got, strict=True):
         assert torch.equal(a, b)
@@ -299,6 +310,116 @@ def test_saving_is_atomic(tmp_path, saved):
     assert target.read_bytes() == saved  # saving a loaded model writes the same bytes
     with pytest.raises(ember.EmberError, match="cannot write"):
         model.save(tmp_path / "no-such-dir" / "m.ember")
+
+
+# ---- what the file stores --------------------------------------------------------------------
+class TiedLM(torch.nn.Module):
+    """An embedding tied to the output layer (GPT-2's wte), and a Linear with few outputs,
+    whose prepared panels would be mostly padding."""
+
+    def __init__(self, vocab=1000, dim=64):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, dim)
+        self.head = torch.nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.embed.weight
+        self.small = torch.nn.Linear(dim, 3)
+
+    def forward(self, ids):
+        h = torch.tanh(self.embed(ids))
+        return self.head(h), self.small(h)
+
+
+def _tied(tmp_path):
+    model = TiedLM().eval()
+    ids = torch.randint(0, 1000, (2, 7), generator=torch.Generator().manual_seed(0))
+    compiled = ember.compile(model, (ids,), options=QUIET)
+    path = tmp_path / "tied.ember"
+    compiled.save(path)
+    return model, ids, compiled, path
+
+
+def test_tied_weight_is_stored_once(tmp_path):
+    model, ids, compiled, path = _tied(tmp_path)
+    embed = model.embed.weight.numel() * 4
+    small = model.small.weight.numel() * 4 + model.small.bias.numel() * 4
+    info = compiled.info()
+    # In memory the embedding is there twice (gathered, and as the head's prepared panels);
+    # the file stores it once (as the panels, padded to whole panels by at most 1/16), and
+    # the small Linear's weight unpadded.
+    assert info["weight_bytes"] >= 2 * embed
+    assert len(_sections(path.read_bytes())["weights"]) <= embed * 17 // 16 + small + 64 * 4
+    loaded = ember.load(path)
+    assert loaded.info()["weight_bytes"] == info["weight_bytes"]
+    for a, b in zip(loaded(ids), compiled(ids), strict=True):
+        assert torch.equal(a, b)
+    with torch.no_grad():
+        for a, b in zip(loaded(ids), model(ids), strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    loaded.save(tmp_path / "again.ember")
+    assert (tmp_path / "again.ember").read_bytes() == path.read_bytes()
+
+
+def test_tied_weight_file_rebuilds_for_another_isa(tmp_path):
+    """Kernels compiled again (EMBER_ISA below the saved one) prepare the panels from the
+    embedding unpacked from the stored ones, and the small Linear from its stored source."""
+    if ember.isa() == "scalar":
+        pytest.skip("this CPU has no SIMD ISA to save with")
+    model, ids, compiled, path = _tied(tmp_path)
+    np.save(tmp_path / "ids.npy", ids.numpy())
+    _run_python(f"""
+        import numpy as np, ember
+        m = ember.load({str(path)!r})
+        assert m.info()["rebuilt"], m.info()
+        np.savez({str(tmp_path / "out.npz")!r}, *m.run([np.load({str(tmp_path / "ids.npy")!r})]))
+    """, env={"EMBER_ISA": "scalar"})
+    outs = np.load(tmp_path / "out.npz")
+    for i, e in enumerate(compiled(ids)):
+        np.testing.assert_allclose(outs[f"arr_{i}"], e.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_machine_code_is_stripped_and_compressed(tmp_path):
+    *_, path = _tied(tmp_path)
+    sections = _sections(path.read_bytes())
+    for tag in ("module", "sources"):
+        (size,) = struct.unpack_from("<q", sections[tag])
+        raw = zlib.decompress(sections[tag][8:])
+        assert len(raw) == size > len(sections[tag])
+    so = zlib.decompress(sections["module"][8:])
+    assert so[:4] == b"\x7fELF"
+    e_shoff, = struct.unpack_from("<Q", so, 0x28)
+    e_shnum, = struct.unpack_from("<H", so, 0x3C)
+    assert e_shoff == 0 and e_shnum == 0  # no section headers, no symbol table
+
+
+def _container(version: int, sections: dict[str, bytes]) -> bytes:
+    """A model file of `sections` (the layout docs/deploy.md describes; checksums by
+    ember._C._reseal)."""
+    align = lambda n: (n + 63) // 64 * 64  # noqa: E731
+    offset = align(64 + 32 * len(sections))
+    table, body = b"", b""
+    for tag, data in sections.items():
+        table += struct.pack("<8sQQQ", tag.encode(), offset, len(data), 0)
+        body += data + bytes(align(len(data)) - len(data))
+        offset += align(len(data))
+    header = b"EMBERMDL" + struct.pack("<IIQQ", version, len(sections), offset, 0)
+    head = header + bytes(64 - len(header)) + table
+    return ember._C._reseal(head + bytes(align(len(head)) - len(head)) + body)
+
+
+def test_format_version_2_still_loads(tmp_path):
+    """A version 2 file (machine code and sources stored as they are, every constant in the
+    form the kernels read) loads and runs the same."""
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU()).eval()
+    x = torch.randn(4, 32)
+    compiled = ember.compile(model, (x,), options=QUIET)
+    compiled.save(tmp_path / "v3.ember")
+    sections = _sections((tmp_path / "v3.ember").read_bytes())
+    for tag in ("module", "sources"):
+        sections[tag] = zlib.decompress(sections[tag][8:])
+    (tmp_path / "v2.ember").write_bytes(_container(2, sections))
+    loaded = ember.load(tmp_path / "v2.ember")
+    assert loaded.info()["format_version"] == 2
+    assert torch.equal(loaded(x), compiled(x))
 
 
 # ---- another CPU ----------------------------------------------------------------------------

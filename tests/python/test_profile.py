@@ -232,3 +232,71 @@ def test_compiled_model_profile_and_saved_counts(tmp_path: Path, capsys, monkeyp
     launches = loaded_old.profile([x.numpy()], 1)["launches"]
     assert all(r["flops"] is None and r["bytes"] is None for r in launches)
     assert all(r[3] == "-" and r[5] == "-" for r in rows(loaded_old.profile_table([x.numpy()], 1)))
+
+
+# ---- routine calls (Call stages): the count each operator states for its routine ----------
+def _launches(outputs: list[object], inputs: list[object], values: list[np.ndarray]) -> list:
+    graph = ember.graph.optimize(ember.trace_from(outputs, inputs)).build()
+    return graph.profile([ember.asarray(v) for v in values], 1)["launches"]
+
+
+def test_attention_counts_its_two_products() -> None:
+    b, h, s, d = 2, 3, 40, 16
+    rng = np.random.default_rng(3)
+    qkv = [rng.standard_normal((b, h, s, d)).astype(np.float32) for _ in range(3)]
+    syms = [ember.symbol([b, h, s, d], name=n) for n in "qkv"]
+    for causal, pairs in ((False, s * s), (True, s * (s + 1) // 2)):
+        (launch,) = _launches([ember.ops.attention(*syms, causal=causal)], syms, qkv)
+        assert launch["flops"] == 4 * b * h * pairs * d  # q k^T and p v, 2 * d per pair each
+        assert launch["bytes"] == 4 * b * h * s * d * 4  # q, k, v and the output
+
+
+def test_depthwise_convolution_counts_a_multiply_add_per_tap() -> None:
+    n, c, hw, k = 2, 8, 12, 3
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+    w = ember.asarray(rng.standard_normal((c, 1, k, k)).astype(np.float32))
+    xs = ember.symbol([n, c, hw, hw], name="x")
+    (launch,) = _launches([ember.ops.conv2d(xs, w, stride=2, padding=1, groups=c)], [xs], [x])
+    oh = (hw + 2 - k) // 2 + 1
+    assert launch["flops"] == 2 * n * c * oh * oh * k * k
+    assert launch["bytes"] == (x.size + c * k * k + n * c * oh * oh) * 4
+
+
+def test_winograd_counts_its_transforms_and_gemms() -> None:
+    n, c, size = 1, 64, 28
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((n, c, size, size)).astype(np.float32)
+    w = ember.asarray(rng.standard_normal((c, c, 3, 3)).astype(np.float32))
+    xs = ember.symbol([n, c, size, size], name="x")
+    y = ember.ops.conv2d(xs, w, padding=1, algo="winograd")
+    (launch,) = _launches([y], [xs], [x])
+    assert "Winograd" in launch["op"]
+    tiles = n * (size // 4) ** 2
+    # B^T d B (288 per tile and channel), 36 GEMMs [c, c] x [c, tiles], A^T m A (130).
+    assert launch["flops"] == 288 * c * tiles + 2 * 36 * c * c * tiles + 130 * c * tiles
+
+
+def test_every_routine_call_has_counts() -> None:
+    """Scans, sorts, resizing and linear algebra: a GFLOP/s in the table, not '-'."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((5, 6, 6)).astype(np.float32)
+    spd = (a @ a.transpose(0, 2, 1) + 6 * np.eye(6)).astype(np.float32)
+    img = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    s = ember.symbol([5, 6, 6], name="a")
+    im = ember.symbol([2, 3, 8, 8], name="img")
+    chol = ember.ops.cholesky(s)
+    outs = [ember.ops.cumsum(s, 2), ember.ops.sort(s, 2)[0],
+            chol[0] if isinstance(chol, (list, tuple)) else chol,
+            ember.ops.upsample_bilinear2d(im, [16, 16])]
+    graph = ember.graph.optimize(ember.trace_from(outs, [s, im])).build()
+    profile = graph.profile([ember.asarray(spd), ember.asarray(img)], 1)
+    by_op = {launch["op"]: launch["flops"] for launch in profile["launches"]}
+    assert all(f is not None for f in by_op.values()), by_op
+    flops = sorted(by_op.values())
+    assert 5 * 6 * 6 in flops  # cumsum: an add per element
+    assert 5 * 6 * 6 * 3 in flops  # sort: 6 * ceil(log2 6) comparisons per row, at most
+    assert 5 * (6 ** 3 // 3) in flops  # Cholesky: n^3 / 3
+    assert 2 * 3 * 3 * 16 * (16 + 8) in flops  # resize: 3 per output and interpolated row
+    table = profiling.format_profile(profile, None)
+    assert all(r[3] != "-" for r in rows(table))

@@ -8,9 +8,12 @@
 //           Reduce: elements * reduction extent * (operations of the reduced value + 1),
 //           plus the epilogue's; Compute: elements * operations of the value. An operation
 //           is a unary, binary or select node computing on floating-point values (an exp
-//           counts as one, index arithmetic as none). Call stages: the scans state one per
-//           element; any other routine (sorts, scatters, linear algebra) leaves the task's
-//           count unknown (an undefined Expr).
+//           counts as one, index arithmetic as none). Call: the count the operator states
+//           for its routine (ir::Stage::flops: the fused attention's two products, the
+//           depthwise convolution's 2 * N * C * OH * OW * KH * KW, the Winograd transforms,
+//           a sort's comparisons, ...), plus the epilogue's operations per element; a
+//           routine whose work depends on the data leaves the task's count unknown (an
+//           undefined Expr).
 //   bytes   each input buffer once, at most at its size (a gather that reads a few rows of a
 //           table counts the elements it loads), plus each output buffer at its size; scratch
 //           buffers are not counted (they stay in cache or are written and read once).

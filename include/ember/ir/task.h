@@ -68,6 +68,11 @@ struct Stage {
   std::vector<int> call_inputs, call_outputs;
   std::vector<Expr> params;
   std::vector<double> scalars;
+  // Call: the routine's floating-point operations, a size expression set by the operator
+  // that calls it (the profile's count, codegen/cost.h; a comparison of floating-point
+  // values counts as one, as a max does; the epilogue's are counted apart). Undefined: the
+  // work depends on the data (an iterative eigensolver), and the count is unknown.
+  Expr flops;
 };
 
 struct Task {

@@ -6,10 +6,13 @@
 //
 //   the optimized plan      values, inputs, outputs, symbols, launches (kernel names, args,
 //                           scratch buffers), as the runtime needs them
-//   the weights             every constant, 64-byte aligned, as the kernels read them
+//   the weights             every constant, 64-byte aligned, as the kernels read them (a
+//                           prepared constant in one form, the other made at load; equal
+//                           constants once)
 //   the machine code        the kernels' shared object, built for the ISA recorded beside it
+//                           (stripped of what only tools read, compressed)
 //   the sources             the translation units it was compiled from (the tuning choices
-//                           are part of them), to rebuild it for another CPU
+//                           are part of them), to rebuild it for another CPU (compressed)
 //   metadata                format version, ember version, kernel ABI, ISA and the CPU
 //                           features the code uses, names, the front end's metadata
 //   the costs               each launch's floating-point operations and bytes (the profile's)
@@ -44,7 +47,9 @@ struct ArtifactError : Error {
 };
 
 // The version of the file format save() writes; load() reads versions 1 to this one.
-constexpr int kArtifactFormatVersion = 2;  // 2: the "prepared" section
+// 2: the "prepared" section; 3: each prepared constant stored in one form, the machine code
+// (stripped) and the sources compressed.
+constexpr int kArtifactFormatVersion = 3;
 
 struct TensorInfo {
   std::string name;

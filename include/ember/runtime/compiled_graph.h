@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,11 @@ struct ExecPlan {
 Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc);
 // The source matrix of `panels` (prepared as pc says), of type `type`.
 Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc, const TensorType& type);
+// Drops from the plan's constants each source of a prepared constant that no launch or
+// output reads (those read only through their panels).
+void drop_unread_sources(ExecPlan* plan);
+// The values a launch or an output reads.
+std::set<int> values_read(const ExecPlan& plan);
 // Prepares the plan's prepared constants again with `prepare` (kernels compiled for another
 // ISA than the panels were packed for), from their sources, kept or unpacked.
 void reprepare_constants(ExecPlan* plan, void* prepare);
