@@ -30,9 +30,9 @@
 - scans_sorts.py: scans and sorts (cumsum, cummax, sort, topk, quantile, ...), and
   scatters.py: scatters and binary searches (scatter, index_add, index_put, searchsorted,
   ...), each a call of a routine of ember's runtime library;
-- linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp, QR,
-  eigvalsh, singular values, pinv, matrix_rank), each a call of a linear algebra routine of
-  ember's runtime library;
+- linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp, cond), and
+  linalg_orthogonal.py: its orthogonal decompositions (QR, eigvalsh, singular values, pinv,
+  matrix_rank), each a call of a linear algebra routine of ember's runtime library;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """
@@ -44,6 +44,7 @@ from ember.torch.converters import (
     elementwise_extra,
     functions,
     linalg,
+    linalg_orthogonal,
     masked_extra,
     methods,
     modules,
@@ -63,8 +64,8 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "backward", "composites", "elementwise_extra", "functions", "linalg", "masked_extra",
-    "methods", "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra",
-    "scalar", "scans_sorts", "scatters", "spatial", "special", "stacks", "tensors", "views",
-    "writes",
+    "aten", "backward", "composites", "elementwise_extra", "functions", "linalg",
+    "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra", "nn_functions",
+    "norms_losses", "products_extra", "scalar", "scans_sorts", "scatters", "spatial", "special",
+    "stacks", "tensors", "views", "writes",
 ]
