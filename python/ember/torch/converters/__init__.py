@@ -22,8 +22,9 @@
 - special.py: torch's special functions with more than the table's operands (polygamma);
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
-- spatial.py: N-d pooling (return_indices, adaptive max), 3-d and transposed
-  convolutions, every interpolate mode, unfold, take, take_along_dim;
+- spatial.py: N-d pooling (return_indices, adaptive max), unfold, take, take_along_dim;
+  spatial_conv.py: 3-d and transposed convolutions; spatial_resample.py: every interpolate
+  mode;
 - stacks.py: splits, stacks and grids (tensor_split, hstack, atleast_*d, meshgrid, ...);
 - views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
   shuffles, and creation functions computed at compile time;
@@ -56,6 +57,8 @@ from ember.torch.converters import (
     scans_sorts,
     scatters,
     spatial,
+    spatial_conv,
+    spatial_resample,
     special,
     stacks,
     tensors,
@@ -66,6 +69,6 @@ from ember.torch.converters import (
 __all__ = [
     "aten", "backward", "composites", "elementwise_extra", "functions", "linalg",
     "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra", "nn_functions",
-    "norms_losses", "products_extra", "scalar", "scans_sorts", "scatters", "spatial", "special",
-    "stacks", "tensors", "views", "writes",
+    "norms_losses", "products_extra", "scalar", "scans_sorts", "scatters", "spatial",
+    "spatial_conv", "spatial_resample", "special", "stacks", "tensors", "views", "writes",
 ]
