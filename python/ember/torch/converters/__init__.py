@@ -27,7 +27,8 @@
   mode;
 - stacks.py: splits, stacks and grids (tensor_split, hstack, atleast_*d, meshgrid, ...);
 - views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
-  shuffles, and creation functions computed at compile time;
+  shuffles; creation.py: creation functions (empty_permuted, and those computed at compile
+  time: windows, logspace, linspace);
 - scans_sorts.py: scans and sorts (cumsum, cummax, sort, topk, quantile, ...), and
   scatters.py: scatters and binary searches (scatter, index_add, index_put, searchsorted,
   ...), each a call of a routine of ember's runtime library;
@@ -42,6 +43,7 @@ from ember.torch.converters import (
     aten,
     backward,
     composites,
+    creation,
     elementwise_extra,
     functions,
     linalg,
@@ -67,7 +69,7 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "backward", "composites", "elementwise_extra", "functions", "linalg",
+    "aten", "backward", "composites", "creation", "elementwise_extra", "functions", "linalg",
     "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra", "nn_functions",
     "norms_losses", "products_extra", "scalar", "scans_sorts", "scatters", "spatial",
     "spatial_conv", "spatial_resample", "special", "stacks", "tensors", "views", "writes",
