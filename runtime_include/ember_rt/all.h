@@ -18,5 +18,6 @@
 #include "resize.h"
 #include "attention.h"
 #include "linalg.h"
+#include "linalg_orthogonal.h"
 #include "winograd.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt

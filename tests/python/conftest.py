@@ -29,6 +29,27 @@ def ember_cache_dir() -> Iterator[str]:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
 
+@pytest.fixture
+def fresh_dynamo() -> Iterator[None]:
+    """A test of torch.compile from a clean state: Dynamo's caches and ember's Dynamo
+    configuration reset before and after it, and the converter registry given back as it
+    was (the test may register converters of its own). Test files that need it for every
+    test name it in their pytestmark."""
+    import torch
+
+    import ember.torch
+    from ember.torch import registry
+
+    torch._dynamo.reset()
+    ember.torch.dynamo_config.reset()
+    saved = {k: list(v) for k, v in registry._REGISTRY.table.items()}
+    yield
+    registry._REGISTRY.table.clear()
+    registry._REGISTRY.table.update(saved)
+    ember.torch.dynamo_config.reset()
+    torch._dynamo.reset()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--opinfo-all", action="store_true", default=False,
                      help="test_opinfo.py: every sample of every OpInfo operator (slow); "

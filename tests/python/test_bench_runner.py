@@ -17,6 +17,7 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 run = pytest.importorskip("benchmarks.run")
+from benchmarks import report  # noqa: E402
 from benchmarks.models import MODELS  # noqa: E402
 
 PEER_CONTENDERS = ("inductor-frozen", "ort", "openvino")
@@ -61,7 +62,7 @@ def test_peers_match_eager_and_vs_best_is_the_median_ratio(tmp_path: Path) -> No
     assert r["speedup_vs"]["eager"] == pytest.approx(med["eager"] / med["ember"], rel=1e-12)
     # The table shows the same ratio and names the peer.
     row = next(line for line in table.splitlines() if line.startswith("mlp "))
-    assert f"{r['vs_best']['speedup']:.2f}x {run.SHORT[best]}" in row
+    assert f"{r['vs_best']['speedup']:.2f}x {report.SHORT[best]}" in row
     assert data["meta"]["spinning"].startswith("EMBER_SPIN_US=")
 
 
@@ -81,9 +82,9 @@ def test_missing_runtime_is_na_with_the_reason(monkeypatch: pytest.MonkeyPatch) 
     res["latency"] = {"eager": {"median_ms": 2.0}, "ember": {"median_ms": 1.0}}
     res.update(run.ember_speedups({"eager": 2.0, "ember": 1.0}))
     contenders = ["eager", *args.backend_names]
-    header = run.table_header(contenders)
+    header = report.table_header(contenders)
     footnotes: list[str] = []
-    row = dict(zip(header, run.table_row(res, contenders, footnotes), strict=True))
+    row = dict(zip(header, report.table_row(res, contenders, footnotes), strict=True))
     assert row["ort_ms"] == "n/a" and row["ov_ms"] == "n/a"
     assert "ort n/a: onnxruntime is not importable" in row["notes"]
     assert "openvino n/a: openvino is not importable" in row["notes"]

@@ -10,18 +10,10 @@ import torch
 import torch.nn.functional as F
 from _helpers_torch import check
 
-import ember
-import ember.torch
-
 INF, NAN = float("inf"), float("nan")
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def rand(*shape, seed=0):

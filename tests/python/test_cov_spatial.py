@@ -11,18 +11,10 @@ import torch
 import torch.nn.functional as F
 from _helpers_torch import check as check_once
 
-import ember
-import ember.torch
-
 R = torch.randn
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def check(fn, *args, **kw):

@@ -148,15 +148,6 @@ class MLP(torch.nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
-@pytest.fixture
-def fresh_dynamo():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    yield
-    ember.torch.dynamo_config.reset()
-    torch._dynamo.reset()
-
-
 @pytest.mark.parametrize("how", ["env", "option"])
 def test_torch_compile_prints_the_table_on_the_second_call(how: str, fresh_dynamo, capsys,
                                                            monkeypatch) -> None:

@@ -20,17 +20,7 @@ import ember.torch
 from ember.torch import registry
 from ember.torch.report import EagerFallbackWarning
 
-
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    saved = {k: list(v) for k, v in registry._REGISTRY.table.items()}
-    yield
-    registry._REGISTRY.table.clear()
-    registry._REGISTRY.table.update(saved)
-    ember.torch.dynamo_config.reset()
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def compile_and_run(fn, *args, **compile_kwargs):

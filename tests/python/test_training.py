@@ -23,16 +23,7 @@ from ember.torch.report import EagerFallbackWarning
 OPTIONS = {"progress": False}
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    saved = {k: list(v) for k, v in registry._REGISTRY.table.items()}
-    yield
-    registry._REGISTRY.table.clear()
-    registry._REGISTRY.table.update(saved)
-    ember.torch.dynamo_config.reset()
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 class MLP(nn.Module):

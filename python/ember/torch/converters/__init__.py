@@ -22,17 +22,19 @@
 - special.py: torch's special functions with more than the table's operands (polygamma);
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
-- spatial.py: N-d pooling (return_indices, adaptive max), 3-d and transposed
-  convolutions, every interpolate mode, unfold, take, take_along_dim;
+- spatial.py: N-d pooling (return_indices, adaptive max), unfold, take, take_along_dim;
+  spatial_conv.py: 3-d and transposed convolutions; spatial_resample.py: every interpolate
+  mode;
 - stacks.py: splits, stacks and grids (tensor_split, hstack, atleast_*d, meshgrid, ...);
 - views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
-  shuffles, and creation functions computed at compile time;
+  shuffles; creation.py: creation functions (empty_permuted, and those computed at compile
+  time: windows, logspace, linspace);
 - scans_sorts.py: scans and sorts (cumsum, cummax, sort, topk, quantile, ...), and
   scatters.py: scatters and binary searches (scatter, index_add, index_put, searchsorted,
   ...), each a call of a routine of ember's runtime library;
-- linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp, QR,
-  eigvalsh, singular values, pinv, matrix_rank), each a call of a linear algebra routine of
-  ember's runtime library;
+- linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp, cond), and
+  linalg_orthogonal.py: its orthogonal decompositions (QR, eigvalsh, singular values, pinv,
+  matrix_rank), each a call of a linear algebra routine of ember's runtime library;
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """
@@ -41,9 +43,11 @@ from ember.torch.converters import (
     aten,
     backward,
     composites,
+    creation,
     elementwise_extra,
     functions,
     linalg,
+    linalg_orthogonal,
     masked_extra,
     methods,
     modules,
@@ -55,6 +59,8 @@ from ember.torch.converters import (
     scans_sorts,
     scatters,
     spatial,
+    spatial_conv,
+    spatial_resample,
     special,
     stacks,
     tensors,
@@ -63,8 +69,8 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "backward", "composites", "elementwise_extra", "functions", "linalg", "masked_extra",
-    "methods", "modules", "nn_extra", "nn_functions", "norms_losses", "products_extra",
-    "scalar", "scans_sorts", "scatters", "spatial", "special", "stacks", "tensors", "views",
-    "writes",
+    "aten", "backward", "composites", "creation", "elementwise_extra", "functions", "linalg",
+    "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra", "nn_functions",
+    "norms_losses", "products_extra", "scalar", "scans_sorts", "scatters", "spatial",
+    "spatial_conv", "spatial_resample", "special", "stacks", "tensors", "views", "writes",
 ]

@@ -2,8 +2,8 @@
 see ember.torch.training) that torch's core ATen decompositions leave whole:
 
 - ``convolution_backward``: the input's gradient is the transposed convolution of the
-  output's gradient (spatial.conv_transpose, output_padding chosen to give back the input's
-  size); the weight's gradient one batched matrix product per group of the output's
+  output's gradient (spatial_conv.conv_transpose, output_padding chosen to give back the
+  input's size); the weight's gradient one batched matrix product per group of the output's
   gradient and the input's im2col windows (spatial.unfold), summed over the batch inside
   the product; the bias's gradient a sum;
 - ``max_pool2d_with_indices_backward``: the output's gradient added at the indices the
@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from ember.torch.context import torch_dtype
-from ember.torch.converters import scatters, spatial
+from ember.torch.converters import scatters, spatial, spatial_conv
 from ember.torch.converters.aten import output_used
 from ember.torch.converters.common import (
     constant,
@@ -71,7 +71,7 @@ def convolution_backward(grad_output: Any, input: Any, weight: Any, bias_sizes: 
     if _wanted(output_mask, 0):
         extra = [n - ((o - 1) * st - 2 * pp + dd * (kk - 1) + 1)
                  for n, o, st, pp, dd, kk in zip(sizes, outs, s, p, d, kernel, strict=True)]
-        grad_input = spatial.conv_transpose(grad_output, k, weight, None, s, p, extra, g, d)
+        grad_input = spatial_conv.conv_transpose(grad_output, k, weight, None, s, p, extra, g, d)
     if _wanted(output_mask, 1):
         grad_weight = _conv_weight_grad(grad_output, input, weight, k, kernel, s, p, d, g)
     if _wanted(output_mask, 2):

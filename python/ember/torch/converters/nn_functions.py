@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 import ember
 from ember.torch.context import torch_dtype
-from ember.torch.converters import spatial
+from ember.torch.converters import spatial, spatial_resample
 from ember.torch.converters.common import (
     cast,
     constant,
@@ -232,7 +232,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
                 align_corners: Any = None, recompute_scale_factor: Any = None,
                 antialias: bool = False) -> Any:
     if rank(input) != 4 or antialias or mode not in ("nearest", "bilinear"):
-        return spatial.interpolate_nd(input, size, scale_factor, mode, align_corners,
+        return spatial_resample.interpolate_nd(input, size, scale_factor, mode, align_corners,
                                       recompute_scale_factor, antialias)
     out = _output_size(input, size, scale_factor)
     # torch maps output to input coordinates with 1 / scale_factor when it is given and

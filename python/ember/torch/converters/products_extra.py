@@ -395,7 +395,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
         return ops.sqrt(ops.sum(x * x, sorted([d0, d1]), keepdim))
     o = ord if ord == "nuc" else float(py_value(ord))
     if o in ("nuc", 2.0, -2.0):  # from the singular values of x moved to [..., d0, d1]
-        from ember.torch.converters.linalg import spectral_norm
+        from ember.torch.converters.linalg_orthogonal import spectral_norm
 
         order = [d for d in range(rank(x)) if d not in (d0, d1)] + [d0, d1]
         y = spectral_norm(ops.permute(x, order), o)

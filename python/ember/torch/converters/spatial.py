@@ -1,7 +1,8 @@
-"""Converters for N-d pooling, 3-d and transposed convolutions, resampling (every mode of
-``interpolate``, antialiased bilinear), ``unfold`` (im2col) and gathers at tensor indices
-(``take``, ``take_along_dim``). Grid sampling, ``embedding_bag`` and
-``_unsafe_masked_index`` are not converted (they run in eager PyTorch).
+"""Converters for N-d pooling (return_indices, adaptive max), ``unfold`` (im2col) and gathers
+at tensor indices (``take``, ``take_along_dim``), and the helpers of the spatial converters
+(spatial_conv.py: 3-d and transposed convolutions; spatial_resample.py: every mode of
+``interpolate``). Grid sampling, ``embedding_bag`` and ``_unsafe_masked_index`` are not
+converted (they run in eager PyTorch).
 
 The spatial sizes must be known at compile time: the converters build their index and
 weight tables with torch then, and raise ``unsupported`` (eager fallback) for symbolic ones.
@@ -12,15 +13,6 @@ weight tables with torch then, and raise ``unsupported`` (eager fallback) for sy
   every window; a reduction over the window finishes (max, argmax for return_indices, sum
   divided by torch's divisor). Windows of different sizes (adaptive pooling) are padded with
   the fill slot.
-- Resampling is separable: along each spatial axis, the output is a weighted sum of a few
-  gathered input rows. The weights are torch's own: the matching 1-d (or 2-d) ATen
-  resampling operator applied at compile time to an identity matrix, which gives the
-  [out, in] matrix of the axis (its nonzero entries are the taps).
-- conv3d is one conv2d over (H, W) with the depth taps stacked into the channels and the
-  output depths moved into the batch. A transposed convolution with stride == kernel (no
-  overlapping windows, the usual upsampling layer) is one matrix product and a reshape;
-  otherwise it is the convolution of the zero-inserted, padded input with the flipped,
-  transposed weight.
 """
 
 from __future__ import annotations
@@ -38,13 +30,11 @@ from ember.torch.converters.common import (
     constant,
     dtype_name,
     full,
-    is_const,
     is_float_dtype,
     is_tensor,
     norm_dim,
     ops,
     pair,
-    py_value,
     rank,
     shape_of,
     static_int,
@@ -88,6 +78,13 @@ def _per_dim(v: Any, k: int, what: str) -> tuple[int, ...]:
     if len(vals) != k:
         raise unsupported(f"{what} {vals} for {k} spatial dimensions")
     return vals
+
+
+def _batched(input: Any, k: int, what: str) -> tuple[Any, bool]:
+    _check_rank(input, k, what)
+    if rank(input) == k + 1:
+        return ops.unsqueeze(input, [0]), True
+    return input, False
 
 
 # ---- pooling -------------------------------------------------------------------------------
@@ -323,194 +320,6 @@ def adaptive_max_pool3d(input: Any, output_size: Any, return_indices: bool = Fal
     return adaptive_pool(input, 3, output_size, True, bool(return_indices))
 
 
-# ---- convolutions --------------------------------------------------------------------------
-def _batched(input: Any, k: int, what: str) -> tuple[Any, bool]:
-    _check_rank(input, k, what)
-    if rank(input) == k + 1:
-        return ops.unsqueeze(input, [0]), True
-    return input, False
-
-
-def _conv_nd(x: Any, w: Any, stride: tuple, padding: tuple, dilation: tuple, groups: int) -> Any:
-    """The convolution of batched x [N, C, *S] with w [O, C / groups, *K], no bias."""
-    k = rank(x) - 2
-    if k == 1:
-        return ops.conv1d(x, w, list(stride), list(padding), list(dilation), groups)
-    if k == 2:
-        return ops.conv2d(x, w, list(stride), list(padding), list(dilation), groups)
-    if k != 3:
-        raise unsupported(f"a {k}-d convolution")
-    return _conv3d(x, w, stride, padding, dilation, groups)
-
-
-def _conv3d(x: Any, w: Any, stride: tuple, padding: tuple, dilation: tuple, groups: int) -> Any:
-    """conv3d as one conv2d: the KD depth taps of each output depth stacked into the
-    channels (group by group), the output depths moved into the batch."""
-    n, c = shape_of(x)[:2]
-    d, h, wd = _spatial_sizes(x, 3, "conv3d")
-    o, cg, kd, kh, kw = (static_int(v, "a weight size") for v in w.shape)
-    sd, pd, dd = stride[0], padding[0], dilation[0]
-    od = (d + 2 * pd - dd * (kd - 1) - 1) // sd + 1
-    if od <= 0:
-        raise unsupported("conv3d of an input smaller than the kernel")
-    if pd:
-        zeros = full([n, c, pd, h, wd], 0.0, dtype_name(x))
-        x = ops.concat([zeros, x, zeros], 2)
-    taps = [ops.slice(x, [2], [t * dd], [t * dd + (od - 1) * sd + 1], [sd]) for t in range(kd)]
-    x = ops.concat([ops.unsqueeze(t, [2]) for t in taps], 2)  # [N, C, KD, OD, H, W]
-    x = ops.reshape(x, [n, groups, cg, kd, od, h, wd])
-    x = ops.permute(x, [0, 4, 1, 3, 2, 5, 6])  # [N, OD, G, KD, Cg, H, W]
-    x = ops.reshape(x, [-1, groups * kd * cg, h, wd])
-    w2 = ops.reshape(ops.permute(w, [0, 2, 1, 3, 4]), [o, kd * cg, kh, kw])
-    y = ops.conv2d(x, w2, list(stride[1:]), list(padding[1:]), list(dilation[1:]), groups)
-    oh, ow = shape_of(y)[2:]
-    y = ops.reshape(y, [n, od, o, oh, ow])
-    return ops.permute(y, [0, 2, 1, 3, 4])
-
-
-def _padding_arg(padding: Any, w: Any, dilation: tuple, k: int) -> tuple[int, ...]:
-    if isinstance(padding, str):
-        if padding == "valid":
-            return (0,) * k
-        if padding == "same":
-            total = [d * (static_int(kk, "a kernel size") - 1)
-                     for d, kk in zip(dilation, w.shape[2:], strict=True)]
-            if any(t % 2 for t in total):
-                raise unsupported("padding='same' with an even kernel (asymmetric padding)")
-            return tuple(t // 2 for t in total)
-        raise unsupported(f"padding={padding!r}")
-    return _per_dim(padding, k, "padding")
-
-
-def _bias(y: Any, bias: Any) -> Any:
-    if bias is None:
-        return y
-    return ops.add(y, ops.reshape(bias, [-1] + [1] * (rank(y) - 2)))
-
-
-def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1) -> Any:
-    x, unbatched = _batched(input, 3, "conv3d")
-    if not is_float_dtype(dtype_name(x)) or dtype_name(x) != dtype_name(weight):
-        raise unsupported("conv3d of non-float or mixed dtypes")
-    dil = _per_dim(dilation, 3, "dilation")
-    pad = _padding_arg(padding, weight, dil, 3)
-    y = _bias(_conv3d(x, weight, _per_dim(stride, 3, "stride"), pad, dil, int(groups)), bias)
-    return ops.squeeze(y, [0]) if unbatched else y
-
-
-def _flipped_transposed(w: Any, groups: int) -> Any:
-    """w [C_in, C_out / g, *K] as a convolution weight [C_out, C_in / g, *K], flipped
-    spatially: computed once at compile time for a constant weight."""
-    if is_const(w):
-        t = w.torch()
-        cin, cog = t.shape[:2]
-        t = t.reshape(groups, cin // groups, cog, *t.shape[2:]).transpose(1, 2)
-        t = t.reshape(groups * cog, cin // groups, *t.shape[3:])
-        return constant(t.flip(list(range(2, t.dim()))).contiguous())
-    cin, cog, *kernel = (static_int(v, "a weight size") for v in w.shape)
-    t = ops.reshape(w, [groups, cin // groups, cog] + kernel)
-    t = ops.permute(t, [0, 2, 1] + list(range(3, 3 + len(kernel))))
-    t = ops.reshape(t, [groups * cog, cin // groups] + kernel)
-    for axis, kk in enumerate(kernel):
-        if kk > 1:
-            t = take(t, 2 + axis, int_constant(list(range(kk - 1, -1, -1))))
-    return t
-
-
-def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: Any = 1,
-                   padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                   dilation: Any = 1) -> Any:
-    what = f"conv_transpose{k}d"
-    x, unbatched = _batched(input, k, what)
-    dt = dtype_name(x)
-    if not is_float_dtype(dt) or dt != dtype_name(weight):
-        raise unsupported(f"{what} of non-float or mixed dtypes")
-    if isinstance(padding, str):
-        raise unsupported(f"{what} with padding={padding!r}")
-    s, p = _per_dim(stride, k, "stride"), _per_dim(padding, k, "padding")
-    op, d = _per_dim(output_padding, k, "output_padding"), _per_dim(dilation, k, "dilation")
-    g = int(groups)
-    sizes = _spatial_sizes(x, k, what)
-    kernel = [static_int(v, "a kernel size") for v in weight.shape[2:]]
-    cin, cog = (static_int(v, "a weight size") for v in weight.shape[:2])
-    outs = [(n - 1) * st - 2 * pp + dd * (kk - 1) + o + 1
-            for n, st, pp, dd, kk, o in zip(sizes, s, p, d, kernel, op, strict=True)]
-    if builtins.min(outs) <= 0 or builtins.min(sizes) == 0:
-        raise unsupported(f"{what} with an empty input or output")
-    if list(s) == kernel and all(v == 1 for v in d) and g == 1:
-        y = _transpose_by_matmul(x, weight, k, sizes, kernel, cin, cog)
-        full_sizes = [n * kk for n, kk in zip(sizes, kernel, strict=True)]
-    else:
-        # zero insertion: x[..., i] at i * s, s - 1 zeros between
-        for axis, st in enumerate(s):
-            if st > 1:
-                shape = shape_of(x)
-                ax = 2 + axis
-                n = shape[ax]
-                z = ops.unsqueeze(x, [ax + 1])
-                zshape = shape[:ax + 1] + [st - 1] + shape[ax + 1:]
-                z = ops.concat([z, full(zshape, 0.0, dt)], ax + 1)
-                shape[ax] = n * st
-                x = ops.slice(ops.reshape(z, shape), [ax], [0], [(n - 1) * st + 1], [1])
-        y = _conv_nd(x, _flipped_transposed(weight, g), (1,) * k,
-                     tuple(dd * (kk - 1) for dd, kk in zip(d, kernel, strict=True)), d, g)
-        full_sizes = [(n - 1) * st + dd * (kk - 1) + 1
-                      for n, st, dd, kk in zip(sizes, s, d, kernel, strict=True)]
-    # torch's output is the full one from p on; output_padding may reach past its end
-    # (zeros there, before the bias)
-    for axis in range(k):
-        ax = 2 + axis
-        stop = builtins.min(full_sizes[axis], p[axis] + outs[axis])
-        if p[axis] or stop != full_sizes[axis]:
-            y = ops.slice(y, [ax], [p[axis]], [stop], [1])
-        extra = outs[axis] - (stop - p[axis])
-        if extra > 0:
-            shape = shape_of(y)
-            shape[ax] = extra
-            y = ops.concat([y, full(shape, 0.0, dt)], ax)
-    y = _bias(y, bias)
-    return ops.squeeze(y, [0]) if unbatched else y
-
-
-def _transpose_by_matmul(x: Any, weight: Any, k: int, sizes: list[int], kernel: list[int],
-                         cin: int, cout: int) -> Any:
-    """stride == kernel, no dilation or groups: every input element spreads over its own
-    block, out[n, o, i * K + j] = sum_c x[n, c, i] w[c, o, j]: one matrix product."""
-    n = shape_of(x)[0]
-    xs = ops.reshape(x, [n, cin, math.prod(sizes)])
-    if is_const(weight):
-        w2 = constant(weight.torch().reshape(cin, cout * math.prod(kernel)).T.contiguous())
-    else:
-        w2 = ops.transpose(ops.reshape(weight, [cin, cout * math.prod(kernel)]), 0, 1)
-    y = ops.matmul(w2, xs)  # [N, O * prod K, prod S]
-    y = ops.reshape(y, [n, cout] + kernel + sizes)
-    order = [0, 1] + [d for i in range(k) for d in (2 + k + i, 2 + i)]
-    y = ops.permute(y, order)  # [N, O, S0, K0, S1, K1, ...]
-    return ops.reshape(y, [n, cout] + [s * kk for s, kk in zip(sizes, kernel, strict=True)])
-
-
-def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
-                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                     dilation: Any = 1) -> Any:
-    return conv_transpose(input, 1, weight, bias, stride, padding, output_padding, groups,
-                          dilation)
-
-
-def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
-                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                     dilation: Any = 1) -> Any:
-    return conv_transpose(input, 2, weight, bias, stride, padding, output_padding, groups,
-                          dilation)
-
-
-def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
-                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                     dilation: Any = 1) -> Any:
-    return conv_transpose(input, 3, weight, bias, stride, padding, output_padding, groups,
-                          dilation)
-
-
 # ---- im2col and gathers at tensor indices --------------------------------------------------
 def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
            stride: Any = 1) -> Any:
@@ -589,152 +398,6 @@ def take_along_dim(input: Any, indices: Any, dim: Any = None, *, out: Any = None
     return gather(x, axis, idx)
 
 
-# ---- resampling ----------------------------------------------------------------------------
-_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
-
-
-def _axis_matrix(mode: str, n: int, m: int, align_corners: bool, scale: Any, antialias: bool,
-                 dtype: torch.dtype) -> torch.Tensor:
-    """torch's [m, n] resampling matrix along one axis: its operator applied to eye(n)."""
-    eye = torch.eye(n, dtype=dtype).unsqueeze(0)  # [1, n (one-hot sources), n]
-    eye2 = eye.unsqueeze(2)  # [1, n, 1, n]
-    s = None if scale is None else float(py_value(scale))
-    nn = torch._C._nn
-    if mode == "nearest":
-        y = nn.upsample_nearest1d(eye, [m], s)
-    elif mode == "nearest-exact":
-        y = nn._upsample_nearest_exact1d(eye, [m], s)
-    elif mode in _LINEAR and antialias:
-        y = nn._upsample_bilinear2d_aa(eye2, [1, m], align_corners, None, s)[:, :, 0]
-    elif mode in _LINEAR:
-        y = nn.upsample_linear1d(eye, [m], align_corners, s)
-    elif mode == "bicubic" and antialias:
-        y = nn._upsample_bicubic2d_aa(eye2, [1, m], align_corners, None, s)[:, :, 0]
-    elif mode == "bicubic":
-        y = nn.upsample_bicubic2d(eye2, [1, m], align_corners, None, s)[:, :, 0]
-    elif mode == "area":
-        y = F.adaptive_avg_pool1d(eye, m)
-    else:
-        raise unsupported(f"interpolate with mode={mode!r}")
-    return y[0].T.contiguous()
-
-
-def _resample_axis(x: Any, axis: int, matrix: torch.Tensor) -> Any:
-    """x along `axis` resampled by matrix [m, n]: a sum of weighted gathers of its taps."""
-    m, n = matrix.shape
-    if m == n and torch.equal(matrix, torch.eye(n, dtype=matrix.dtype)):
-        return x
-    nonzero = matrix != 0
-    taps = int(nonzero.sum(dim=1).max())
-    order = torch.argsort((~nonzero).to(torch.int8), dim=1, stable=True)[:, :taps]
-    weights = torch.gather(matrix, 1, order)
-    order = torch.where(weights != 0, order, order[:, :1])  # padding taps: weight 0
-    tail = [1] * (rank(x) - axis - 1)
-    if taps == 1 and bool((weights == 1).all()):
-        return take(x, axis, int_constant(order[:, 0].contiguous()))
-    if not is_float_dtype(dtype_name(x)):
-        raise unsupported(f"resampling a {dtype_name(x)} tensor with weights")
-    total = None
-    for t in range(taps):
-        w = constant(weights[:, t].reshape([m] + tail).contiguous())
-        term = ops.mul(take(x, axis, int_constant(order[:, t].contiguous())), w)
-        total = term if total is None else ops.add(total, term)
-    return total
-
-
-def resample(input: Any, k: int, out: list[int], scales: list[Any], mode: str,
-             align_corners: bool, antialias: bool = False) -> Any:
-    """input [N, C, *S] (k spatial dims) resampled to [N, C, *out] as torch's interpolate,
-    with the per-axis scales torch's operators receive (None: in / out)."""
-    sizes = _spatial_sizes(input, k, "interpolate")
-    dt = dtype_name(input)
-    out_shape = shape_of(input)[:2] + list(out)
-    if builtins.min(sizes) == 0:
-        raise unsupported("interpolate of an empty spatial dimension")
-    empty = _empty(out_shape, dt)
-    if empty is not None:
-        return empty
-    compute = torch.float64 if dt == "float64" else torch.float32
-    x = input
-    for i, (n, m, s) in enumerate(zip(sizes, out, scales, strict=True)):
-        matrix = _axis_matrix(mode, n, m, align_corners, s, antialias, compute)
-        if not is_float_dtype(dt) and mode not in ("nearest", "nearest-exact"):
-            raise unsupported(f"interpolate mode={mode!r} of a {dt} tensor")
-        x = _resample_axis(x, 2 + i, matrix.to(torch_dtype(dt)) if is_float_dtype(dt) else matrix)
-    return x
-
-
-_MODE_RANK = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
-
-
-def interpolate_nd(input: Any, size: Any = None, scale_factor: Any = None,
-                   mode: str = "nearest", align_corners: Any = None,
-                   recompute_scale_factor: Any = None, antialias: bool = False) -> Any:
-    """torch.nn.functional.interpolate of any rank (3: 1-d, 4: 2-d, 5: 3-d) and mode."""
-    k = rank(input) - 2
-    if k not in (1, 2, 3):
-        raise unsupported(f"interpolate of a rank-{rank(input)} tensor")
-    if mode in _MODE_RANK and _MODE_RANK[mode] != k:
-        raise unsupported(f"interpolate mode={mode!r} of a rank-{rank(input)} tensor")
-    if antialias and mode not in ("bilinear", "bicubic"):
-        raise unsupported(f"interpolate with antialias and mode={mode!r}")
-    sizes = _spatial_sizes(input, k, "interpolate")
-    if (size is None) == (scale_factor is None):
-        raise unsupported("interpolate needs exactly one of size and scale_factor")
-    if size is not None:
-        out = [static_int(s, "an output size") for s in (
-            size if isinstance(size, (tuple, list)) else [size] * k)]
-        scales: list[Any] = [None] * k
-    else:
-        factors = list(scale_factor) if isinstance(scale_factor, (tuple, list)) else (
-            [scale_factor] * k)
-        factors = [float(py_value(f)) for f in factors]
-        out = [int(math.floor(float(s * f))) for s, f in zip(sizes, factors, strict=True)]
-        scales = [None] * k if recompute_scale_factor else list(factors)
-    if len(out) != k:
-        raise unsupported(f"interpolate to {len(out)} sizes of a rank-{rank(input)} tensor")
-    if mode == "area":
-        scales = [None] * k
-    corners = bool(align_corners) if mode in ("linear", "bilinear", "bicubic", "trilinear") \
-        else False
-    return resample(input, k, out, scales, mode, corners, bool(antialias))
-
-
-def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) -> Any:
-    return interpolate_nd(input, size, scale_factor, "bilinear", True)
-
-
-def upsample_nearest(input: Any, size: Any = None, scale_factor: Any = None) -> Any:
-    return interpolate_nd(input, size, scale_factor, "nearest")
-
-
-def upsample_bilinear2d_aa(input: Any, output_size: Any, align_corners: bool,
-                           scales_h: Any = None, scales_w: Any = None,
-                           scale_factors: Any = None) -> Any:
-    """aten._upsample_bilinear2d_aa: its default overload (output_size, scales_h, scales_w)
-    and its .vec overload (output_size or the sizes from a list of scale factors)."""
-    if rank(input) != 4:
-        raise unsupported("_upsample_bilinear2d_aa of a tensor of rank other than 4")
-    if scale_factors is not None:
-        if scales_h is not None or scales_w is not None:
-            raise unsupported("_upsample_bilinear2d_aa with both scale factors and scales")
-        scales_h = list(scale_factors)
-    if isinstance(scales_h, (tuple, list)) or (output_size is None and scales_w is None):
-        if scales_w is not None:
-            raise unsupported("_upsample_bilinear2d_aa with both scale factors and scales")
-        factors = scales_h
-        if output_size is None:
-            if factors is None:
-                raise unsupported("_upsample_bilinear2d_aa without sizes or scales")
-            sizes = _spatial_sizes(input, 2, "_upsample_bilinear2d_aa")
-            factors = [float(py_value(f)) for f in factors]
-            out = [int(math.floor(s * f)) for s, f in zip(sizes, factors, strict=True)]
-            return resample(input, 2, out, factors, "bilinear", bool(align_corners), True)
-        scales_h = None
-    out = [static_int(s, "an output size") for s in output_size]
-    return resample(input, 2, out, [scales_h, scales_w], "bilinear", bool(align_corners), True)
-
-
 def _register_all() -> None:
     register(unfold, F.unfold)
     register(take_flat, torch.take)
@@ -742,20 +405,12 @@ def _register_all() -> None:
     with builtin_registrations():
         register_method("take")(take_flat)
         register_method("take_along_dim")(take_along_dim)
-    register(conv3d, F.conv3d, torch.conv3d)
-    register(conv_transpose1d, F.conv_transpose1d, torch.conv_transpose1d)
-    register(conv_transpose2d, F.conv_transpose2d, torch.conv_transpose2d)
-    register(conv_transpose3d, F.conv_transpose3d, torch.conv_transpose3d)
     register(max_pool3d, F.max_pool3d, torch.max_pool3d)
     register(avg_pool3d, F.avg_pool3d, torch._C._nn.avg_pool3d)
     register(adaptive_avg_pool3d, F.adaptive_avg_pool3d, torch._C._nn.adaptive_avg_pool3d)
     register(adaptive_max_pool1d, F.adaptive_max_pool1d)
     register(adaptive_max_pool2d, F.adaptive_max_pool2d)
     register(adaptive_max_pool3d, F.adaptive_max_pool3d)
-    register(upsample_bilinear, F.upsample_bilinear)
-    register(upsample_nearest, F.upsample_nearest)
-    aa = torch.ops.aten._upsample_bilinear2d_aa
-    register(upsample_bilinear2d_aa, aa, aa.default, aa.vec, torch._C._nn._upsample_bilinear2d_aa)
 
 
 _register_all()

@@ -1,8 +1,7 @@
-"""Converters for views, copies and creation functions built on the shape converters of
-tensors.py and the gathers of composite_math.py (splits and stacks are in stacks.py): the
-``*_copy`` forms of the views, diagonals and their scatters, ``as_strided``, ``unfold``,
-``rot90``, pixel and channel shuffles, ``fftshift``, and creation functions whose arguments are all
-known at compile time (windows, ``logspace``), computed once by torch.
+"""Converters for views and copies built on the shape converters of tensors.py and the
+gathers of composite_math.py (splits and stacks are in stacks.py, creation functions in
+creation.py): the ``*_copy`` forms of the views, diagonals and their scatters,
+``as_strided``, ``unfold``, ``rot90``, pixel and channel shuffles and ``fftshift``.
 
 Views that read elements in a new order (diagonals, ``unfold``, ``as_strided``) are gathers
 of positions computed at compile time: the same torch view applied to ``arange`` gives the
@@ -23,7 +22,6 @@ import torch.nn.functional as F
 from ember import EmberError
 from ember.torch.context import (
     current_node,
-    ember_dtype,
     expected_value,
     sym_dim_free,
     sym_size,
@@ -34,7 +32,6 @@ from ember.torch.converters import tensors as tn
 from ember.torch.converters import writes
 from ember.torch.converters.common import (
     cast,
-    constant,
     dtype_name,
     full,
     is_float_dtype,
@@ -493,45 +490,6 @@ def rmul(self: Any, other: Any) -> Any:
     return fn.mul(other, self)
 
 
-# ---- creation ----------------------------------------------------------------------------------
-def _dtype_of_result(dtype: Any, fallback: str) -> str:
-    if dtype is not None:
-        return ember_dtype(dtype)
-    meta = expected_value()
-    return ember_dtype(meta.dtype) if isinstance(meta, torch.Tensor) else fallback
-
-
-def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
-    return _zeros(list(size), _dtype_of_result(dtype, "float32"))
-
-
-def new_empty_strided(self: Any, size: Any, stride: Any, *, dtype: Any = None,
-                      **kwargs: Any) -> Any:
-    return _zeros(list(size), _dtype_of_result(dtype, dtype_name(self)))
-
-
-def _computed(target: Callable[..., Any]) -> Callable[..., Any]:
-    """A creation function whose arguments are all Python values: torch computes it once,
-    at compile time, and the result is a constant."""
-    def convert(*args: Any, **kwargs: Any) -> Any:
-        def value(v: Any) -> Any:
-            if is_tensor(v):
-                raise unsupported(f"{target.__name__} with a tensor argument known at run time")
-            if isinstance(v, (tuple, list)):
-                return type(v)(value(x) for x in v)
-            return py_value(v)
-
-        result = target(*[value(a) for a in args], **{k: value(v) for k, v in kwargs.items()})
-        return constant(result.contiguous())
-
-    convert.__qualname__ = target.__name__
-    return convert
-
-
-_WINDOWS = ("bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
-            "general_hamming", "hamming", "hann", "kaiser", "nuttall")
-
-
 # ---- registration ------------------------------------------------------------------------------
 _METHODS: dict[str, Callable[..., Any]] = {
     "diagonal": diagonal, "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
@@ -542,7 +500,7 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "resolve_conj": real_values, "resolve_neg": real_values, "positive": real_values,
     "fill": fill, "sum_to_size": sum_to_size,
     "reshape_as": reshape_as, "view_as": reshape_as, "ravel": ravel,
-    "new_empty_strided": new_empty_strided, "swapdims": tn.transpose,
+    "swapdims": tn.transpose,
     "__radd__": radd, "__rmul__": rmul,
 }
 
@@ -585,13 +543,6 @@ def _register_all() -> None:
     register(fill, torch.fill)
     register(writes.zero_, torch.zero_)
     register(ravel, torch.ravel)
-    register(empty_permuted, torch.empty_permuted)
-    register(_computed(torch.logspace), torch.logspace)
-    register(_computed(torch.linspace), torch.linspace)
-    for name in _WINDOWS:
-        window = getattr(torch.signal.windows, name, None)
-        if window is not None:
-            register(_computed(window), window)
     with builtin_registrations():
         for name, converter in _METHODS.items():
             if hasattr(torch.Tensor, name):

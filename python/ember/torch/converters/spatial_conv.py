@@ -1,0 +1,225 @@
+"""Converters for 3-d and transposed convolutions, on the helpers of spatial.py (whose
+spatial sizes, too, must be known at compile time).
+
+- conv3d is one conv2d over (H, W) with the depth taps stacked into the channels and the
+  output depths moved into the batch. A transposed convolution with stride == kernel (no
+  overlapping windows, the usual upsampling layer) is one matrix product and a reshape;
+  otherwise it is the convolution of the zero-inserted, padded input with the flipped,
+  transposed weight.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ember.torch.converters.common import (
+    constant,
+    dtype_name,
+    full,
+    is_const,
+    is_float_dtype,
+    ops,
+    rank,
+    shape_of,
+    static_int,
+    unsupported,
+)
+from ember.torch.converters.composite_math import int_constant, take
+from ember.torch.converters.functions import register
+from ember.torch.converters.spatial import _batched, _per_dim, _spatial_sizes
+
+
+# ---- convolutions --------------------------------------------------------------------------
+def _conv_nd(x: Any, w: Any, stride: tuple, padding: tuple, dilation: tuple, groups: int) -> Any:
+    """The convolution of batched x [N, C, *S] with w [O, C / groups, *K], no bias."""
+    k = rank(x) - 2
+    if k == 1:
+        return ops.conv1d(x, w, list(stride), list(padding), list(dilation), groups)
+    if k == 2:
+        return ops.conv2d(x, w, list(stride), list(padding), list(dilation), groups)
+    if k != 3:
+        raise unsupported(f"a {k}-d convolution")
+    return _conv3d(x, w, stride, padding, dilation, groups)
+
+
+def _conv3d(x: Any, w: Any, stride: tuple, padding: tuple, dilation: tuple, groups: int) -> Any:
+    """conv3d as one conv2d: the KD depth taps of each output depth stacked into the
+    channels (group by group), the output depths moved into the batch."""
+    n, c = shape_of(x)[:2]
+    d, h, wd = _spatial_sizes(x, 3, "conv3d")
+    o, cg, kd, kh, kw = (static_int(v, "a weight size") for v in w.shape)
+    sd, pd, dd = stride[0], padding[0], dilation[0]
+    od = (d + 2 * pd - dd * (kd - 1) - 1) // sd + 1
+    if od <= 0:
+        raise unsupported("conv3d of an input smaller than the kernel")
+    if pd:
+        zeros = full([n, c, pd, h, wd], 0.0, dtype_name(x))
+        x = ops.concat([zeros, x, zeros], 2)
+    taps = [ops.slice(x, [2], [t * dd], [t * dd + (od - 1) * sd + 1], [sd]) for t in range(kd)]
+    x = ops.concat([ops.unsqueeze(t, [2]) for t in taps], 2)  # [N, C, KD, OD, H, W]
+    x = ops.reshape(x, [n, groups, cg, kd, od, h, wd])
+    x = ops.permute(x, [0, 4, 1, 3, 2, 5, 6])  # [N, OD, G, KD, Cg, H, W]
+    x = ops.reshape(x, [-1, groups * kd * cg, h, wd])
+    w2 = ops.reshape(ops.permute(w, [0, 2, 1, 3, 4]), [o, kd * cg, kh, kw])
+    y = ops.conv2d(x, w2, list(stride[1:]), list(padding[1:]), list(dilation[1:]), groups)
+    oh, ow = shape_of(y)[2:]
+    y = ops.reshape(y, [n, od, o, oh, ow])
+    return ops.permute(y, [0, 2, 1, 3, 4])
+
+
+def _padding_arg(padding: Any, w: Any, dilation: tuple, k: int) -> tuple[int, ...]:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * k
+        if padding == "same":
+            total = [d * (static_int(kk, "a kernel size") - 1)
+                     for d, kk in zip(dilation, w.shape[2:], strict=True)]
+            if any(t % 2 for t in total):
+                raise unsupported("padding='same' with an even kernel (asymmetric padding)")
+            return tuple(t // 2 for t in total)
+        raise unsupported(f"padding={padding!r}")
+    return _per_dim(padding, k, "padding")
+
+
+def _bias(y: Any, bias: Any) -> Any:
+    if bias is None:
+        return y
+    return ops.add(y, ops.reshape(bias, [-1] + [1] * (rank(y) - 2)))
+
+
+def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    x, unbatched = _batched(input, 3, "conv3d")
+    if not is_float_dtype(dtype_name(x)) or dtype_name(x) != dtype_name(weight):
+        raise unsupported("conv3d of non-float or mixed dtypes")
+    dil = _per_dim(dilation, 3, "dilation")
+    pad = _padding_arg(padding, weight, dil, 3)
+    y = _bias(_conv3d(x, weight, _per_dim(stride, 3, "stride"), pad, dil, int(groups)), bias)
+    return ops.squeeze(y, [0]) if unbatched else y
+
+
+def _flipped_transposed(w: Any, groups: int) -> Any:
+    """w [C_in, C_out / g, *K] as a convolution weight [C_out, C_in / g, *K], flipped
+    spatially: computed once at compile time for a constant weight."""
+    if is_const(w):
+        t = w.torch()
+        cin, cog = t.shape[:2]
+        t = t.reshape(groups, cin // groups, cog, *t.shape[2:]).transpose(1, 2)
+        t = t.reshape(groups * cog, cin // groups, *t.shape[3:])
+        return constant(t.flip(list(range(2, t.dim()))).contiguous())
+    cin, cog, *kernel = (static_int(v, "a weight size") for v in w.shape)
+    t = ops.reshape(w, [groups, cin // groups, cog] + kernel)
+    t = ops.permute(t, [0, 2, 1] + list(range(3, 3 + len(kernel))))
+    t = ops.reshape(t, [groups * cog, cin // groups] + kernel)
+    for axis, kk in enumerate(kernel):
+        if kk > 1:
+            t = take(t, 2 + axis, int_constant(list(range(kk - 1, -1, -1))))
+    return t
+
+
+def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: Any = 1,
+                   padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                   dilation: Any = 1) -> Any:
+    what = f"conv_transpose{k}d"
+    x, unbatched = _batched(input, k, what)
+    dt = dtype_name(x)
+    if not is_float_dtype(dt) or dt != dtype_name(weight):
+        raise unsupported(f"{what} of non-float or mixed dtypes")
+    if isinstance(padding, str):
+        raise unsupported(f"{what} with padding={padding!r}")
+    s, p = _per_dim(stride, k, "stride"), _per_dim(padding, k, "padding")
+    op, d = _per_dim(output_padding, k, "output_padding"), _per_dim(dilation, k, "dilation")
+    g = int(groups)
+    sizes = _spatial_sizes(x, k, what)
+    kernel = [static_int(v, "a kernel size") for v in weight.shape[2:]]
+    cin, cog = (static_int(v, "a weight size") for v in weight.shape[:2])
+    outs = [(n - 1) * st - 2 * pp + dd * (kk - 1) + o + 1
+            for n, st, pp, dd, kk, o in zip(sizes, s, p, d, kernel, op, strict=True)]
+    if builtins.min(outs) <= 0 or builtins.min(sizes) == 0:
+        raise unsupported(f"{what} with an empty input or output")
+    if list(s) == kernel and all(v == 1 for v in d) and g == 1:
+        y = _transpose_by_matmul(x, weight, k, sizes, kernel, cin, cog)
+        full_sizes = [n * kk for n, kk in zip(sizes, kernel, strict=True)]
+    else:
+        # zero insertion: x[..., i] at i * s, s - 1 zeros between
+        for axis, st in enumerate(s):
+            if st > 1:
+                shape = shape_of(x)
+                ax = 2 + axis
+                n = shape[ax]
+                z = ops.unsqueeze(x, [ax + 1])
+                zshape = shape[:ax + 1] + [st - 1] + shape[ax + 1:]
+                z = ops.concat([z, full(zshape, 0.0, dt)], ax + 1)
+                shape[ax] = n * st
+                x = ops.slice(ops.reshape(z, shape), [ax], [0], [(n - 1) * st + 1], [1])
+        y = _conv_nd(x, _flipped_transposed(weight, g), (1,) * k,
+                     tuple(dd * (kk - 1) for dd, kk in zip(d, kernel, strict=True)), d, g)
+        full_sizes = [(n - 1) * st + dd * (kk - 1) + 1
+                      for n, st, dd, kk in zip(sizes, s, d, kernel, strict=True)]
+    # torch's output is the full one from p on; output_padding may reach past its end
+    # (zeros there, before the bias)
+    for axis in range(k):
+        ax = 2 + axis
+        stop = builtins.min(full_sizes[axis], p[axis] + outs[axis])
+        if p[axis] or stop != full_sizes[axis]:
+            y = ops.slice(y, [ax], [p[axis]], [stop], [1])
+        extra = outs[axis] - (stop - p[axis])
+        if extra > 0:
+            shape = shape_of(y)
+            shape[ax] = extra
+            y = ops.concat([y, full(shape, 0.0, dt)], ax)
+    y = _bias(y, bias)
+    return ops.squeeze(y, [0]) if unbatched else y
+
+
+def _transpose_by_matmul(x: Any, weight: Any, k: int, sizes: list[int], kernel: list[int],
+                         cin: int, cout: int) -> Any:
+    """stride == kernel, no dilation or groups: every input element spreads over its own
+    block, out[n, o, i * K + j] = sum_c x[n, c, i] w[c, o, j]: one matrix product."""
+    n = shape_of(x)[0]
+    xs = ops.reshape(x, [n, cin, math.prod(sizes)])
+    if is_const(weight):
+        w2 = constant(weight.torch().reshape(cin, cout * math.prod(kernel)).T.contiguous())
+    else:
+        w2 = ops.transpose(ops.reshape(weight, [cin, cout * math.prod(kernel)]), 0, 1)
+    y = ops.matmul(w2, xs)  # [N, O * prod K, prod S]
+    y = ops.reshape(y, [n, cout] + kernel + sizes)
+    order = [0, 1] + [d for i in range(k) for d in (2 + k + i, 2 + i)]
+    y = ops.permute(y, order)  # [N, O, S0, K0, S1, K1, ...]
+    return ops.reshape(y, [n, cout] + [s * kk for s, kk in zip(sizes, kernel, strict=True)])
+
+
+def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Any:
+    return conv_transpose(input, 1, weight, bias, stride, padding, output_padding, groups,
+                          dilation)
+
+
+def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Any:
+    return conv_transpose(input, 2, weight, bias, stride, padding, output_padding, groups,
+                          dilation)
+
+
+def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Any:
+    return conv_transpose(input, 3, weight, bias, stride, padding, output_padding, groups,
+                          dilation)
+
+
+def _register_all() -> None:
+    register(conv3d, F.conv3d, torch.conv3d)
+    register(conv_transpose1d, F.conv_transpose1d, torch.conv_transpose1d)
+    register(conv_transpose2d, F.conv_transpose2d, torch.conv_transpose2d)
+    register(conv_transpose3d, F.conv_transpose3d, torch.conv_transpose3d)
+
+
+_register_all()
