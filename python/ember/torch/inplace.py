@@ -178,14 +178,25 @@ def _storage(n: torch.fx.Node) -> torch.fx.Node:
             return n
 
 
-def _attribute_values(gm: torch.fx.GraphModule) -> None:
+def _attribute_values(gm: torch.fx.GraphModule) -> bool:
     """Gives the get_attr nodes of tensors their value as example_value (Dynamo leaves it
-    out), so that their updates are followed like those of inputs."""
-    for n in gm.graph.find_nodes(op="get_attr"):
-        if "example_value" not in n.meta:
-            value = fetch_attr(gm, n.target)
-            if isinstance(value, torch.Tensor):
-                n.meta["example_value"] = value
+    out), so that their updates are followed like those of inputs; a second get_attr of the
+    same attribute becomes the first, so that it reads the updates the first one gets.
+    Returns whether it removed one."""
+    first: dict[str, torch.fx.Node] = {}
+    removed = False
+    for n in list(gm.graph.find_nodes(op="get_attr")):
+        value = fetch_attr(gm, n.target)
+        if not isinstance(value, torch.Tensor):
+            continue
+        if n.target in first:
+            n.replace_all_uses_with(first[n.target])
+            gm.graph.erase_node(n)
+            removed = True
+            continue
+        first[n.target] = n
+        n.meta.setdefault("example_value", value)
+    return removed
 
 
 def _foreach_target(n: torch.fx.Node) -> torch.fx.Node | None:
@@ -229,7 +240,7 @@ def functionalize(gm: torch.fx.GraphModule) -> str | None:
     """Rewrites gm in place (see the module docstring). Returns None, or why the graph must
     run eagerly as a whole."""
     _functional_setitems(gm)
-    _attribute_values(gm)
+    merged = _attribute_values(gm)
     _split_foreach_updates(gm)
     nodes = list(gm.graph.nodes)
     order: dict[torch.fx.Node, float] = {n: i for i, n in enumerate(nodes)}
@@ -247,7 +258,7 @@ def functionalize(gm: torch.fx.GraphModule) -> str | None:
 
     written: dict[torch.fx.Node, torch.fx.Node] = {}
     aliases = list(nodes)  # and the write-backs added below
-    changed = False
+    changed = merged
     for n in nodes:
         target = _updated(n)
         if target is None:
