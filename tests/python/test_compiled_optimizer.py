@@ -7,7 +7,6 @@ with the same steps in eager PyTorch."""
 
 from __future__ import annotations
 
-import copy
 import warnings
 from unittest import mock
 
