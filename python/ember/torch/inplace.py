@@ -88,10 +88,12 @@ def _is_view(node: torch.fx.Node) -> bool:
     if node.target is operator.getitem:
         # x[tensor] (advanced indexing) copies; ints, slices, None and Ellipsis give a view.
         # A result picked from a multi-output node is a view when that node makes views
-        # (split, chunk, unbind), a tensor of its own otherwise (_foreach_add, topk).
+        # (split, chunk, unbind), a tensor of its own otherwise (_foreach_add, topk); one
+        # picked from a node of unknown value is taken for a view.
         source = node.args[0]
         if not _is_tensor_value(source):
-            return not isinstance(source, torch.fx.Node) or _is_view(source)
+            meta = source.meta.get("example_value") if isinstance(source, torch.fx.Node) else None
+            return not isinstance(meta, (list, tuple)) or _is_view(source)
         return _basic_index(node.args[1])
     return _name(node) in _VIEW_NAMES
 
