@@ -22,20 +22,19 @@ pytestmark = pytest.mark.skipif(
 
 WORLD = 2
 STEPS = 3
-TIMEOUT_S = 150  # the whole run; it is killed and fails past this (never hangs CI)
+TIMEOUT_S = 300  # the whole run (about 40-70 s, mostly compiling); killed and failed past this
 
 
 class Net(nn.Module):
-    """About 3 MiB of parameters: with bucket_cap_mb=1, DDP (and Dynamo) use 4 buckets.
+    """About 2 MiB of parameters: with bucket_cap_mb=1, DDP (and Dynamo) use 3 buckets.
     (A module of torch's own, such as nn.Sequential, is not a frame Dynamo compiles on
     its own under DDP: the model's forward is the user's code.)"""
 
     def __init__(self) -> None:
         super().__init__()
         self.layers = nn.Sequential(
-            nn.Linear(16, 384), nn.ReLU(), nn.Linear(384, 384), nn.GELU(),
-            nn.Linear(384, 384), nn.Tanh(), nn.Linear(384, 384), nn.SiLU(),
-            nn.Linear(384, 384), nn.ReLU(), nn.Linear(384, 4))
+            nn.Linear(16, 512), nn.ReLU(), nn.Linear(512, 512), nn.GELU(),
+            nn.Linear(512, 512), nn.Tanh(), nn.Linear(512, 4))
 
     def forward(self, x):
         return self.layers(x)
@@ -115,6 +114,6 @@ def test_ddp_with_ember_matches_eager_ddp(tmp_path):
     for rank in range(WORLD):
         result = torch.load(tmp_path / f"rank{rank}.pt")
         # DDPOptimizer split the forward at bucket boundaries: one ember graph per bucket.
-        assert len(result["graphs"]) >= 3, result["graphs"]
+        assert len(result["graphs"]) >= 2, result["graphs"]
         assert result["grad"] < 1e-5, f"rank {rank}: gradients differ by {result['grad']}"
         assert result["param"] < 1e-5, f"rank {rank}: parameters differ by {result['param']}"
