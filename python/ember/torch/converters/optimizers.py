@@ -88,7 +88,7 @@ def foreach(element: Callable[..., Any], inplace: bool) -> Callable[..., Any]:
             out.append(value)
         return out
 
-    convert.__name__ = convert.__qualname__ = f"_foreach_{element.__name__}"
+    convert.__name__ = convert.__qualname__ = f"_foreach_{element.__name__}{'_' if inplace else ''}"
     return convert
 
 
