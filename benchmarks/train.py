@@ -10,7 +10,8 @@ training mode with dropout off (ember does not compile dropout's randomness yet)
 it with torch.compile(backend="ember") and torch.compile(backend="inductor") and run the
 first step (compile time); compare each contender's gradients of that first step with
 eager's; then time the steps of eager, ember and inductor in interleaved rounds (the
-optimizer step stays eager for all three). See benchmarks/README.md ("Training").
+optimizer step stays eager for all three, unless --compile-step compiles it with each
+contender's backend too). See benchmarks/README.md ("Training").
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-time", type=float, default=0.2,
                    help="a timed batch holds enough steps to last about this many seconds")
     p.add_argument("--lr", type=float, default=1e-3, help="SGD learning rate")
+    p.add_argument("--compile-step", action="store_true",
+                   help="compile optimizer.step with ember's and inductor's backends too")
     p.add_argument("--json", type=Path, default=None, help="write every number here")
     return p.parse_args(argv)
 
@@ -77,14 +80,17 @@ def loss_of(out: Any) -> torch.Tensor:
 
 
 def make_step(model: Callable[..., Any], params: list[torch.Tensor], inputs: tuple,
-              lr: float) -> Callable[[], torch.Tensor]:
+              lr: float, backend: str | None = None) -> Callable[[], torch.Tensor]:
+    """One training step; its optimizer step compiled with `backend` unless None."""
     optimizer = torch.optim.SGD(params, lr=lr)
+    update = optimizer.step if backend is None else torch.compile(optimizer.step,
+                                                                  backend=backend)
 
     def step() -> torch.Tensor:
         optimizer.zero_grad(set_to_none=True)
         loss = loss_of(model(*inputs))
         loss.backward()
-        optimizer.step()
+        update()
         return loss.detach()
 
     return step
@@ -138,7 +144,9 @@ def bench_model(spec: ModelSpec[Any], args: argparse.Namespace) -> dict[str, Any
         except Exception as e:  # noqa: BLE001 - the run goes on with the other contenders
             result["errors"][c] = H.error_text(e)
     result["compile_s"] = compile_s
-    steps = {c: make_step(fn, params[c], inputs, args.lr) for c, fn in callables.items()}
+    steps = {c: make_step(fn, params[c], inputs, args.lr,
+                          c if args.compile_step and c != "eager" else None)
+             for c, fn in callables.items()}
     stats, errors = H.measure_interleaved({c: s for c, s in steps.items()}, [], args.repeat,
                                           args.min_time, args.warmup)
     result["errors"].update(errors)

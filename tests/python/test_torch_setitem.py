@@ -193,3 +193,20 @@ def test_unsupported_writes_run_eagerly_and_stay_correct():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check(f, torch.randn(5, 3), strict=False)
+
+
+def test_inplace_on_a_result_of_a_multi_output_operator():
+    """A result picked from topk, max(dim) or _foreach_add is a tensor of its own: updating
+    it in place leaves the other results as they were (split's results, views of their
+    input, are still views)."""
+
+    def f(x):
+        values, indices = x.topk(2, dim=1)
+        values.mul_(2)
+        best, where = x.max(dim=0)
+        best.add_(1)
+        a, b = torch._foreach_add([x, x * 2], 1.0)
+        a.neg_()
+        return values, indices, best, where, a, b
+
+    check(f, torch.randn(4, 5))

@@ -2,7 +2,11 @@
 
 ``functionalize``: in-place updates (``x += y``, ``relu_``, ``inplace=True``) become values:
 later uses of the updated tensor read the in-place node instead, and a graph input that is
-updated gets an explicit ``copy_`` back into it at the end (run eagerly). ``x[index] = v``
+updated gets an explicit ``copy_`` back into it at the end (run eagerly); so does a tensor
+attribute of the graph (``get_attr``: Dynamo puts an optimizer's parameters and state there),
+which the copy_ updates where it lives. The in-place ``_foreach_*_`` operators update each
+tensor of their first argument, a list: the node's value is the list of updated tensors,
+and later uses of the i-th tensor read ``node[i]``. ``x[index] = v``
 becomes the value ``functional.setitem(x, index, v)``, and an update of a basic view of a
 tensor (``x[:, 0].fill_(2)``, ``x.narrow(1, 0, 2).copy_(z)``) is written back into the
 tensor with one. Any other update through a view of something still used makes the graph
@@ -19,7 +23,7 @@ import torch
 import torch.fx
 
 from ember.torch import functional
-from ember.torch.fx_nodes import INPLACE_OPERATORS
+from ember.torch.fx_nodes import INPLACE_OPERATORS, fetch_attr
 
 __all__ = ["functionalize", "is_inplace"]
 
@@ -58,6 +62,8 @@ def is_inplace(node: torch.fx.Node) -> bool:
     if schema is not None:
         return bool(schema.is_mutable) and not _name(node).startswith("_")
     name = _name(node)
+    if name.startswith("_foreach_"):
+        return _is_foreach_update(node)
     if name.endswith("_") and not name.endswith("__") and name not in _NOT_INPLACE:
         return True
     return _inplace_flag(node)
@@ -80,10 +86,23 @@ def _is_view(node: torch.fx.Node) -> bool:
     if node.op not in ("call_method", "call_function"):
         return False
     if node.target is operator.getitem:
-        # x[tensor] (advanced indexing) copies; picking a result of a multi-output node, or
-        # ints, slices, None and Ellipsis, give a view.
-        return not _is_tensor_value(node.args[0]) or _basic_index(node.args[1])
+        # x[tensor] (advanced indexing) copies; ints, slices, None and Ellipsis give a view.
+        # A result picked from a multi-output node is a view when that node makes views
+        # (split, chunk, unbind), a tensor of its own otherwise (_foreach_add, topk); one
+        # picked from a node of unknown value is taken for a view.
+        source = node.args[0]
+        if not _is_tensor_value(source):
+            meta = source.meta.get("example_value") if isinstance(source, torch.fx.Node) else None
+            return not isinstance(meta, (list, tuple)) or _is_view(source)
+        return _basic_index(node.args[1])
     return _name(node) in _VIEW_NAMES
+
+
+def _is_foreach_update(node: torch.fx.Node) -> bool:
+    """An in-place _foreach_*_ operator: it updates each tensor of its first argument."""
+    return (node.op == "call_function" and _name(node).startswith("_foreach_")
+            and _name(node).endswith("_") and bool(node.args)
+            and isinstance(node.args[0], (list, tuple)))
 
 
 def _is_tensor_value(v: Any) -> bool:
@@ -138,11 +157,75 @@ def _view_index(view: torch.fx.Node, base: torch.fx.Node) -> Any:
     return (*lead, slice(start, stop))
 
 
+def _updated(n: torch.fx.Node) -> torch.fx.Node | None:
+    """The tensor n updates in place (its first argument; for node[i] of a _foreach_*_
+    update, the i-th tensor of the list), or None when n updates nothing."""
+    target = _foreach_target(n)
+    if target is not None:
+        return target
+    if is_inplace(n) and n.args and isinstance(n.args[0], torch.fx.Node):
+        return n.args[0]
+    return None
+
+
 def _storage(n: torch.fx.Node) -> torch.fx.Node:
     """The node whose tensor n updated in place (through a chain of in-place updates)."""
-    while is_inplace(n) and n.args and isinstance(n.args[0], torch.fx.Node):
-        n = n.args[0]
-    return n
+    while True:
+        updated = _foreach_target(n)
+        if updated is not None:
+            n = updated
+        elif is_inplace(n) and n.args and isinstance(n.args[0], torch.fx.Node):
+            n = n.args[0]
+        else:
+            return n
+
+
+def _attribute_values(gm: torch.fx.GraphModule) -> bool:
+    """Gives the get_attr nodes of tensors their value as example_value (Dynamo leaves it
+    out), so that their updates are followed like those of inputs; a second get_attr of the
+    same attribute becomes the first, so that it reads the updates the first one gets.
+    Returns whether it removed one."""
+    first: dict[str, torch.fx.Node] = {}
+    removed = False
+    for n in list(gm.graph.find_nodes(op="get_attr")):
+        value = fetch_attr(gm, n.target)
+        if not isinstance(value, torch.Tensor):
+            continue
+        if n.target in first:
+            n.replace_all_uses_with(first[n.target])
+            gm.graph.erase_node(n)
+            removed = True
+            continue
+        first[n.target] = n
+        n.meta.setdefault("example_value", value)
+    return removed
+
+
+def _foreach_target(n: torch.fx.Node) -> torch.fx.Node | None:
+    """For ``node[i]`` of a _foreach_*_ update (see _split_foreach_updates), the tensor it
+    updated; None for any other node."""
+    if not n.meta.get("ember_foreach_item"):
+        return None
+    target = n.args[0].args[0][n.args[1]]  # type: ignore[union-attr,index]
+    return target if isinstance(target, torch.fx.Node) else None
+
+
+def _split_foreach_updates(gm: torch.fx.GraphModule) -> None:
+    """Gives each tensor a _foreach_*_ node updates a node of its own, ``node[i]`` (marked
+    with the tensor it updates), and makes the node's value the list of updated tensors."""
+    for n in list(gm.graph.nodes):
+        if not _is_foreach_update(n) or not all(isinstance(t, torch.fx.Node)
+                                               for t in n.args[0]):
+            continue
+        targets = list(n.args[0])
+        n.meta["example_value"] = [t.meta.get("example_value") for t in targets]
+        at = n
+        for i, t in enumerate(targets):
+            with gm.graph.inserting_after(at):
+                at = gm.graph.call_function(operator.getitem, (n, i))
+            at.meta["example_value"] = t.meta.get("example_value")
+            at.meta["ember_foreach_item"] = True
+            at.meta["nn_module_stack"] = n.meta.get("nn_module_stack", {})
 
 
 def _functional_setitems(gm: torch.fx.GraphModule) -> None:
@@ -159,12 +242,16 @@ def functionalize(gm: torch.fx.GraphModule) -> str | None:
     """Rewrites gm in place (see the module docstring). Returns None, or why the graph must
     run eagerly as a whole."""
     _functional_setitems(gm)
+    merged = _attribute_values(gm)
+    _split_foreach_updates(gm)
     nodes = list(gm.graph.nodes)
     order: dict[torch.fx.Node, float] = {n: i for i, n in enumerate(nodes)}
     base: dict[torch.fx.Node, torch.fx.Node] = {}
     for n in nodes:
-        if (_is_view(n) or is_inplace(n)) and n.args and isinstance(n.args[0], torch.fx.Node):
-            base[n] = n.args[0]
+        target = _updated(n)
+        if target is not None or _is_view(n) and n.args and isinstance(n.args[0],
+                                                                        torch.fx.Node):
+            base[n] = target if target is not None else n.args[0]
 
     def root(n: torch.fx.Node) -> torch.fx.Node:
         while n in base:
@@ -173,13 +260,13 @@ def functionalize(gm: torch.fx.GraphModule) -> str | None:
 
     written: dict[torch.fx.Node, torch.fx.Node] = {}
     aliases = list(nodes)  # and the write-backs added below
-    changed = False
+    changed = merged
     for n in nodes:
-        if not is_inplace(n) or not n.args or not isinstance(n.args[0], torch.fx.Node):
+        target = _updated(n)
+        if target is None:
             continue
         if "out" in n.kwargs:
             return f"{n.name} writes into an out= tensor"
-        target = n.args[0]
         r = root(target)
         # An update of a basic view of a tensor (y[:, 0].fill_(2), y.narrow(...).copy_(z),
         # y[:, 0][1] = 5) is written back into that tensor with a functional setitem.
@@ -211,7 +298,7 @@ def functionalize(gm: torch.fx.GraphModule) -> str | None:
                 if user is not back and order.get(user, -1) > order[n]:
                     user.replace_input_with(owner, back)
             updated, target, changed = back, owner, True
-        if r.op == "placeholder":
+        if r.op in ("placeholder", "get_attr"):
             if _storage(target) is not r:
                 return f"{n.name} updates a view of the graph input {r.name} in place"
             written[r] = updated

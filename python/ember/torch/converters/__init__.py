@@ -35,6 +35,8 @@
 - linalg.py: dense linear algebra (det, inv, solves, LU, Cholesky, matrix_exp, cond), and
   linalg_orthogonal.py: its orthogonal decompositions (QR, eigvalsh, singular values, pinv,
   matrix_rank), each a call of a linear algebra routine of ember's runtime library;
+- optimizers.py: the operators of compiled optimizer steps (``_foreach_*`` as lists of
+  elementwise operators, ``lerp_``, ``addcmul_``, ``addcdiv_``, ``prims.fma``);
 - writes.py: ``x[index] = value`` and in-place writes (fill_, copy_, index_put_), made
   functional by the prepare phase (inplace.functionalize).
 """
@@ -54,6 +56,7 @@ from ember.torch.converters import (
     nn_extra,
     nn_functions,
     norms_losses,
+    optimizers,
     products_extra,
     scalar,
     scans_sorts,
@@ -71,6 +74,7 @@ from ember.torch.converters import (
 __all__ = [
     "aten", "backward", "composites", "creation", "elementwise_extra", "functions", "linalg",
     "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra", "nn_functions",
-    "norms_losses", "products_extra", "scalar", "scans_sorts", "scatters", "spatial",
-    "spatial_conv", "spatial_resample", "special", "stacks", "tensors", "views", "writes",
+    "norms_losses", "optimizers", "products_extra", "scalar", "scans_sorts", "scatters",
+    "spatial", "spatial_conv", "spatial_resample", "special", "stacks", "tensors", "views",
+    "writes",
 ]
