@@ -84,6 +84,26 @@ def test_random_uniform_fused_into_a_transpose_and_a_graph_input_seed():
         np.testing.assert_array_equal(got.numpy(), want)
 
 
+def test_dropout_is_one_vectorized_kernel(tmp_path):
+    """x * where(u >= p, 1, 0) * scale: the draw fuses with its consumers into one kernel
+    that computes Philox in vectors (philox_uniform_lanes), along the rows and, read
+    through a transpose, at a lane stride."""
+    seed = ember.symbol([2], "int64", name="seed")
+    x = ember.symbol([64, 100], "float32", name="x")
+    keep = ember.ops.random_uniform(seed, [64, 100]) >= 0.1
+    one = ember.ops.where(keep, ember.ops.scalar(1.0, "float32"), ember.ops.scalar(0.0, "float32"))
+    out = x * one * (1 / 0.9)
+    flipped = ember.ops.transpose(ember.ops.random_uniform(seed, [100, 64]), 0, 1) + x
+    graph = ember.graph.optimize(ember.trace_from([out, flipped], [x, seed]))
+    graph.build(dump_dir=str(tmp_path))
+    plans = sorted((tmp_path / "kernels").glob("*.plan.txt"))
+    assert len(plans) == 2
+    for plan in plans:
+        assert "vector: __i1, ember_rt::vf::width lanes" in plan.read_text(), plan.read_text()
+    source = "".join(p.read_text() for p in (tmp_path / "kernels").glob("unit_*.cpp"))
+    assert "philox_uniform_lanes<1>" in source and "philox_uniform_lanes<64>" in source
+
+
 def test_random_uniform_checks_its_seed():
     with pytest.raises(ember.EmberError, match="int64 tensor of 2 elements"):
         ember.ops.random_uniform(ember.asarray(np.zeros(3, np.int64)), [4])
