@@ -6,7 +6,7 @@ PyTorch and TorchInductor, measured in the same run.
                                [--repeat R] [--json out.json]
 
 For every model, in one process: build one instance per contender (identical weights), in
-training mode with dropout off (ember does not compile dropout's randomness yet), compile
+training mode with dropout off (each contender would draw its own masks), compile
 it with torch.compile(backend="ember") and torch.compile(backend="inductor") and run the
 first step (compile time); compare each contender's gradients of that first step with
 eager's; then time the steps of eager, ember and inductor in interleaved rounds (the

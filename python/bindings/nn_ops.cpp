@@ -121,6 +121,15 @@ void bind_resize_and_more(nb::module_& m) {
       nb::arg("shape"), nb::arg("value"), nb::arg("dtype") = "float32",
       "A tensor of shape filled with value (an operator: traced graphs keep it as a node).");
   m.def(
+      "random_uniform",
+      [](const Tensor& seed, const ShapeArg& shape) {
+        return ops::random_uniform(seed, shape.get());
+      },
+      nb::arg("seed"), nb::arg("shape"),
+      "float32 uniform in [0, 1) of shape, drawn by Philox-4x32-10 from seed, an int64 tensor "
+      "[seed, offset]: element i (row-major) uses key seed and counter (i, offset), so the same "
+      "seed gives the same values. Pass the seed as a graph input to draw anew on every call.");
+  m.def(
       "tril", [](const Tensor& x, int64_t k) { return ops::tril(x, k); }, nb::arg("x"),
       nb::arg("k") = 0, "The lower triangle (j - i <= k) of the last two dimensions; 0 elsewhere.");
   m.def(

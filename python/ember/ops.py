@@ -62,6 +62,7 @@ upsample_bilinear2d = _ops.upsample_bilinear2d
 embedding = _ops.embedding
 arange = _ops.arange
 full = _ops.full
+random_uniform = _ops.random_uniform
 tril = _ops.tril
 triu = _ops.triu
 clamp = _ops.clamp
@@ -150,6 +151,7 @@ __all__ = [
     "op_names",
     "permute",
     "prod",
+    "random_uniform",
     "relu6",
     "reshape",
     "scalar",

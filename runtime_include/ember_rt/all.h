@@ -11,6 +11,7 @@
 #include "half.h"
 #include "vec.h"
 #include "math.h"
+#include "random.h"
 #include "lanes.h"
 #include "gemm.h"
 #include "library.h"

@@ -31,6 +31,7 @@ int64_t arithmetic_ops(const Expr& e) {
     case ExprKind::Load:  // its indices are address arithmetic
       return 0;
     case ExprKind::Cast: return arithmetic_ops(e->args[0]);
+    case ExprKind::Random: return 1;  // integer rounds, and one conversion to float
     case ExprKind::Unary:
     case ExprKind::Binary:
     case ExprKind::Select: {

@@ -342,6 +342,20 @@ std::string ExprEmitter::emit_cast(const Expr& e) const {
   return "static_cast<" + compute_type(to) + ">(" + a + ")";
 }
 
+// The seed and offset are one scalar for every lane; the counter is the element's index, in
+// vector mode the first lane's, the others following at the counter's stride along the lane.
+std::string ExprEmitter::emit_random(const Expr& e) const {
+  const ExprEmitter scalar(task_, names_);
+  const std::string seed = scalar.emit(e->args[0]), offset = scalar.emit(e->args[1]);
+  const Expr counter = ir::simplify_index(e->args[2]);
+  const std::string base = emit_index(counter);
+  if (!vector_mode()) return "ember_rt::philox_uniform(" + seed + ", " + offset + ", " + base + ")";
+  auto stride = ir::linear_coefficient(counter, lane_var_);
+  EMBER_ASSERT(stride && *stride >= 0, "a random counter that is not affine in the lane");
+  return "ember_rt::philox_uniform_lanes<" + std::to_string(*stride) + ">(" + seed + ", " + offset +
+         ", " + base + ")";
+}
+
 std::string ExprEmitter::emit(const Expr& e) const {
   switch (e.kind()) {
     case ExprKind::Const: return emit_const(e);
@@ -378,6 +392,7 @@ std::string ExprEmitter::emit(const Expr& e) const {
       return "(" + c + " ? " + a + " : " + b + ")";
     }
     case ExprKind::Cast: return emit_cast(e);
+    case ExprKind::Random: return emit_random(e);
   }
   return "";
 }

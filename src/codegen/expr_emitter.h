@@ -52,6 +52,7 @@ class ExprEmitter {
   std::string emit_unary(const ir::Expr& e) const;
   std::string emit_binary(const ir::Expr& e) const;
   std::string emit_cast(const ir::Expr& e) const;
+  std::string emit_random(const ir::Expr& e) const;
   bool vector_mode() const { return !lane_var_.empty(); }
   // The number of lanes computed: all, or the partial count.
   std::string lane_limit() const { return partial_.empty() ? "ember_rt::vf::width" : partial_; }

@@ -33,6 +33,7 @@ double op_cost(const Expr& x) {
   };
   if (x.kind() == ExprKind::Unary) return weight(ir::info(static_cast<ir::UnaryOp>(x->op)).cost);
   if (x.kind() == ExprKind::Binary) return weight(ir::info(static_cast<ir::BinaryOp>(x->op)).cost);
+  if (x.kind() == ExprKind::Random) return weight(ir::OpCost::Math);  // ten integer rounds
   return 1.0;
 }
 

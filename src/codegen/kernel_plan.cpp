@@ -69,6 +69,9 @@ std::string load_text(const Task& task, const Expr& load) {
 
 }  // namespace
 
+// ember_rt::philox::kMaxLaneStride: the widest counter stride philox_uniform_lanes takes.
+constexpr int64_t kMaxRandomLaneStride = int64_t{1} << 27;
+
 bool is_lane_range(const Expr& cond, const std::string& lane) {
   if (cond.kind() != ExprKind::Binary || cond.dtype() != DType::boolean) return false;
   auto op = static_cast<BinaryOp>(cond->op);
@@ -154,6 +157,20 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
         if (!plain && !special)
           fail(what + " is " + access_name(lp.access) +
                (affine && c != 1 ? " (stride " + std::to_string(c) + ")" : "") + " along " + lane);
+        return;
+      }
+      case ExprKind::Random: {
+        // The seed and offset are scalars (their loads read one element for every lane);
+        // the counter runs along the lane with a constant stride.
+        for (size_t i = 0; i < 2; ++i) {
+          if (ir::uses_var(x->args[i], lane)) fail("a random seed that varies along " + lane);
+          ir::visit(x->args[i], [&](const Expr& z) {
+            if (z.kind() == ExprKind::Load) record(z, false, guarded);
+          });
+        }
+        auto stride = ir::linear_coefficient(ir::simplify_index(x->args[2]), lane);
+        if (!stride || *stride < 0 || *stride > kMaxRandomLaneStride)
+          fail("a random counter that is not affine along " + lane + " with a stride in [0, 2^27]");
         return;
       }
       case ExprKind::Cast: {

@@ -227,6 +227,14 @@ Expr cast(Expr a, DType t) {
 
 Expr acc(DType t) { return make(node(ExprKind::Acc, t)); }
 
+Expr philox_uniform(Expr seed, Expr offset, Expr counter) {
+  for (const Expr* e : {&seed, &offset, &counter})
+    EMBER_ASSERT(e->dtype() == DType::int64, "philox_uniform of a " << dtype_name(e->dtype()));
+  ExprNode n = node(ExprKind::Random, DType::float32);
+  n.args = {std::move(seed), std::move(offset), std::move(counter)};
+  return make(std::move(n));
+}
+
 Expr operator+(const Expr& a, const Expr& b) { return binary(BinaryOp::Add, a, b); }
 Expr operator-(const Expr& a, const Expr& b) { return binary(BinaryOp::Sub, a, b); }
 Expr operator*(const Expr& a, const Expr& b) { return binary(BinaryOp::Mul, a, b); }
@@ -278,6 +286,14 @@ void print(std::ostream& os, const Expr& e) {
       return;
     case ExprKind::Var: os << n.name; return;
     case ExprKind::Acc: os << "acc"; return;
+    case ExprKind::Random:
+      os << "philox_uniform(";
+      for (size_t i = 0; i < n.args.size(); ++i) {
+        if (i) os << ", ";
+        print(os, n.args[i]);
+      }
+      os << ")";
+      return;
     case ExprKind::Load:
       os << "b" << n.buffer << "[";
       for (size_t i = 0; i < n.args.size(); ++i) {
@@ -333,6 +349,7 @@ Expr rebuild(const Expr& e, std::vector<Expr> args) {
     case ExprKind::Binary: return binary(static_cast<BinaryOp>(n.op), args[0], args[1]);
     case ExprKind::Select: return select(args[0], args[1], args[2]);
     case ExprKind::Cast: return cast(args[0], n.dtype);
+    case ExprKind::Random: return philox_uniform(args[0], args[1], args[2]);
     default: return e;
   }
 }

@@ -1,8 +1,8 @@
 // Neural-network operators that the torch frontend maps one to one: resizing
 // (upsample_nearest2d, an injective operator; upsample_bilinear2d, a composite), embedding, the
-// factories arange and full (no inputs), tril / triu, clamp and the piecewise-linear activations
-// relu6, hardsigmoid and hardswish. Normalizations are in norm.cpp, convolutions in conv.cpp,
-// pooling in pool.cpp.
+// factories arange and full (no inputs), random_uniform, tril / triu, clamp and the
+// piecewise-linear activations relu6, hardsigmoid and hardswish. Normalizations are in norm.cpp,
+// convolutions in conv.cpp, pooling in pool.cpp.
 //
 // Index arithmetic that torch does in floating point (the source index of a resize) is done
 // in the same precision here, so results match torch exactly, not only approximately.
@@ -359,6 +359,38 @@ EMBER_REGISTER_OP {
   d.compute = [](const ComputeArgs& args) {
     const FullAttrs& a = attrs_as<FullAttrs>(args.attrs);
     return ir::const_of(a.value, a.dtype);
+  };
+  return d;
+}
+
+// ---- random_uniform ----
+
+// Floats uniform in [0, 1): element i (the row-major linear index) is Philox-4x32-10 drawn
+// with key seed[0] and counter (i, seed[1]) (ember_rt/random.h). The seed tensor is a
+// runtime input, so one compiled graph draws anew on every call; the values do not depend
+// on how the kernel is split or fused.
+EMBER_REGISTER_OP {
+  OpDef d = op_of("random_uniform", "RandomUniform", OpKind::Injective, 1);
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
+    check_arity("random_uniform", in, 1);
+    const Shape& shape = attrs_as<ShapeAttrs>(attrs).shape;
+    EMBER_CHECK(in[0].dtype == DType::int64 && in[0].rank() == 1 &&
+                    in[0].shape[0].as_int().value_or(0) == 2,
+                "random_uniform: the seed must be an int64 tensor of 2 elements (seed, offset), "
+                "got "
+                    << in[0].str());
+    for (const Expr& dim : shape) {
+      auto v = dim.as_int();
+      EMBER_CHECK(!v || *v >= 0,
+                  "random_uniform: the shape " << shape_str(shape) << " has a negative size");
+    }
+    return std::vector<TensorType>{
+        TensorType{DType::float32, canonical_shape(shape), in[0].device}};
+  };
+  d.compute = [](const ComputeArgs& a) {
+    const Expr seed = a.load(0, {Expr(0)});
+    const Expr offset = a.load(0, {Expr(1)});
+    return ir::philox_uniform(seed, offset, flat_offset(a.idx, a.output.shape));
   };
   return d;
 }

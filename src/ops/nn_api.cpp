@@ -133,6 +133,10 @@ Tensor full(const Shape& shape, double value, DType dtype) {
   return apply1("full", {}, FullAttrs{shape, value, dtype});
 }
 
+Tensor random_uniform(const Tensor& seed, const Shape& shape) {
+  return apply1("random_uniform", {seed}, ShapeAttrs{shape});
+}
+
 Tensor tril(const Tensor& x, int64_t k) { return apply1("tril", {x}, TriAttrs{k}); }
 Tensor triu(const Tensor& x, int64_t k) { return apply1("triu", {x}, TriAttrs{k}); }
 

@@ -70,6 +70,21 @@ TEST(Expr, SubstituteAndFreeVars) {
   EXPECT_EQ(free_vars(e), (std::vector<std::string>{"i", "j"}));
 }
 
+// A random draw is a node of its own: printed, compared, and rebuilt when its counter's
+// variables are substituted (a fused consumer's index replacing the producer's).
+TEST(Expr, PhiloxUniform) {
+  const Expr seed = load(1, DType::int64, {Expr(0)});
+  const Expr offset = load(1, DType::int64, {Expr(1)});
+  const Expr u = philox_uniform(seed, offset, var("i") * 8 + var("j"));
+  EXPECT_EQ(u.dtype(), DType::float32);
+  EXPECT_EQ(to_string(u), "philox_uniform(b1[0], b1[1], ((i * 8) + j))");
+  EXPECT_TRUE(equal(u, philox_uniform(seed, offset, var("i") * 8 + var("j"))));
+  EXPECT_FALSE(equal(u, philox_uniform(offset, seed, var("i") * 8 + var("j"))));
+  EXPECT_EQ(to_string(substitute(u, {{"j", var("k") + 1}})),
+            "philox_uniform(b1[0], b1[1], ((i * 8) + (k + 1)))");
+  EXPECT_EQ(linear_coefficient(u->args[2], "i"), 8);
+}
+
 TEST(Task, TextForm) {
   Task t;
   t.name = "add";

@@ -30,6 +30,7 @@ enum class ExprKind : uint8_t {
   Select,  // cond ? a : b
   Cast,    // (dtype) a
   Acc,     // the accumulated value of the stage an epilogue belongs to
+  Random,  // philox_uniform(seed, offset, counter): a float32 uniform in [0, 1) (below)
 };
 
 class Expr;
@@ -89,6 +90,11 @@ Expr binary(BinaryOp op, Expr a, Expr b);
 Expr select(Expr cond, Expr a, Expr b);
 Expr cast(Expr a, DType t);
 Expr acc(DType t);
+// A float32 drawn uniformly from [0, 1) by Philox-4x32-10 (ember_rt/random.h): the key is
+// `seed`, the 128-bit counter is (`counter`, `offset`), each an int64 expression read as
+// two 32-bit words. `counter` is the element's index (an index expression of the kernel's
+// loops); `seed` and `offset` are the same for every element (loads of a seed tensor).
+Expr philox_uniform(Expr seed, Expr offset, Expr counter);
 
 Expr operator+(const Expr& a, const Expr& b);
 Expr operator-(const Expr& a, const Expr& b);

@@ -54,6 +54,10 @@ Tensor arange(double start, double stop, double step = 1, DType dtype = DType::i
 Tensor arange(const ir::Expr& start, const ir::Expr& stop, int64_t step = 1,
               DType dtype = DType::int64);
 Tensor full(const Shape& shape, double value, DType dtype = DType::float32);
+// float32 uniform in [0, 1) of `shape`, drawn by Philox-4x32-10 from seed, an int64 tensor
+// [seed, offset]: element i (row-major) uses key `seed` and counter (i, offset). The same
+// seed gives the same values, on any ISA and however the kernel is fused.
+Tensor random_uniform(const Tensor& seed, const Shape& shape);
 
 // The lower (tril) or upper (triu) triangle of the last two dimensions from diagonal k on;
 // the rest is zero.

@@ -30,6 +30,7 @@ __all__ = [
     "input_dim",
     "may_be_negative",
     "low_precision",
+    "random_seed",
     "runtime_scalar",
     "sym_dim",
     "sym_size",
@@ -77,6 +78,8 @@ class _Context:
     symbol_sources: dict[str, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
     # runtime scalars: (0-d ember input, the SymInt/SymFloat whose value it receives)
     scalars: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)
+    # random seeds: int64 [2] inputs, each drawn from torch's generator on every call
+    seeds: list[Any] = dataclasses.field(default_factory=list)
 
 
 _ACTIVE: contextvars.ContextVar[_Context | None] = contextvars.ContextVar(
@@ -248,6 +251,19 @@ def runtime_scalar(value: Any, dtype: str) -> Any:
     ctx.scalars.append((sym, value))
     converted = sym if kind == dtype else ember.ops.cast(sym, dtype)
     return converted
+
+
+def random_seed() -> Any:
+    """An int64 [2] ember input holding (seed, offset) for one random operator of the graph
+    (ember.ops.random_uniform): the compiled callable draws it from torch's default CPU
+    generator on every call (phases/wrap.py), so torch.manual_seed makes a run repeatable
+    and successive calls draw different numbers. Each random operator gets its own."""
+    ctx = _ACTIVE.get()
+    if ctx is None:
+        raise ConversionFailure("value", "random numbers need a graph being converted")
+    sym = ember.symbol([2], "int64", name=f"random_seed_{len(ctx.seeds)}")
+    ctx.seeds.append(sym)
+    return sym
 
 
 def tensor_version(tensor: torch.Tensor) -> int | None:

@@ -48,6 +48,9 @@ def compile_module(model: Any, example_inputs: tuple, example_kwargs: dict[str, 
         raise ember.EmberError("ember.compile: the model's graph takes sizes or numbers that "
                                "are not dimensions of its tensor inputs; a compiled model "
                                "takes tensors only")
+    if segment.seeds:
+        raise ember.EmberError("ember.compile: the model draws random numbers (dropout in "
+                               "training mode); call model.eval() before compiling it")
     arg_names = _leaf_names((example_inputs, example_kwargs),
                             _parameter_names(model, len(example_inputs)))
     out_spec = getattr(gm, "_out_spec", None)

@@ -121,11 +121,16 @@ class Conversion:
     scalars: list[tuple[Any, Any]]  # (0-d ember input, the SymInt/SymFloat it receives)
     values: dict[torch.fx.Node, Any]  # every node's ember value (for reports)
     symbol_sources: dict[str, tuple[int, int | None]]  # symbol -> (arg index, dim or None)
+    seeds: list[Any]  # int64 [2] inputs of random operators, drawn on every call
+
+    def input_symbols(self) -> list[Any]:
+        """The compiled graph's inputs, in order: the runtime tensors, the size carriers,
+        the runtime scalars and the random seeds (phases/wrap.py feeds them)."""
+        ins = [sym for _, sym in self.inputs] + [sym for _, sym in self.carriers]
+        return ins + [sym for sym, _ in self.scalars] + list(self.seeds)
 
     def graph(self) -> Any:
-        ins = [sym for _, sym in self.inputs] + [sym for _, sym in self.carriers]
-        ins += [sym for sym, _ in self.scalars]
-        return ember.trace_from(self.outputs, ins)
+        return ember.trace_from(self.outputs, self.input_symbols())
 
 
 _RANDOM_WORDS = ("rand", "dropout", "normal", "bernoulli", "multinomial", "uniform", "empty")
@@ -177,7 +182,7 @@ class FxConverter:
             carriers: list[tuple[str, Any]] = []
             if not self.failures:
                 spec = self._spec(output_node.args[0] if output_node else None, outputs)
-                carriers = self._carriers(outputs, list(ctx.scalars))
+                carriers = self._carriers(outputs, list(ctx.scalars), list(ctx.seeds))
             return Conversion(
                 inputs=self.inputs,
                 outputs=outputs,
@@ -190,6 +195,7 @@ class FxConverter:
                 scalars=list(ctx.scalars),
                 values=self.env,
                 symbol_sources=self.symbol_sources,
+                seeds=list(ctx.seeds),
             )
 
     def _symbol_inputs(self) -> None:
@@ -501,7 +507,7 @@ class FxConverter:
             return ("sym", value)
         return ("value", value)
 
-    def _carriers(self, outputs: list[Any], scalars: list[tuple[Any, Any]]
+    def _carriers(self, outputs: list[Any], scalars: list[tuple[Any, Any]], seeds: list[Any]
                   ) -> list[tuple[str, Any]]:
         """Symbols used in the graph's shapes (outputs, and values inside such as an arange
         of a symbolic length) that no runtime tensor input carries: each gets an input of
@@ -517,7 +523,7 @@ class FxConverter:
                 if isinstance(d, str):
                     needed.update(_symbol_names(d))
         # Symbols that only operators' attributes hold (a slice from a symbolic offset).
-        inputs = [sym for _, sym in self.inputs] + [sym for sym, _ in scalars]
+        inputs = [sym for _, sym in self.inputs] + [sym for sym, _ in scalars] + seeds
         try:
             needed.update(ember.trace_from(outputs, inputs).symbols)
         except ember.EmberError:

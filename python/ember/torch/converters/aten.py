@@ -24,8 +24,10 @@ from ember.torch.converters import tensors as tn
 from ember.torch.converters.common import (
     END,
     constant,
+    full,
     norm_dim,
     ops,
+    py_value,
     rank,
     shape_of,
     unsupported,
@@ -136,7 +138,11 @@ def _max_pool_with_indices(self: Any, kernel_size: Any, stride: Any = (), paddin
 
 
 def _native_dropout(input: Any, p: float, train: Any) -> Any:
-    return tn.dropout(input, p, bool(train)), _unused_output_stand_in(1)
+    p = float(py_value(p))
+    if (train is not None and not train) or p == 0:  # the identity; every element kept
+        keep = full(shape_of(input), True, "bool") if output_used(1) else None
+        return input, _unused_output_stand_in(1) if keep is None else keep
+    return tn.dropout_train(input, p)
 
 
 def _var_correction(self: Any, dim: Any = None, *, correction: Any = None,

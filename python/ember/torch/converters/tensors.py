@@ -21,6 +21,7 @@ from ember.torch.context import (
     ember_dtype,
     expected_value,
     may_be_negative,
+    random_seed,
     sym_dim_free,
     sym_size,
     torch_dtype,
@@ -32,6 +33,7 @@ from ember.torch.converters.common import (
     constant,
     dtype_name,
     full,
+    is_float_dtype,
     is_tensor,
     norm_dim,
     norm_dims,
@@ -548,8 +550,42 @@ tril, triu = _tri(True), _tri(False)
 
 
 def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:
-    if training and p > 0:
-        raise unsupported("dropout in training mode (ember does not draw its random mask yet)")
+    p = float(py_value(p))
+    if not training or p == 0:
+        return input
+    return dropout_train(input, p)[0]
+
+
+def dropout_train(input: Any, p: float) -> tuple[Any, Any]:
+    """Training-mode dropout as ATen's native_dropout computes it: (input * mask * scale,
+    mask), the mask True where an element is kept (with probability 1 - p) and scale
+    1 / (1 - p) (0 for p = 1). The mask is drawn by ember's random_uniform (u >= p, u
+    uniform in [0, 1) with 24 bits) from a seed input drawn from torch's generator on every
+    call: torch.manual_seed makes runs repeatable, but the mask is not the one eager
+    PyTorch draws for the same seed."""
+    if not 0 <= p <= 1:
+        raise unsupported(f"dropout with probability {p} outside [0, 1]")
+    if not is_float_dtype(dtype_name(input)):
+        raise unsupported(f"dropout of a {dtype_name(input)} tensor")
+    seed, shape, dt = random_seed(), shape_of(input), dtype_name(input)
+
+    def draw() -> Any:
+        return ops.random_uniform(seed, shape) >= p
+
+    # The output draws the mask again (the same numbers: same seed, same elements) instead
+    # of reading the mask tensor: a kernel loading bool data does not vectorize, and this
+    # way the output stays one vectorized loop with its producers and consumers. Where the
+    # mask is not used (no backward), its node is dead code.
+    one = ops.where(draw(), ops.scalar(1.0, dt), ops.scalar(0.0, dt))
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return input * one * scale, draw()
+
+
+def _feature_dropout(input: Any, p: float = 0.5, training: bool = True,
+                     inplace: bool = False) -> Any:
+    """dropout1d/2d/3d and the alpha dropouts: the identity outside training."""
+    if training and float(py_value(p)) > 0:
+        raise unsupported("channel-wise or alpha dropout in training mode")
     return input
 
 
@@ -586,8 +622,9 @@ def _register_all() -> None:
     register(scalar_tensor, torch.scalar_tensor)
     register(tril, torch.tril)
     register(triu, torch.triu)
-    register(dropout, F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
-             F.feature_alpha_dropout, torch.dropout)
+    register(dropout, F.dropout, torch.dropout)
+    register(_feature_dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+             F.feature_alpha_dropout)
     register(to, torch.Tensor.to)
     register(type_as, torch.Tensor.type_as)
 

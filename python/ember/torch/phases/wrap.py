@@ -107,6 +107,7 @@ class CompiledSegment:
         self.carrier_sources = [conversion.symbol_sources[name] for name, _ in conversion.carriers]
         self.scalars = [(value, "float64" if isinstance(value, torch.SymFloat) else "int64")
                         for _, value in conversion.scalars]
+        self.seeds = len(conversion.seeds)
         self.weight_args = list(conversion.weight_args)
         self.captured = list(conversion.captured)
         self.spec = conversion.output_spec
@@ -171,7 +172,7 @@ def _same_scalar(new: Any, old: torch.Tensor) -> bool:
 
 def _extra_inputs(segment: CompiledSegment, args: Any) -> list[Any]:
     """The inputs that carry sizes: empty [n, 0] tensors binding symbols, and 0-d tensors
-    holding scalars known only at run time."""
+    holding scalars known only at run time; then the random operators' seeds."""
     extra = []
     for i, axis in segment.carrier_sources:
         n = int(args[i]) if axis is None else int(args[i].shape[axis])
@@ -180,7 +181,17 @@ def _extra_inputs(segment: CompiledSegment, args: Any) -> list[Any]:
     for value, dtype in segment.scalars:
         number = _eval_symbolic(value, args, sources)
         extra.append(ember.from_torch(torch.tensor(number, dtype=getattr(torch, dtype))))
+    if segment.seeds:
+        extra += [ember.from_torch(s) for s in draw_seeds(segment.seeds)]
     return extra
+
+
+def draw_seeds(count: int) -> list[torch.Tensor]:
+    """`count` (seed, offset) pairs for ember's random operators, drawn from torch's default
+    CPU generator: torch.manual_seed(s) before a run makes it repeatable, and every call
+    draws new ones (and advances the generator, as eager random operators do)."""
+    drawn = torch.randint(0, 2**62, (count, 2), dtype=torch.int64)
+    return [row.contiguous() for row in drawn]
 
 
 def _assemble(spec: Any, tensors: list[Any], args: tuple, sources: dict) -> Any:
@@ -276,9 +287,7 @@ def _segment_node_values(segment: CompiledSegment, sub: Any, example_inputs: lis
         args = list(example_inputs)
     else:
         args = [eager.get(p.name) for p in sub.graph.find_nodes(op="placeholder")]
-    ins = [sym for _, sym in conv.inputs] + [sym for _, sym in conv.carriers]
-    ins += [sym for sym, _ in conv.scalars]
-    compiled = ember.graph.optimize(ember.trace_from(outs, ins)).build()
+    compiled = ember.graph.optimize(ember.trace_from(outs, conv.input_symbols())).build()
     inputs = [ember.from_torch(args[i].contiguous()) for i in segment.input_index]
     inputs += _extra_inputs(segment, args)
     results = compiled.run(inputs)
