@@ -23,13 +23,7 @@ OPTIONS = {"progress": False}
 STEPS = 10
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    yield
-    ember.torch.dynamo_config.reset()
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def _sgd(params, **kw):

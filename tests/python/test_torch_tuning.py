@@ -16,14 +16,7 @@ from torch import nn
 import ember
 import ember.torch
 
-
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    yield
-    ember.torch.dynamo_config.reset()
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def mlp(k: int, hidden: int, n: int) -> nn.Module:
