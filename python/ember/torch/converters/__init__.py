@@ -2,7 +2,8 @@
 
 - functions.py: torch functions and Python operators (elementwise math, reductions,
   matrix products);
-- tensors.py: shapes, indexing, dtype conversions and tensor creation;
+- tensors.py: shapes, dtype conversions and tensor creation, and indexing.py: Python
+  indexing (``x[...]``, ``select``);
 - nn_functions.py: torch.nn.functional layers (convolution, pooling, norms, attention);
 - methods.py: torch.Tensor methods, reusing the function converters;
 - modules.py: torch.nn modules, as ModuleConverter subclasses;
@@ -48,6 +49,7 @@ from ember.torch.converters import (
     creation,
     elementwise_extra,
     functions,
+    indexing,
     linalg,
     linalg_orthogonal,
     masked_extra,
@@ -72,9 +74,9 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "backward", "composites", "creation", "elementwise_extra", "functions", "linalg",
-    "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra", "nn_functions",
-    "norms_losses", "optimizers", "products_extra", "scalar", "scans_sorts", "scatters",
-    "spatial", "spatial_conv", "spatial_resample", "special", "stacks", "tensors", "views",
-    "writes",
+    "aten", "backward", "composites", "creation", "elementwise_extra", "functions", "indexing",
+    "linalg", "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra",
+    "nn_functions", "norms_losses", "optimizers", "products_extra", "scalar", "scans_sorts",
+    "scatters", "spatial", "spatial_conv", "spatial_resample", "special", "stacks", "tensors",
+    "views", "writes",
 ]

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from ember.torch.context import current_node, expected_value
 from ember.torch.converters import composites as cmp
 from ember.torch.converters import functions as fn
+from ember.torch.converters import indexing as ix
 from ember.torch.converters import nn_functions as nn_fn
 from ember.torch.converters import tensors as tn
 from ember.torch.converters.common import (
@@ -102,7 +103,7 @@ def _slice(self: Any, dim: int = 0, start: Any = None, end: Any = None, step: in
     index = [slice(None)] * rank(self)
     index[norm_dim(dim, rank(self))] = slice(start, end if end is None or end < END else None,
                                              step)
-    return tn.getitem(self, tuple(index))
+    return ix.getitem(self, tuple(index))
 
 
 def _to_copy(self: Any, *, dtype: Any = None, device: Any = None, **kwargs: Any) -> Any:
@@ -208,7 +209,7 @@ _TABLE: dict[str, Any] = {
     "lift_fresh_copy": tn.identity, "contiguous": tn.identity,
     "cat": tn.cat, "stack": tn.stack, "split.Tensor": tn.split,
     "split_with_sizes": tn.split, "chunk": tn.chunk, "unbind.int": tn.unbind,
-    "slice.Tensor": _slice, "select.int": tn.select, "narrow": tn.narrow,
+    "slice.Tensor": _slice, "select.int": ix.select, "narrow": tn.narrow,
     "_to_copy": _to_copy, "to.dtype": tn.to, "type_as": tn.type_as,
     "full": tn.full_fn, "ones": tn.filled["ones"], "zeros": tn.filled["zeros"],
     "full_like": tn.filled_like["full"], "ones_like": tn.filled_like["ones"],

@@ -15,6 +15,7 @@ import torch
 
 from ember.torch.context import ember_dtype
 from ember.torch.converters import functions as fn
+from ember.torch.converters import indexing as ix
 from ember.torch.converters import tensors as tn
 from ember.torch.converters.common import dtype_name, full, sizes_arg, unsupported
 from ember.torch.registry import builtin_registrations, register_method
@@ -41,7 +42,7 @@ _SAME_AS_FUNCTION = {
     "expand": tn.expand, "expand_as": tn.expand_as,
     "squeeze": tn.squeeze, "unsqueeze": tn.unsqueeze,
     "split": tn.split, "chunk": tn.chunk, "unbind": tn.unbind,
-    "narrow": tn.narrow, "select": tn.select,
+    "narrow": tn.narrow, "select": ix.select,
     "tril": tn.tril, "triu": tn.triu,
     "to": tn.to, "type_as": tn.type_as, "size": tn.size,
 }
