@@ -290,3 +290,15 @@ def test_bert_trains_with_dropout_in_ember():
         eager_eval = copy.deepcopy(model).eval()(ids, attention_mask)
     eval_first = eager_eval[0] if isinstance(eager_eval, (tuple, list)) else eager_eval
     assert not torch.allclose(out_a, eval_first, atol=1e-3)
+
+
+def test_ahead_of_time_compile_refuses_a_model_that_draws_random_numbers() -> None:
+    """A saved model has no generator to draw from: ember.compile says to call eval()."""
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5)).train()
+    with pytest.raises(ember.EmberError, match=r"draws random numbers .*call model\.eval\(\)"):
+        ember.compile(model, (torch.randn(2, 8),), options=OPTIONS)
+    # In eval mode the same model compiles and matches eager.
+    model.eval()
+    x = torch.randn(2, 8)
+    compiled = ember.compile(model, (x,), options=OPTIONS)
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-6)
