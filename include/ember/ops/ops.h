@@ -129,7 +129,8 @@ Tensor scatter(const Tensor& self, int64_t axis, const Tensor& index, const Tens
 
 // Dense linear algebra on batches of matrices (the last two dimensions; float32 / float64,
 // computed in double and rounded once): one call of a runtime library routine each
-// (src/ops/linalg_ops.cpp, ember_rt/linalg.h). Every input of one call has the same batch
+// (src/ops/linalg_ops.cpp; ember_rt/linalg.h, QR / SVD / eigh in
+// ember_rt/linalg_orthogonal.h). Every input of one call has the same batch
 // dimensions. check=true makes a singular (or, for cholesky, not positive-definite) matrix
 // an ember::DataError when the graph runs; otherwise info reports it as torch's *_ex do.
 // lu_factor: [LU, pivots (int32, 1-based, LAPACK's getrf), info (int32)].
