@@ -15,11 +15,7 @@ import ember.torch
 NAN, INF = float("nan"), float("inf")
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def values(*shape: int, seed: int = 0) -> torch.Tensor:

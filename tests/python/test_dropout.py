@@ -33,11 +33,7 @@ from benchmarks.models import get_model  # noqa: E402
 OPTIONS = {"progress": False}
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 # ---- the generator ------------------------------------------------------------------------

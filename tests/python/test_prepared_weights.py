@@ -13,11 +13,7 @@ import ember
 QUIET = {"progress": False}
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 class Mlp(torch.nn.Module):

@@ -9,13 +9,7 @@ import torch
 import ember.torch
 from ember.torch.config import MODES, InvalidOptionError, Settings, resolve_settings
 
-
-@pytest.fixture(autouse=True)
-def fresh_config():
-    ember.torch.dynamo_config.reset()
-    yield
-    ember.torch.dynamo_config.reset()
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def test_defaults():

@@ -19,12 +19,7 @@ def needs(*names):
     return pytest.mark.skipif(bool(missing), reason=f"ember.ops lacks {', '.join(missing)}")
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 def test_activations():
     x = torch.randn(4, 8) * 4

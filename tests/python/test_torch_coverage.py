@@ -18,12 +18,7 @@ import ember.torch
 INF, NAN = float("inf"), float("nan")
 
 
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 def edgy(*shape, scale=3.0, seed=0):
     """Random values with nan, +-inf, 0 and large values mixed in."""

@@ -10,16 +10,7 @@ import warnings
 import pytest
 import torch
 
-import ember
-import ember.torch
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    torch._dynamo.reset()
-    ember.torch.dynamo_config.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def as_list(v):
