@@ -17,8 +17,10 @@ contender's backend too). See benchmarks/README.md ("Training").
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
+import subprocess
 import sys
 import time
 import warnings
@@ -37,8 +39,10 @@ from torch import nn  # noqa: E402
 from benchmarks import harness as H  # noqa: E402
 from benchmarks.models import MODELS, ModelSpec  # noqa: E402
 
-DEFAULT_MODELS = "mlp,resnet18,bert,gpt2"
+DEFAULT_MODELS = "mlp,resnet18,mobilenet_v2,bert,gpt2"
 CONTENDERS = ("eager", "ember", "inductor")
+LR = 1e-3  # the timed steps' learning rate
+CURVE_LR = 1e-2  # the loss curves': the small models' losses fall by 10-100x in 100 steps
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -51,11 +55,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=1, help="untimed steps before each batch")
     p.add_argument("--min-time", type=float, default=0.2,
                    help="a timed batch holds enough steps to last about this many seconds")
-    p.add_argument("--lr", type=float, default=1e-3, help="SGD learning rate")
+    p.add_argument("--lr", type=float, default=None,
+                   help=f"SGD learning rate ({LR} for the timed steps, {CURVE_LR} with --curve)")
     p.add_argument("--compile-step", action="store_true",
                    help="compile optimizer.step with ember's and inductor's backends too")
+    p.add_argument("--memory-steps", type=int, default=3,
+                   help="steps over which each contender's peak memory is measured")
+    p.add_argument("--memory", action="store_true",
+                   help="measure each contender's memory in a process of its own")
+    p.add_argument("--memory-of", default=None, metavar="MODEL:CONTENDER",
+                   help=argparse.SUPPRESS)  # the body of one --memory process
+    p.add_argument("--curve", type=int, default=0, metavar="N",
+                   help="instead of timing: N SGD steps of eager and ember from the same "
+                        "weights, and the largest relative difference of their losses")
     p.add_argument("--json", type=Path, default=None, help="write every number here")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.lr is None:
+        args.lr = CURVE_LR if args.curve else LR
+    return args
 
 
 # --------------------------------------------------------------------------- one step
@@ -120,6 +137,32 @@ def grad_error(grads: list[torch.Tensor], ref: list[torch.Tensor]) -> float:
     return worst
 
 
+# --------------------------------------------------------------------------- memory
+
+
+def _status_mb(field: str) -> float:
+    """A field of /proc/self/status (VmRSS: resident memory now; VmHWM: its peak), in MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def step_memory(step: Callable[[], Any], steps: int) -> dict[str, float]:
+    """The peak resident memory of the process while `step` runs `steps` times, and that
+    peak above the resident memory before them: the kernel's peak counter (VmHWM) is reset
+    first by writing "5" to /proc/self/clear_refs (Linux)."""
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    baseline = _status_mb("VmRSS")
+    for _ in range(steps):
+        step()
+    peak = _status_mb("VmHWM")
+    return {"baseline_mb": baseline, "peak_mb": peak, "above_mb": peak - baseline}
+
+
 def bench_model(spec: ModelSpec[Any], args: argparse.Namespace) -> dict[str, Any]:
     inputs = spec.example_inputs(batch_size=args.batch, small=args.small)
     result: dict[str, Any] = {"model": spec.name, "errors": {}, "warnings": {}}
@@ -151,13 +194,81 @@ def bench_model(spec: ModelSpec[Any], args: argparse.Namespace) -> dict[str, Any
                                           args.min_time, args.warmup)
     result["errors"].update(errors)
     result["latency"] = {c: s.as_dict() for c, s in stats.items()}
+    if args.memory:
+        result["memory"] = {c: memory_in_subprocess(spec.name, c, args) for c in CONTENDERS}
     return result
+
+
+def memory_in_subprocess(name: str, contender: str, args: argparse.Namespace
+                         ) -> dict[str, Any]:
+    """`contender`'s step memory measured in a process of its own (`--memory-of`)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-of",
+           f"{name}:{contender}", "--batch", str(args.batch), "--threads", str(args.threads),
+           "--lr", str(args.lr), "--memory-steps", str(args.memory_steps)]
+    cmd += ["--small"] * args.small + ["--compile-step"] * args.compile_step
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"exit {done.returncode}: {tail}"}
+    return json.loads(lines[-1])
+
+
+def memory_of(name: str, contender: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The body of a `--memory-of` process: warm the backend up on a tiny model (the
+    one-time costs of a process: Dynamo's, AOTAutograd's and the backend's imports), build
+    the model, compile it with `contender`'s backend, run one step (the compiles), then
+    measure `--memory-steps` steps. `model_mb` is their peak above the resident memory
+    before the model was built: the model, its gradients, what compiling it left (graphs,
+    compiled code) and the steps' activations and buffers."""
+    if contender != "eager":
+        tiny = nn.Linear(4, 4)
+        make_step(torch.compile(tiny, backend=contender), list(tiny.parameters()),
+                  (torch.randn(2, 4),), 0.0)()
+        del tiny
+        torch._dynamo.reset()
+    gc.collect()
+    start = _status_mb("VmRSS")
+    spec = MODELS[name]
+    model = training_copy(spec, args.small)
+    fn = model if contender == "eager" else torch.compile(model, backend=contender)
+    backend = contender if args.compile_step and contender != "eager" else None
+    step = make_step(fn, list(model.parameters()),
+                     spec.example_inputs(batch_size=args.batch, small=args.small), args.lr,
+                     backend)
+    step()
+    compile_peak = _status_mb("VmHWM")
+    measured = step_memory(step, args.memory_steps)
+    return {"start_mb": start, "compile_peak_mb": compile_peak, **measured,
+            "model_mb": measured["peak_mb"] - start}
+
+
+# --------------------------------------------------------------------------- loss curve
+
+
+def loss_curve(spec: ModelSpec[Any], steps: int, lr: float, small: bool = False,
+               batch: int = 8) -> dict[str, Any]:
+    """`steps` SGD steps of eager and ember from the same weights on the same fixed batch:
+    both losses per step and the largest difference relative to eager's loss."""
+    inputs = spec.example_inputs(batch_size=batch, small=small)
+    losses: dict[str, list[float]] = {}
+    for c in ("eager", "ember"):
+        model = training_copy(spec, small)
+        torch._dynamo.reset()
+        fn = model if c == "eager" else torch.compile(model, backend="ember")
+        step = make_step(fn, list(model.parameters()), inputs, lr)
+        losses[c] = [step().item() for _ in range(steps)]
+    worst = max(abs(a - e) / abs(e) for a, e in zip(losses["ember"], losses["eager"],
+                                                    strict=True))
+    return {"model": spec.name, "steps": steps, "lr": lr, "losses": losses,
+            "max_rel_diff": worst}
 
 
 # --------------------------------------------------------------------------- report
 
 
 HEADER = ["model", "thr", "eager_ms", "ember_ms", "ind_ms", "speedup", "vs_ind",
+          "eager_mb", "ember_mb", "ind_mb", "mem_ratio",
           "ember_compile_s", "ind_compile_s", "ember_grad_err", "ind_grad_err", "notes"]
 
 
@@ -167,7 +278,10 @@ def table_row(r: dict[str, Any], threads: int) -> list[str]:
     def ratio(a: str, b: str) -> float | None:
         return lat[a] / lat[b] if a in lat and b in lat else None
 
+    memory = r.get("memory", {})
+    mem = {c: m["model_mb"] for c, m in memory.items() if "model_mb" in m}
     notes = [f"{c}: {H.short_error(e)}" for c, e in r["errors"].items()]
+    notes += [f"{c} memory: {m['error']}" for c, m in memory.items() if "error" in m]
     notes += [f"ember: {w}" for w in r["warnings"].get("ember", [])]
     noisy = [c for c, s in r["latency"].items() if s["spread"] > 0.10]
     if noisy:
@@ -177,10 +291,38 @@ def table_row(r: dict[str, Any], threads: int) -> list[str]:
         r["model"], str(threads),
         *(H.fmt_ms(lat.get(c)) if c in lat else "ERROR" for c in CONTENDERS),
         H.fmt_ratio(ratio("eager", "ember")), H.fmt_ratio(ratio("inductor", "ember")),
+        *(f"{mem[c]:.0f}" if c in mem else "-" for c in CONTENDERS),
+        H.fmt_ratio(mem["ember"] / mem["eager"] if "ember" in mem and mem.get("eager")
+                    else None),
         H.fmt_s(r["compile_s"].get("ember")), H.fmt_s(r["compile_s"].get("inductor")),
         H.fmt_err(r.get("ember_grad_err")), H.fmt_err(r.get("inductor_grad_err")),
         "; ".join(notes),
     ]
+
+
+def curve_main(names: list[str], args: argparse.Namespace) -> int:
+    rows, results = [], []
+    for name in names:
+        print(f"loss curve of {name} ...", file=sys.stderr, flush=True)
+        try:
+            r = loss_curve(MODELS[name], args.curve, args.lr, args.small, args.batch)
+        except Exception as e:  # noqa: BLE001 - the run goes on with the other models
+            results.append({"model": name, "error": H.error_text(e)})
+            rows.append([name, "", "", "", "", H.short_error(H.error_text(e))])
+            continue
+        results.append(r)
+        eager = r["losses"]["eager"]
+        rows.append([name, f"{eager[0]:.4f}", f"{eager[-1]:.4f}",
+                     f"{r['losses']['ember'][-1]:.4f}", f"{r['max_rel_diff']:.1e}", ""])
+    size = "small" if args.small else "full size"
+    print(f"loss curves: {args.curve} SGD steps (lr {args.lr}) on one fixed batch, {size}, "
+          f"batch {args.batch}; max_rel_diff: the largest |ember - eager| / eager over the "
+          f"steps")
+    header = ["model", "eager_first", "eager_last", "ember_last", "max_rel_diff", "notes"]
+    print(H.format_table(header, rows, left={0, len(header) - 1}))
+    if args.json:
+        args.json.write_text(json.dumps({"curves": results}, indent=1))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,7 +335,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ember could not be imported: {ember.error}", file=sys.stderr)
     else:
         ember.set_num_threads(args.threads)
+    if args.memory_of:
+        name, contender = args.memory_of.split(":")
+        print(json.dumps(memory_of(name, contender, args)))
+        return 0
     names = [n for n in args.models.split(",") if n]
+    if args.curve:
+        return curve_main(names, args)
     meta = {"threads": args.threads, "batch": args.batch, "small": args.small,
             "repeat": args.repeat, "torch": torch.__version__, "ember": ember.version(),
             "load_start": os.getloadavg()}
