@@ -247,21 +247,29 @@ def memory_of(name: str, contender: str, args: argparse.Namespace) -> dict[str, 
 
 
 def loss_curve(spec: ModelSpec[Any], steps: int, lr: float, small: bool = False,
-               batch: int = 8) -> dict[str, Any]:
-    """`steps` SGD steps of eager and ember from the same weights on the same fixed batch:
-    both losses per step and the largest difference relative to eager's loss."""
-    inputs = spec.example_inputs(batch_size=batch, small=small)
-    losses: dict[str, list[float]] = {}
-    for c in ("eager", "ember"):
+               batch: int = 8, dtype: torch.dtype = torch.float32,
+               contenders: tuple[str, ...] = ("eager", "ember")) -> dict[str, list[float]]:
+    """The loss of each of `steps` SGD steps on the same fixed batch, from the same weights,
+    for each contender: "eager", "ember" (torch.compile(backend="ember")), in `dtype`, and
+    "eager_f64" (eager in float64: the reference that shows how much rounding alone moves
+    the curve)."""
+    curves: dict[str, list[float]] = {}
+    for c in contenders:
         model = training_copy(spec, small)
+        inputs = spec.example_inputs(batch_size=batch, small=small)
+        to = torch.float64 if c == "eager_f64" else dtype
+        model = model.to(to)
+        inputs = tuple(x.to(to) if x.is_floating_point() else x for x in inputs)
         torch._dynamo.reset()
-        fn = model if c == "eager" else torch.compile(model, backend="ember")
+        fn = torch.compile(model, backend="ember") if c == "ember" else model
         step = make_step(fn, list(model.parameters()), inputs, lr)
-        losses[c] = [step().item() for _ in range(steps)]
-    worst = max(abs(a - e) / abs(e) for a, e in zip(losses["ember"], losses["eager"],
-                                                    strict=True))
-    return {"model": spec.name, "steps": steps, "lr": lr, "losses": losses,
-            "max_rel_diff": worst}
+        curves[c] = [step().item() for _ in range(steps)]
+    return curves
+
+
+def curve_diff(curve: list[float], ref: list[float]) -> float:
+    """The largest difference of two loss curves, relative to `ref`'s loss at each step."""
+    return max(abs(a - e) / abs(e) for a, e in zip(curve, ref, strict=True))
 
 
 # --------------------------------------------------------------------------- report
@@ -305,20 +313,24 @@ def curve_main(names: list[str], args: argparse.Namespace) -> int:
     for name in names:
         print(f"loss curve of {name} ...", file=sys.stderr, flush=True)
         try:
-            r = loss_curve(MODELS[name], args.curve, args.lr, args.small, args.batch)
+            curves = loss_curve(MODELS[name], args.curve, args.lr, args.small, args.batch,
+                                contenders=("eager", "ember", "eager_f64"))
         except Exception as e:  # noqa: BLE001 - the run goes on with the other models
             results.append({"model": name, "error": H.error_text(e)})
-            rows.append([name, "", "", "", "", H.short_error(H.error_text(e))])
+            rows.append([name, "", "", "", "", "", H.short_error(H.error_text(e))])
             continue
-        results.append(r)
-        eager = r["losses"]["eager"]
+        diff = curve_diff(curves["ember"], curves["eager"])
+        f64 = curve_diff(curves["eager"], curves["eager_f64"])
+        results.append({"model": name, "losses": curves, "max_rel_diff": diff,
+                        "eager_vs_f64": f64})
+        eager = curves["eager"]
         rows.append([name, f"{eager[0]:.4f}", f"{eager[-1]:.4f}",
-                     f"{r['losses']['ember'][-1]:.4f}", f"{r['max_rel_diff']:.1e}", ""])
+                     f"{curves['ember'][-1]:.4f}", f"{diff:.1e}", f"{f64:.1e}", ""])
     size = "small" if args.small else "full size"
     print(f"loss curves: {args.curve} SGD steps (lr {args.lr}) on one fixed batch, {size}, "
-          f"batch {args.batch}; max_rel_diff: the largest |ember - eager| / eager over the "
-          f"steps")
-    header = ["model", "eager_first", "eager_last", "ember_last", "max_rel_diff", "notes"]
+          f"batch {args.batch}")
+    header = ["model", "eager_first", "eager_last", "ember_last", "max_rel_diff",
+              "eager_vs_f64", "notes"]
     print(H.format_table(header, rows, left={0, len(header) - 1}))
     if args.json:
         args.json.write_text(json.dumps({"curves": results}, indent=1))
