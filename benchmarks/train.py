@@ -3,7 +3,7 @@
 PyTorch and TorchInductor, measured in the same run.
 
     python benchmarks/train.py [--models mlp,resnet18] [--small] [--batch B] [--threads N]
-                               [--repeat R] [--json out.json]
+                               [--repeat R] [--memory] [--curve N] [--json out.json]
 
 For every model, in one process: build one instance per contender (identical weights), in
 training mode with dropout off (each contender would draw its own masks), compile
@@ -11,7 +11,9 @@ it with torch.compile(backend="ember") and torch.compile(backend="inductor") and
 first step (compile time); compare each contender's gradients of that first step with
 eager's; then time the steps of eager, ember and inductor in interleaved rounds (the
 optimizer step stays eager for all three, unless --compile-step compiles it with each
-contender's backend too). See benchmarks/README.md ("Training").
+contender's backend too). With --memory, each contender's peak resident memory over a few
+steps is measured in a process of its own. --curve N compares the losses of N SGD steps of
+ember and eager instead of timing. See benchmarks/README.md ("Training").
 """
 
 from __future__ import annotations

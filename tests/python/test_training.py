@@ -410,6 +410,16 @@ def test_a_failure_to_trace_for_training_runs_eagerly_with_a_warning():
             strict(x)
 
 
+def test_step_memory_is_the_peak_of_the_steps_alone():
+    """benchmarks/train.py's peak memory: the peak counter is reset before the steps, so an
+    earlier, larger peak is not counted, and a step's 64 MiB temporary is."""
+    earlier = torch.ones(48 * 2**20)  # 192 MiB, touched, freed before the steps
+    del earlier
+    measured = train.step_memory(lambda: torch.ones(16 * 2**20).sum(), 2)
+    assert 60 <= measured["above_mb"] <= 100, measured
+    assert measured["peak_mb"] - measured["baseline_mb"] == measured["above_mb"]
+
+
 # The benchmark models' small configurations: the dtype and number of steps of their loss
 # curves. Two are chaotic, and no two implementations (float64 ones included) stay within
 # 1e-3 of each other over 100 steps: MobileNetV2's BatchNorm over a few values per channel
