@@ -217,18 +217,19 @@ def memory_in_subprocess(name: str, contender: str, args: argparse.Namespace
 
 
 def memory_of(name: str, contender: str, args: argparse.Namespace) -> dict[str, Any]:
-    """The body of a `--memory-of` process: warm the backend up on a tiny model (the
-    one-time costs of a process: Dynamo's, AOTAutograd's and the backend's imports), build
-    the model, compile it with `contender`'s backend, run one step (the compiles), then
+    """The body of a `--memory-of` process: one training step of a tiny model with the
+    contender (the one-time costs of a process: autograd's and the thread pools' start, and
+    for a compiled contender Dynamo's, AOTAutograd's and the backend's imports), then build
+    the model, compile it with `contender`'s backend, run one step (the compiles), and
     measure `--memory-steps` steps. `model_mb` is their peak above the resident memory
     before the model was built: the model, its gradients, what compiling it left (graphs,
     compiled code) and the steps' activations and buffers."""
-    if contender != "eager":
-        tiny = nn.Linear(4, 4)
-        make_step(torch.compile(tiny, backend=contender), list(tiny.parameters()),
-                  (torch.randn(2, 4),), 0.0)()
-        del tiny
-        torch._dynamo.reset()
+    tiny = nn.Linear(4, 4)
+    fn: Callable[..., Any] = tiny if contender == "eager" else torch.compile(
+        tiny, backend=contender)
+    make_step(fn, list(tiny.parameters()), (torch.randn(2, 4),), 0.0)()
+    del tiny, fn
+    torch._dynamo.reset()
     gc.collect()
     start = _status_mb("VmRSS")
     spec = MODELS[name]
