@@ -19,6 +19,7 @@ ember and eager instead of timing. See benchmarks/README.md ("Training").
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import json
 import os
@@ -151,11 +152,22 @@ def _status_mb(field: str) -> float:
     raise RuntimeError(f"/proc/self/status has no {field}")
 
 
+def _malloc_trim() -> None:
+    """Give the heap's free memory back to the kernel (glibc; a no-op elsewhere)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def step_memory(step: Callable[[], Any], steps: int) -> dict[str, float]:
     """The peak resident memory of the process while `step` runs `steps` times, and that
     peak above the resident memory before them: the kernel's peak counter (VmHWM) is reset
-    first by writing "5" to /proc/self/clear_refs (Linux)."""
+    first by writing "5" to /proc/self/clear_refs (Linux), after the memory the allocator
+    keeps free is given back (glibc's malloc_trim), so that what was freed before (by a
+    compile, by an earlier step) does not count as resident."""
     gc.collect()
+    _malloc_trim()
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
     baseline = _status_mb("VmRSS")
