@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import copy
 import gc
+import sys
+import warnings
 import weakref
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -19,6 +22,13 @@ import ember.torch
 from ember.torch import registry, report
 from ember.torch.phases import wrap
 from ember.torch.report import EagerFallbackWarning
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks import train  # noqa: E402
+from benchmarks.models import MODELS  # noqa: E402
 
 OPTIONS = {"progress": False}
 
@@ -134,7 +144,6 @@ def test_gradients_and_sgd_steps_match_eager(name):
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
     with mock.patch.object(wrap.CompiledSegment, "__call__", autospec=True,
                            side_effect=wrap.CompiledSegment.__call__) as segment_calls:
-        import warnings
 
         with warnings.catch_warnings():
             warnings.filterwarnings("error", message=".*ember")  # no fallback, no failure
@@ -252,6 +261,38 @@ def test_correctness_report_and_dump_dir_cover_both_graphs(tmp_path, capsys):
     assert (tmp_path / "graph_0_backward").is_dir()
 
 
+def test_correctness_report_of_the_backward_compares_each_node_with_eager(capsys):
+    """The backward graph's report holds an error for every node, from eager PyTorch's
+    values of that node: a backward converter made wrong on purpose (max pooling's, its
+    result doubled) is marked, and the nodes computed before it are not."""
+    from ember.torch.converters import backward
+
+    @registry.register_function(torch.ops.aten.max_pool2d_with_indices_backward.default,
+                                priority=registry.HIGH)
+    def doubled(grad_output, self, *args):
+        return backward.max_pool2d_with_indices_backward(grad_output, self, *args) * 2.0
+
+    model, x, target = cnn_case()
+    compiled = torch.compile(model, backend="ember", options=dict(OPTIONS, correctness_report=True))
+    step(compiled, x, target)
+    backward_report = capsys.readouterr().out.split("correctness report of graph 0_backward:")[1]
+    rows = [line.split() for line in backward_report.splitlines()
+            if line.split() and line.split()[0].isdigit()]
+    calls = [r for r in rows if r[1] == "call_function"]
+    # every node's error is in the table, but a node with several outputs (their getitems
+    # have it) and scalar_tensor (a constant ember folds away)
+    assert {r[2].split(".")[-2] for r in calls if len(r) < 5} <= {"convolution_backward",
+                                                                 "scalar_tensor"}
+    errors = [(r[2], float(r[4])) for r in calls if len(r) >= 5]
+    assert len(errors) > 50
+    pool = "torch.ops.aten.max_pool2d_with_indices_backward.default"
+    first_wrong = next(i for i, (_, err) in enumerate(errors) if err > 1e-5)
+    assert errors[first_wrong][0] == pool  # where the doubled gradient enters, not before
+    assert errors[first_wrong][1] > 1e-3
+    assert next(r for r in calls if r[2] == pool)[5] == "<------"
+    assert int(backward_report.split(" nodes exceed")[0].split()[-1]) >= 1
+
+
 def test_saved_activations_are_released_after_backward():
     """The forward's saved activations live until the backward has run, and no longer:
     ember keeps no reference to them (the compiled backward takes its arguments boxed and
@@ -333,7 +374,6 @@ BACKWARD_CASES = {
 def test_backward_operator_against_eager(name, dtype):
     """Each backward operator ember converts, in a graph of its own, against eager
     PyTorch's gradients (float64: to rounding; float32: within 1e-4 relative)."""
-    import warnings
 
     fn, x_shape, w_shape = BACKWARD_CASES[name]
     gen = torch.Generator().manual_seed(0)
@@ -368,3 +408,38 @@ def test_a_failure_to_trace_for_training_runs_eagerly_with_a_warning():
         strict = torch.compile(model, backend="ember", options=dict(OPTIONS, strict=True))
         with pytest.raises(Exception, match="partition failed"):
             strict(x)
+
+
+def test_step_memory_is_the_peak_of_the_steps_alone():
+    """benchmarks/train.py's peak memory: the peak counter is reset before the steps, so an
+    earlier, larger peak is not counted, and a step's 64 MiB temporary is."""
+    earlier = torch.ones(48 * 2**20)  # 192 MiB, touched, freed before the steps
+    del earlier
+    measured = train.step_memory(lambda: torch.ones(16 * 2**20).sum(), 2)
+    assert 60 <= measured["above_mb"] <= 100, measured
+    assert measured["peak_mb"] - measured["baseline_mb"] == measured["above_mb"]
+
+
+# The benchmark models' small configurations: the dtype and number of steps of their loss
+# curves. Two are chaotic, and no two implementations (float64 ones included) stay within
+# 1e-3 of each other over 100 steps: MobileNetV2's BatchNorm over a few values per channel
+# multiplies a difference by about 30 each step (eager's float32 curve leaves its float64 one
+# by 8e-3 within 5 steps; eager's and ember's float64 curves part from 1e-15 at step 0 to
+# 3e-8 at step 5 and 0.15 by step 100), so it runs 6 steps in float64; GPT-2's loss starts
+# to oscillate at step 70, where float64 curves part too, so it runs 60 steps.
+CURVES = {"mlp": (torch.float32, 100), "resnet18": (torch.float32, 100),
+          "bert": (torch.float32, 100), "gpt2": (torch.float32, 60),
+          "mobilenet_v2": (torch.float64, 6)}
+
+
+@pytest.mark.parametrize("name", sorted(CURVES))
+def test_loss_curve_of_sgd_steps_matches_eager(name):
+    """SGD steps on a fixed batch from the same weights: every step's loss within 1e-3
+    relative of eager PyTorch's (benchmarks/train.py --curve measures the same)."""
+    dtype, steps = CURVES[name]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*ember")  # no fallback, no failure
+        curves = train.loss_curve(MODELS[name], steps, train.CURVE_LR, small=True,
+                                  dtype=dtype)
+    assert curves["eager"][-1] < curves["eager"][0]  # it trains
+    assert train.curve_diff(curves["ember"], curves["eager"]) <= 1e-3
