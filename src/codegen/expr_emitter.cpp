@@ -9,6 +9,7 @@
 #include "ember/codegen/kernel_plan.h"
 #include "ember/ir/simplify.h"
 #include "ember/support/error.h"
+#include "kernel_writer.h"
 
 namespace ember::codegen {
 
@@ -51,8 +52,6 @@ std::string storage_type(DType t) {
 }
 
 namespace {
-
-bool is_low_precision(DType t) { return t == DType::float16 || t == DType::bfloat16; }
 
 // Whether index arithmetic can use C++'s / and % (floor semantics on non-negative values):
 // no subtraction, negative constants or data-dependent values anywhere in it.
@@ -101,8 +100,7 @@ std::string ExprEmitter::emit_const(const Expr& e) const {
 Expr ExprEmitter::offset(int b, const std::vector<Expr>& indices) const {
   const Shape& shape = task_.buffers.at(b).shape;
   EMBER_ASSERT(shape.size() == indices.size(), "load of b" << b << " with " << indices.size()
-                                                           << " indices for rank "
-                                                           << shape.size());
+                                                           << " indices for rank " << shape.size());
   Expr off = ir::const_int(0);
   for (size_t d = 0; d < indices.size(); ++d) off = off * shape[d] + indices[d];
   return ir::simplify_index(off);
@@ -201,7 +199,8 @@ std::string ExprEmitter::emit_load(const Expr& e) const {
     return "ember_rt::load_strided_range(" + addr + ", " + s + ", " + range + ")";
   }
   std::string suffix = t == DType::bfloat16 ? "_bf16" : t == DType::float16 ? "_f16" : "";
-  if (!partial_.empty()) return "ember_rt::vf::load_partial" + suffix + "(" + addr + ", " + partial_ + ")";
+  if (!partial_.empty())
+    return "ember_rt::vf::load_partial" + suffix + "(" + addr + ", " + partial_ + ")";
   return "ember_rt::vf::load" + suffix + "(" + addr + ")";
 }
 
@@ -231,7 +230,8 @@ std::string ExprEmitter::emit_unary(const Expr& e) const {
   auto op = static_cast<UnaryOp>(e->op);
   std::string a = emit(e->args[0]);
   const DType in = e->args[0].dtype();
-  if (op == UnaryOp::Not) return vector_mode() ? "ember_rt::logical_not(" + a + ")" : "(!" + a + ")";
+  if (op == UnaryOp::Not)
+    return vector_mode() ? "ember_rt::logical_not(" + a + ")" : "(!" + a + ")";
   if (is_float(in) || vector_mode()) {
     if (op == UnaryOp::Neg) return "(-" + a + ")";
     return std::string("ember_rt::") + ir::unary_name(op) + "(" + a + ")";
@@ -408,7 +408,8 @@ std::string ExprEmitter::store(int b, const std::vector<Expr>& indices,
   }
   std::string suffix = t == DType::bfloat16 ? "_bf16" : t == DType::float16 ? "_f16" : "";
   if (!partial_.empty())
-    return "(" + value + ").store_partial" + suffix + "(" + ptr + " + " + off + ", " + partial_ + ");";
+    return "(" + value + ").store_partial" + suffix + "(" + ptr + " + " + off + ", " + partial_ +
+           ");";
   return "(" + value + ").store" + suffix + "(" + ptr + " + " + off + ");";
 }
 
