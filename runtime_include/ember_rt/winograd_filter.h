@@ -20,37 +20,49 @@ namespace ember_rt {
 
 namespace winograd_filter_detail {
 
-// out[i] = (H x)[i], x[0..2] three values a stride apart (a column or a row of a 3x3 block).
-inline void h_times(double x0, double x1, double x2, double* out, int64_t stride) {
-  const double a = x0 + x2, b = x0 + 4.0 * x2;
-  out[0 * stride] = x0;
-  out[1 * stride] = -(a + x1);
-  out[2 * stride] = x1 - a;
-  out[3 * stride] = b + 2.0 * x1;
-  out[4 * stride] = b - 2.0 * x1;
-  out[5 * stride] = x2;
-}
-
+inline constexpr int64_t kBlock = 64;  // pairs per block
 inline constexpr double kS[6] = {1.0 / 4, 1.0 / 6, 1.0 / 6, 1.0 / 24, 1.0 / 24, 1.0};
+
+// out[i][p] = (H x)[i] for the kBlock columns p of x[0..2] (one value per pair each).
+inline void h_times(const double* x0, const double* x1, const double* x2, double (*out)[kBlock]) {
+  for (int64_t p = 0; p < kBlock; ++p) {
+    const double a = x0[p] + x2[p], b = x0[p] + 4.0 * x2[p];
+    out[0][p] = x0[p];
+    out[1][p] = -(a + x1[p]);
+    out[2][p] = x1[p] - a;
+    out[3][p] = b + 2.0 * x1[p];
+    out[4][p] = b - 2.0 * x1[p];
+    out[5][p] = x2[p];
+  }
+}
 
 }  // namespace winograd_filter_detail
 
 // u[k, o, c] = (G g G^T)[i, j], k = 6 i + j, g = w[o, c] (3x3, row-major), for the pairs
-// oc = o * C + c in [begin, end) of the O * C; u is [36, O, C].
+// oc = o * C + c in [begin, end) of the O * C; u is [36, O, C]. In blocks of kBlock pairs,
+// each step along the block (vectors of pairs), and u written along its rows (its 36 rows
+// are O * C floats apart).
 inline void winograd_f43_filter_pairs(const float* w, float* u, int64_t O, int64_t C, int64_t begin,
                                       int64_t end) {
   using winograd_filter_detail::h_times;
+  using winograd_filter_detail::kBlock;
   using winograd_filter_detail::kS;
   const int64_t OC = O * C;
-  for (int64_t oc = begin; oc < end; ++oc) {
-    const float* g = w + oc * 9;
-    double t[6][3];  // H g: column l of g gives column l of t
-    for (int l = 0; l < 3; ++l) h_times(g[l], g[3 + l], g[6 + l], &t[0][l], 3);
+  double g[9][kBlock];     // g[a * 3 + b][p]: element (a, b) of pair p's 3x3 block
+  double t[3][6][kBlock];  // t[l][i][p] = (H g)[i][l]
+  double v[6][kBlock];     // row i of (H g) H^T, one i at a time
+  for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
+    const int64_t n = end - b0 < kBlock ? end - b0 : kBlock;
+    for (int64_t p = 0; p < kBlock; ++p)
+      for (int e = 0; e < 9; ++e) g[e][p] = p < n ? w[(b0 + p) * 9 + e] : 0.0;
+    for (int l = 0; l < 3; ++l) h_times(g[l], g[3 + l], g[6 + l], t[l]);
     for (int i = 0; i < 6; ++i) {
-      double v[6];  // row i of (H g) H^T
-      h_times(t[i][0], t[i][1], t[i][2], v, 1);
-      for (int j = 0; j < 6; ++j)
-        u[(i * 6 + j) * OC + oc] = static_cast<float>(v[j] * (kS[i] * kS[j]));
+      h_times(t[0][i], t[1][i], t[2][i], v);
+      for (int j = 0; j < 6; ++j) {
+        const double scale = kS[i] * kS[j];
+        float* row = u + (i * 6 + j) * OC + b0;
+        for (int64_t p = 0; p < n; ++p) row[p] = static_cast<float>(v[j][p] * scale);
+      }
     }
   }
 }

@@ -24,10 +24,6 @@ void source_strides(const PreparedConstant& pc, int64_t* sb, int64_t* sk, int64_
   *sn = pc.transposed ? pc.K : 1;
 }
 
-}  // namespace
-
-namespace {
-
 // u [36, O, C] from w [O, C, 3, 3], split over ember's threads.
 Tensor winograd_filter(const Tensor& w) {
   const Shape& s = w.shape();
