@@ -1,17 +1,17 @@
 // The Winograd F(4x4, 3x3) filter transform U = G g G^T (winograd.h) without SIMD, so that
 // the kernels (winograd_f43_filter) and the host (a saved model stores the 3x3 weights and
-// transforms them at load, ExecPlan::prepared) compute it alike, bit for bit, whatever the
-// flags each was compiled with.
+// transforms them at load, ExecPlan::prepared) compute it alike, bit for bit, whatever ISA
+// and FMA contraction each was compiled with (not with -ffast-math, which reorders sums).
 //
 // G = diag(s) H, s = (1/4, 1/6, 1/6, 1/24, 1/24, 1), where H's entries are 0, +-1, +-2 and 4:
 //
 //   H = [ 1  0  0;  -1 -1 -1;  -1  1 -1;  1  2  4;  1 -2  4;  0  0  1 ]
 //
-// so U[i][j] = s_i s_j (H g H^T)[i][j]. H g H^T takes only additions and products by powers
-// of two, which are exact: contracting a product and an addition into an fma
-// (-ffp-contract=fast with FMA instructions) gives the same result as not contracting. Each
+// so U[i][j] = s_i s_j (H g H^T)[i][j]. H g H^T takes additions and products by powers of
+// two only; those products are exact, so contracting a product and an addition into an fma
+// (-ffp-contract=fast with FMA instructions) rounds exactly as the addition alone does. Each
 // element is then scaled once (a product, nothing to contract with) and rounded to float.
-// In double throughout.
+// In double throughout; within one float rounding of G g G^T unless the additions cancel.
 #pragma once
 
 #include <cstdint>
