@@ -83,8 +83,9 @@ class CompiledModel:
     def info(self) -> dict[str, Any]:
         """{'format_version', 'ember_version', 'kernel_abi', 'isa', 'cpu_features',
         'file_bytes' (None until saved or loaded), 'weight_bytes', 'prepared_weight_bytes' (the
-        part of the weights prepared for the kernels: packed GEMM weights), 'kernels', 'launches',
-        'symbols', 'rebuilt' (why load() compiled the kernels again, or None), 'frontend'}."""
+        part of the weights prepared for the kernels: packed GEMM weights, Winograd filters),
+        'kernels', 'launches', 'symbols', 'rebuilt' (why load() compiled the kernels again, or
+        None), 'frontend'}."""
         info = dict(self._model.info())
         info["frontend"] = self._meta.get("frontend", "ember")
         return info

@@ -17,8 +17,8 @@
 // The input and output transforms run in vectors along tx (ember_rt::vf lanes are
 // neighbouring tiles of one row of tiles): a row of input is first split into its four
 // phases (columns 4 q + r, r = 0..3) so that every tile's column k is the load of phase
-// k % 4 at q + k / 4. The filter transform runs once per weight (at build time when the
-// weight is a constant) in double.
+// k % 4 at q + k / 4. The filter transform (winograd_filter.h) runs once per weight (at build
+// time when the weight is a constant, and at load for a saved model) in double.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +28,7 @@
 
 #include "kernel.h"
 #include "vec.h"
+#include "winograd_filter.h"
 
 namespace ember_rt::lib {
 inline namespace EMBER_RT_ISA_NS {
@@ -56,37 +57,18 @@ inline void output_1d(const V* m, V* out) {
   out[3] = ember_rt::fma(V(8.0f), d, b) + m[5];
 }
 
-// G, the filter transform's 6x3 matrix.
-constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
-                             {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                             {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                             {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                             {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                             {0, 0, 1}};
-
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 }  // namespace winograd_detail
 
-// u[k, o, c] = (G g G^T)[i, j] with k = 6 i + j, g = w[o, c] (3x3), computed in double.
+// u[k, o, c] = (G g G^T)[i, j] with k = 6 i + j, g = w[o, c] (3x3): winograd_filter.h's
+// transform (the one the host runs on a saved model's weights), split over the threads.
 template <class T>
 inline void winograd_f43_filter(const LaunchContext* ctx, const T* w, T* u, int64_t O, int64_t C) {
   static_assert(std::is_same_v<T, float>, "the Winograd transforms take float32");
-  using winograd_detail::kG;
   const int64_t OC = O * C;
   parallel_for(ctx, OC, static_cast<double>(OC) * 200.0, [&](int64_t begin, int64_t end) {
-    for (int64_t oc = begin; oc < end; ++oc) {
-      const T* g = w + oc * 9;
-      double gt[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
-        for (int l = 0; l < 3; ++l)
-          gt[i][l] = kG[i][0] * g[l] + kG[i][1] * g[3 + l] + kG[i][2] * g[6 + l];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          const double v = gt[i][0] * kG[j][0] + gt[i][1] * kG[j][1] + gt[i][2] * kG[j][2];
-          u[(i * 6 + j) * OC + oc] = static_cast<T>(v);
-        }
-    }
+    ember_rt::winograd_f43_filter_pairs(w, u, O, C, begin, end);
   });
 }
 

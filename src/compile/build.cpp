@@ -210,13 +210,42 @@ void prepare_constants(ExecPlan* plan, const Module& module,
   drop_unread_sources(plan);
 }
 
+// The nodes that prepare a constant input (OpDef::constant_preparation; constant folding
+// leaves them): prepared here, on the host, and recorded in plan->prepared as prepared forms
+// of their input, which a saved model can store instead and prepare again at load. Returns
+// the graph with their results as constants and without those nodes.
+FlowGraph prepare_on_host(const FlowGraph& graph, ExecPlan* plan) {
+  FlowGraph out = graph;
+  out.nodes.clear();
+  for (const Node& n : graph.nodes) {
+    if (!n.op->constant_preparation || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+        !out.constants.count(n.inputs[0])) {
+      out.nodes.push_back(n);
+      continue;
+    }
+    PreparedConstant pc;
+    pc.kind = *n.op->constant_preparation;
+    pc.source = n.inputs[0];
+    pc.value = n.outputs[0];
+    Tensor made = prepare_constant(nullptr, out.constants.at(pc.source), &pc);
+    EMBER_ASSERT(
+        made.type().dtype == graph.values[pc.value].dtype &&
+            shape_equal(made.shape(), graph.values[pc.value].shape),
+        n.op->name << " prepared " << made.type().str() << " for " << graph.values[pc.value].str());
+    out.constants[pc.value] = made;
+    plan->prepared.push_back(pc);
+  }
+  return out;
+}
+
 }  // namespace
 
-std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& graph, const BuildOptions& options) {
+std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOptions& options) {
   validate(options);
-  graph.verify();
-  std::vector<std::string> symbols = graph.symbols();
+  given.verify();
   ExecPlan plan;
+  const FlowGraph graph = prepare_on_host(given, &plan);
+  std::vector<std::string> symbols = graph.symbols();
   plan.values = graph.values;
   plan.inputs = graph.inputs;
   plan.outputs = graph.outputs;

@@ -6,13 +6,12 @@
 //   2. fold_constants       - before fusion: a node fed only by constants disappears instead
 //                             of being fused into a kernel that recomputes it every run;
 //   3. choose_algorithms    - after folding: a rule may depend on an input being a constant
-//                             (Winograd transforms a constant weight once);
-//   4. fold_constants       - again: the preparations the choices added on constants (filter
-//                             transforms) run now, once, at build time;
-//   5. rewrite_patterns     - after folding, so that masks and scales built from constants
+//                             (Winograd transforms a constant weight once: the transform
+//                             is a node that the build prepares, OpDef::constant_preparation);
+//   4. rewrite_patterns     - after folding, so that masks and scales built from constants
 //                             are constants the rules can read (a causal tril mask);
 //                             before fusion, which would hide the patterns in fused groups;
-//   6. fuse_operators       - last: it turns groups of nodes into kernels, and passes that
+//   5. fuse_operators       - last: it turns groups of nodes into kernels, and passes that
 //                             match single operators would no longer see them.
 #include "ember/graph/pipeline.h"
 
@@ -37,7 +36,6 @@ const std::vector<PassEntry>& pipeline() {
       {"eliminate_dead_code", passes::eliminate_dead_code},
       {"fold_constants", passes::fold_constants},
       {"choose_algorithms", passes::choose_algorithms},
-      {"fold_constants", passes::fold_constants},
       {"rewrite_patterns", passes::rewrite_patterns},
       {"fuse_operators", passes::fuse_operators},
   };
@@ -74,8 +72,7 @@ FlowGraph optimize(const FlowGraph& graph, const PassOptions& options,
     auto start = std::chrono::steady_clock::now();
     int before = static_cast<int>(g.nodes.size());
     g = pass.run(g);
-    double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     g.verify();
     if (timings) timings->push_back({pass.name, secs, before, static_cast<int>(g.nodes.size())});
     if (!options.dump_dir.empty()) dump(options.dump_dir, index, pass.name, g);

@@ -298,7 +298,8 @@ OpDef conv2d_winograd_def() {
 }
 
 // winograd_filter: w [O, C, 3, 3] (float32) -> u [36, O, C], u[6 i + j, o, c] = (G w[o, c]
-// G^T)[i, j]; one Call stage, folded at build time when w is a constant.
+// G^T)[i, j]; one Call stage, or, when w is a constant, a prepared constant made once at
+// build time (and again at load from a saved model's w).
 OpDef winograd_filter_def() {
   OpDef d;
   d.name = "winograd_filter";
@@ -308,6 +309,7 @@ OpDef winograd_filter_def() {
   traits.anchor = true;
   traits.epilogue = EpilogueRule::None;
   d.declared_traits = traits;
+  d.constant_preparation = Preparation::WinogradFilter;
   d.num_inputs = 1;
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs&) {
     const std::string op = "winograd_filter";

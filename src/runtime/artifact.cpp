@@ -7,8 +7,9 @@
 //   "module"   the kernels' shared object, less what only tools read (artifact_module.h);
 //              compressed (format version 3)
 //   "sources"  the translation units it was compiled from; compressed (format version 3)
-//   "prepared" which constants are prepared forms of which (packed GEMM operands), and how;
-//              one form of each is stored and the other made again at load (stored_forms)
+//   "prepared" which constants are prepared forms of which, and how (ember::Preparation:
+//              packed GEMM operands, Winograd filters); one form of each is stored and the
+//              other made again at load (stored_forms)
 //   "costs"    per launch, its floating-point operations and bytes moved as size expressions
 //              ("" when unknown), for the profile; a file without it (written before it
 //              existed) loads with the counts unknown, and older embers ignore it
@@ -41,34 +42,39 @@ namespace {
 using namespace artifact_file;    // NOLINT: the container's records and sections
 using namespace artifact_module;  // NOLINT: the machine code: read, stripped, linked
 
-// Which constants the file stores (value -> tensor): each prepared constant (packed GEMM
-// operand) in one form only, the other made again at load (derive_prepared_forms):
-//   - the source matrix, where the panels' padding makes them more than 1/16 larger (a
-//     Linear layer with 10 outputs packed 32 wide): load packs it with the kernels' own
-//     function, and drops it again unless a launch reads it;
-//   - else the panels; a source that a launch reads as well (GPT-2's embedding, tied to its
-//     output layer) is then unpacked from them at load instead of stored twice.
+// Which constants the file stores (value -> tensor): each prepared constant (ExecPlan::
+// prepared) in one form only, the other made again at load (derive_prepared_forms):
+//   - the source, where the preparation cannot be undone (a Winograd filter: its 3x3 weight,
+//     a quarter of the transform) or where the prepared form is more than 1/16 larger (GEMM
+//     panels whose padding makes them so: a Linear layer with 10 outputs packed 32 wide):
+//     load prepares it (GEMM panels with the kernels' own function), and drops it again
+//     unless a launch reads it or it cannot be prepared back;
+//   - else the prepared form (GEMM panels); a source that a launch reads as well (GPT-2's
+//     embedding, tied to its output layer) is then unpacked from them at load instead of
+//     stored twice.
 std::map<int, Tensor> stored_forms(const ExecPlan& p) {
   std::map<int, Tensor> stored = p.constants;
-  std::set<int> packed_at_load;  // sources stored for packing
+  std::set<int> prepared_at_load;  // sources stored for preparing
   for (const PreparedConstant& pc : p.prepared) {
-    const Tensor& panels = p.constants.at(pc.value);
-    const int64_t source_bytes = 4 * pc.batches * pc.K * pc.N;
-    if (panels.nbytes() * 16 <= source_bytes * 17) continue;
-    if (!stored.count(pc.source))
-      stored[pc.source] = unprepare_constant(panels, pc, p.values.at(pc.source));
+    const Tensor& made = p.constants.at(pc.value);
+    const TensorType& source = p.values.at(pc.source);
+    const auto source_bytes = static_cast<int64_t>(shape_nbytes(source.shape, source.dtype));
+    if (preparation_reversible(pc.kind) && made.nbytes() * 16 <= source_bytes * 17) continue;
+    if (!stored.count(pc.source))  // (irreversible ones keep their source)
+      stored[pc.source] = unprepare_constant(made, pc, source);
     stored.erase(pc.value);
-    packed_at_load.insert(pc.source);
+    prepared_at_load.insert(pc.source);
   }
   for (const PreparedConstant& pc : p.prepared)
-    if (stored.count(pc.value) && !packed_at_load.count(pc.source)) stored.erase(pc.source);
+    if (stored.count(pc.value) && !prepared_at_load.count(pc.source)) stored.erase(pc.source);
   return stored;
 }
 
 // At load, the other form of each prepared constant the file stores in one (stored_forms):
-// sources that a launch reads are unpacked from their panels here; panels stored as their
-// source are packed by `prepare` (the saved kernels' function; null when the kernels are
-// compiled again, which prepares every constant anew).
+// GEMM sources that a launch reads are unpacked from their panels here; prepared constants
+// stored as their source are prepared: GEMM panels by `prepare` (the saved kernels' function;
+// null when the kernels are compiled again, which packs every panel anew), Winograd filters
+// on the host.
 // ArtifactError through `bad` when the records do not fit together.
 template <class Bad>
 void derive_prepared_forms(ExecPlan* plan, void* prepare, const Bad& bad) {
@@ -79,13 +85,13 @@ void derive_prepared_forms(ExecPlan* plan, void* prepare, const Bad& bad) {
         if (!plan->constants.count(pc.source) && read.count(pc.source))
           plan->constants[pc.source] =
               unprepare_constant(plan->constants[pc.value], pc, plan->values[pc.source]);
-      } else if (prepare != nullptr) {
+      } else if (prepare != nullptr || pc.kind != Preparation::GemmPanels) {
         PreparedConstant made = pc;
-        Tensor panels = prepare_constant(prepare, plan->constants.at(pc.source), &made);
+        Tensor t = prepare_constant(prepare, plan->constants.at(pc.source), &made);
         if (made.kc != pc.kc || made.nr != pc.nr ||
-            !shape_equal(panels.shape(), plan->values[pc.value].shape))
+            !shape_equal(t.shape(), plan->values[pc.value].shape))
           bad("the file is damaged: a prepared constant does not match its kernels' layout");
-        plan->constants[pc.value] = panels;
+        plan->constants[pc.value] = t;
       }
     }
   } catch (const ArtifactError&) {
@@ -93,6 +99,14 @@ void derive_prepared_forms(ExecPlan* plan, void* prepare, const Bad& bad) {
   } catch (const Error& e) {
     bad(std::string("the file is damaged: ") + e.what());
   }
+}
+
+bool is_three(const ir::Expr& e) { return e.as_int().value_or(0) == 3; }
+
+// Whether the plan has GEMM panels, which need the kernels' packing function.
+bool has_gemm_panels(const ExecPlan& plan) {
+  return std::any_of(plan.prepared.begin(), plan.prepared.end(),
+                     [](const PreparedConstant& pc) { return pc.kind == Preparation::GemmPanels; });
 }
 
 std::mutex rebuilder_mu;
@@ -253,13 +267,16 @@ void CompiledModel::save(const std::string& path) {
     for (const auto& s : l.scratch) plan.type(s);
   }
 
-  // Which constants are prepared forms of which (ExecPlan::prepared): load prepares them
-  // again when it compiles the kernels for another ISA.
+  // Which constants are prepared forms of which (ExecPlan::prepared), and how: load makes
+  // the form the file does not store, and packs GEMM panels again when it compiles the
+  // kernels for another ISA.
   Writer prepared;
   prepared.u32(static_cast<uint32_t>(p.prepared.size()));
   for (const PreparedConstant& pc : p.prepared) {
-    for (int64_t x : {int64_t{pc.value}, int64_t{pc.source}, pc.batches, pc.K, pc.N,
-                      int64_t{pc.transposed}, pc.kc, pc.nr})
+    for (int64_t x : {static_cast<int64_t>(pc.kind), int64_t{pc.value}, int64_t{pc.source}})
+      prepared.i64(x);
+    if (pc.kind != Preparation::GemmPanels) continue;
+    for (int64_t x : {pc.batches, pc.K, pc.N, int64_t{pc.transposed}, pc.kc, pc.nr})
       prepared.i64(x);
     for (int64_t x : pc.tuning) prepared.i64(x);
   }
@@ -362,11 +379,33 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
   if (!pr.done()) pr.fail("it has bytes after its last record");
   if (sections.count("prepared")) {  // format version 2
     Reader pp = section("prepared");
-    uint32_t n = pp.count(13 * 8);
+    // Format version 4 starts each record with its preparation; earlier ones are GEMM panels.
+    uint32_t n = pp.count(version >= 4 ? 3 * 8 : 13 * 8);
     for (uint32_t i = 0; i < n; ++i) {
       PreparedConstant pc;
+      if (version >= 4) {
+        const int64_t kind = pp.i64();
+        if (kind != static_cast<int64_t>(Preparation::GemmPanels) &&
+            kind != static_cast<int64_t>(Preparation::WinogradFilter))
+          pp.fail("a prepared constant has the unknown preparation " + std::to_string(kind));
+        pc.kind = static_cast<Preparation>(kind);
+      }
       pc.value = pp.index(num_values);
       pc.source = pp.index(num_values);
+      const TensorType& src = plan.values[pc.source];
+      const TensorType& made = plan.values[pc.value];
+      if (pc.kind == Preparation::WinogradFilter) {
+        // The source [O, C, 3, 3] is stored, the filter [36, O, C] made at load.
+        const Shape want =
+            src.shape.size() == 4 ? Shape{ir::Expr(36), src.shape[0], src.shape[1]} : Shape{};
+        if (!plan.constants.count(pc.source) || plan.constants.count(pc.value) ||
+            src.dtype != DType::float32 || made.dtype != DType::float32 || want.empty() ||
+            !shape_is_concrete(src.shape) || !is_three(src.shape[2]) || !is_three(src.shape[3]) ||
+            !shape_equal(made.shape, want))
+          pp.fail("a Winograd filter does not match its source");
+        plan.prepared.push_back(pc);
+        continue;
+      }
       pc.batches = pp.i64();
       pc.K = pp.i64();
       pc.N = pp.i64();
@@ -374,12 +413,10 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
       pc.kc = pp.i64();
       pc.nr = pp.i64();
       for (int t = 0; t < 5; ++t) pc.tuning.push_back(pp.i64());
-      const TensorType& src = plan.values[pc.source];
       // Format version 3 stores the panels or their source (stored_forms).
-      const bool stored =
-          plan.constants.count(pc.value) || (version >= 3 && plan.constants.count(pc.source) &&
-                                             plan.values[pc.value].dtype == DType::float32 &&
-                                             shape_is_concrete(plan.values[pc.value].shape));
+      const bool stored = plan.constants.count(pc.value) ||
+                          (version >= 3 && plan.constants.count(pc.source) &&
+                           made.dtype == DType::float32 && shape_is_concrete(made.shape));
       if (!stored || pc.batches < 1 || pc.K < 1 || pc.N < 1 || src.dtype != DType::float32 ||
           !shape_is_concrete(src.shape) ||
           static_cast<int64_t>(shape_nbytes(src.shape, src.dtype)) != 4 * pc.batches * pc.K * pc.N)
@@ -441,7 +478,7 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
         fns.push_back(fn);
       }
       void* prepare = dlsym(module->handle, ember_rt::kPrepareGemmB);
-      if (!plan.prepared.empty() && !prepare)
+      if (has_gemm_panels(plan) && !prepare)
         bad("the file is damaged: its machine code cannot prepare its weights");
       derive_prepared_forms(&plan, prepare, bad);
       drop_unread_sources(&plan);
@@ -472,7 +509,8 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
       fns = rebuilt.fns;
       // The panels were packed for the saved kernels' ISA and blocking: again for these.
       if (!plan.prepared.empty()) {
-        if (!rebuilt.prepare) bad("the file is damaged: its sources cannot prepare its weights");
+        if (has_gemm_panels(plan) && !rebuilt.prepare)
+          bad("the file is damaged: its sources cannot prepare its weights");
         derive_prepared_forms(&plan, nullptr, bad);
         reprepare_constants(&plan, rebuilt.prepare);
         drop_unread_sources(&plan);

@@ -1,13 +1,17 @@
-// Constants prepared for the kernels that read them (ExecPlan::prepared): packing through
-// the kernel module's own function, unpacking (the layout is ember_rt/gemm_prepared.h's), and
-// preparing again for kernels compiled for another ISA.
+// Constants prepared for the kernels that read them (ExecPlan::prepared): GEMM packing
+// through the kernel module's own function, unpacking (the layout is ember_rt/gemm_prepared.h's)
+// and preparing again for kernels compiled for another ISA; the Winograd filter transform
+// (ember_rt/winograd_filter.h) on the host.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
 
 #include "ember/runtime/compiled_graph.h"
+#include "ember/runtime/thread_pool.h"
 #include "ember/support/error.h"
 #include "ember_rt/gemm_prepared.h"
+#include "ember_rt/winograd_filter.h"
 
 namespace ember {
 
@@ -20,9 +24,39 @@ void source_strides(const PreparedConstant& pc, int64_t* sb, int64_t* sk, int64_
   *sn = pc.transposed ? pc.K : 1;
 }
 
-}  // namespace
+// u [36, O, C] from w [O, C, 3, 3], split over ember's threads.
+Tensor winograd_filter(const Tensor& w) {
+  const Shape& s = w.shape();
+  auto dim = [&](size_t d) { return s.size() == 4 ? s[d].as_int().value_or(-1) : -1; };
+  EMBER_CHECK(
+      w.dtype() == DType::float32 && dim(0) >= 0 && dim(1) >= 0 && dim(2) == 3 && dim(3) == 3,
+      "a Winograd filter's source must be a float32 [O, C, 3, 3] weight, got " << w.type().str());
+  const int64_t O = dim(0), C = dim(1);
+  Tensor u = Tensor::empty({36, O, C}, DType::float32);
+  struct Job {
+    const float* w;
+    float* u;
+    int64_t O, C, per;
+  } job{static_cast<const float*>(w.data()), static_cast<float*>(u.data()), O, C, 0};
+  // Chunks of whole pairs; small filters on the calling thread.
+  constexpr int64_t kPairsPerChunk = 2048;
+  const int64_t pairs = O * C, chunks = (pairs + kPairsPerChunk - 1) / kPairsPerChunk;
+  job.per = (pairs + std::max<int64_t>(chunks, 1) - 1) / std::max<int64_t>(chunks, 1);
+  auto run = [](void* closure, int64_t begin, int64_t end) {
+    const Job& j = *static_cast<const Job*>(closure);
+    const int64_t pairs = j.O * j.C;
+    ember_rt::winograd_f43_filter_pairs(j.w, j.u, j.O, j.C, std::min(begin * j.per, pairs),
+                                        std::min(end * j.per, pairs));
+  };
+  if (chunks <= 1) {
+    run(&job, 0, 1);
+  } else {
+    default_pool().parallel_run(chunks, run, &job);
+  }
+  return u;
+}
 
-Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc) {
+Tensor pack_gemm_panels(void* prepare, const Tensor& source, PreparedConstant* pc) {
   EMBER_ASSERT(prepare != nullptr, "prepared constants without the module's packing function");
   EMBER_ASSERT(source.dtype() == DType::float32 && source.numel() == pc->batches * pc->K * pc->N,
                "a prepared constant's source is " << source.type().str());
@@ -41,8 +75,21 @@ Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* p
   return out;
 }
 
+}  // namespace
+
+Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc) {
+  switch (pc->kind) {
+    case Preparation::GemmPanels: return pack_gemm_panels(prepare, source, pc);
+    case Preparation::WinogradFilter: return winograd_filter(source);
+  }
+  EMBER_THROW("unknown preparation " << static_cast<int64_t>(pc->kind));
+}
+
+bool preparation_reversible(Preparation kind) { return kind == Preparation::GemmPanels; }
+
 Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc,
                           const TensorType& type) {
+  EMBER_ASSERT(preparation_reversible(pc.kind), "unpacking a constant that cannot be undone");
   ember_rt::PreparedB layout;
   layout.data = static_cast<const float*>(panels.data());
   layout.K = pc.K;
@@ -69,13 +116,17 @@ std::set<int> values_read(const ExecPlan& plan) {
 
 void drop_unread_sources(ExecPlan* plan) {
   const std::set<int> read = values_read(*plan);
+  std::set<int> kept;  // sources of irreversible preparations
   for (const PreparedConstant& pc : plan->prepared)
-    if (!read.count(pc.source)) plan->constants.erase(pc.source);
+    if (!preparation_reversible(pc.kind)) kept.insert(pc.source);
+  for (const PreparedConstant& pc : plan->prepared)
+    if (!read.count(pc.source) && !kept.count(pc.source)) plan->constants.erase(pc.source);
 }
 
 void reprepare_constants(ExecPlan* plan, void* prepare) {
   std::map<int, Tensor> sources;  // unpacked once when several prepared forms share one
   for (PreparedConstant& pc : plan->prepared) {
+    if (pc.kind != Preparation::GemmPanels) continue;  // the same on every ISA
     auto kept = plan->constants.find(pc.source);
     Tensor source;
     if (kept != plan->constants.end()) {

@@ -100,5 +100,35 @@ TEST(RtWinograd, FilterTransformOfACentredImpulse) {
     for (int j = 0; j < 6; ++j) EXPECT_NEAR(u[static_cast<size_t>(i * 6 + j)], g1[i] * g1[j], 1e-8);
 }
 
+// The transform (winograd_filter.h: exact sums of products by powers of two, one scaling)
+// against G g G^T in long double: within one float rounding of it.
+TEST(RtWinograd, FilterTransformIsRoundedOnce) {
+  const long double G[6][3] = {{0.25L, 0, 0},
+                               {-1.0L / 6, -1.0L / 6, -1.0L / 6},
+                               {-1.0L / 6, 1.0L / 6, -1.0L / 6},
+                               {1.0L / 24, 1.0L / 12, 1.0L / 6},
+                               {1.0L / 24, -1.0L / 12, 1.0L / 6},
+                               {0, 0, 1}};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  const int64_t O = 5, C = 7;
+  std::vector<float> w(static_cast<size_t>(O * C * 9)), u(static_cast<size_t>(36 * O * C));
+  for (float& v : w) v = dist(rng);
+  lib::winograd_f43_filter(nullptr, w.data(), u.data(), O, C);
+  for (int64_t oc = 0; oc < O * C; ++oc)
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j) {
+        long double exact = 0;
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b)
+            exact += G[i][a] * w[static_cast<size_t>(oc * 9 + a * 3 + b)] * G[j][b];
+        const float got = u[static_cast<size_t>((i * 6 + j) * O * C + oc)];
+        const float lo = std::nextafter(static_cast<float>(exact), -INFINITY);
+        const float hi = std::nextafter(static_cast<float>(exact), INFINITY);
+        EXPECT_TRUE(got >= lo && got <= hi)
+            << oc << " " << i << " " << j << ": " << got << " vs " << static_cast<double>(exact);
+      }
+}
+
 }  // namespace
 }  // namespace ember_rt

@@ -148,6 +148,28 @@ def test_run_saved_matches_python(tmp_path: Path) -> None:
         assert same_bits(np.load(out / "z.npy"), k * 3)
 
 
+def test_run_saved_transforms_winograd_filters_alike(tmp_path: Path) -> None:
+    """A 3x3 convolution of 64 channels on 28x28 (Winograd): the file stores the 3x3 weight,
+    and the runtime library's loader transforms it to the same bits as the compiler did."""
+    run_saved_program()
+    x = ember.symbol([1, 64, 28, 28], "float32", name="x")
+    w = ember.randn([64, 64, 3, 3], seed=4)
+    y = ember.ops.conv2d(x, w, padding=1)
+    optimized = ember.graph.optimize(ember.trace_from([y], [x]))
+    assert "Conv2dWinograd" in str(optimized)
+    m = _C.CompiledModel(optimized.build(), ["x"], ["y"], "")
+    model = tmp_path / "winograd.ember"
+    m.save(str(model))
+    # The weights: the 3x3 weight (64 * 64 * 9 floats), not its transform (4x as large).
+    assert model.stat().st_size < 64 * 64 * 9 * 4 + 64 * 1024
+    xv = np.random.default_rng(5).standard_normal((1, 64, 28, 28)).astype(np.float32)
+    np.save(tmp_path / "x.npy", xv)
+    r = run_saved(model, "-i", tmp_path / "x.npy", "-o", tmp_path / "out", "--runs", "1")
+    assert r.returncode == 0, r.stderr
+    (want,) = m.run([ember.asarray(xv)])
+    assert same_bits(np.load(tmp_path / "out" / "y.npy"), np.asarray(want))
+
+
 def test_run_saved_made_up_inputs_and_errors(tmp_path: Path) -> None:
     run_saved_program()
     x = ember.symbol([2, 3], "float32", name="x")

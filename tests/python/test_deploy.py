@@ -406,20 +406,150 @@ def _container(version: int, sections: dict[str, bytes]) -> bytes:
     return ember._C._reseal(head + bytes(align(len(head)) - len(head)) + body)
 
 
-def test_format_version_2_still_loads(tmp_path):
+def _records_before_version_4(prepared: bytes) -> bytes:
+    """A "prepared" section of GEMM panels as format versions 2 and 3 wrote it: each record
+    without the preparation that version 4 starts it with."""
+    (n,) = struct.unpack_from("<I", prepared)
+    out, at = prepared[:4], 4
+    for _ in range(n):
+        (kind,) = struct.unpack_from("<q", prepared, at)
+        assert kind == 0  # GEMM panels: 13 more fields
+        out += prepared[at + 8:at + 14 * 8]
+        at += 14 * 8
+    assert at == len(prepared)
+    return out
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_older_format_versions_still_load(tmp_path, version):
     """A version 2 file (machine code and sources stored as they are, every constant in the
-    form the kernels read) loads and runs the same."""
+    form the kernels read) and a version 3 one (each "prepared" record without its kind)
+    load and run the same."""
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU()).eval()
     x = torch.randn(4, 32)
     compiled = ember.compile(model, (x,), options=QUIET)
-    compiled.save(tmp_path / "v3.ember")
-    sections = _sections((tmp_path / "v3.ember").read_bytes())
-    for tag in ("module", "sources"):
-        sections[tag] = zlib.decompress(sections[tag][8:])
-    (tmp_path / "v2.ember").write_bytes(_container(2, sections))
-    loaded = ember.load(tmp_path / "v2.ember")
-    assert loaded.info()["format_version"] == 2
+    compiled.save(tmp_path / "v4.ember")
+    sections = _sections((tmp_path / "v4.ember").read_bytes())
+    sections["prepared"] = _records_before_version_4(sections["prepared"])
+    if version == 2:
+        for tag in ("module", "sources"):
+            sections[tag] = zlib.decompress(sections[tag][8:])
+    old = tmp_path / f"v{version}.ember"
+    old.write_bytes(_container(version, sections))
+    loaded = ember.load(old)
+    assert loaded.info()["format_version"] == version
     assert torch.equal(loaded(x), compiled(x))
+
+
+# ---- Winograd filters: stored as their 3x3 weights, transformed at load ----------------------
+class WinogradNet(torch.nn.Module):
+    """Two 3x3 convolutions of 64 channels on 28x28 images (Winograd), batch norm folded into
+    the first; a 1x1 convolution between them."""
+
+    def __init__(self, c=64):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(c, c, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(c)
+        self.mix = torch.nn.Conv2d(c, c, 1)
+        self.conv2 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+
+    def forward(self, x):
+        return self.conv2(self.mix(torch.relu(self.bn(self.conv1(x)))))
+
+
+def _winograd(tmp_path):
+    torch.manual_seed(0)
+    model = WinogradNet().eval()
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-0.5, 0.5)
+        model.bn.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(1, 64, 28, 28, generator=torch.Generator().manual_seed(1))
+    compiled = ember.compile(model, (x,), options=QUIET)
+    assert repr(compiled).count("Conv2dWinograd") == 2, repr(compiled)
+    path = tmp_path / "winograd.ember"
+    compiled.save(path)
+    return model, x, compiled, path
+
+
+def test_winograd_filters_are_stored_as_their_weights(tmp_path):
+    """The file holds the 3x3 weights, not their transforms (4x larger); a new process
+    transforms them at load to the same bits as the compiling process."""
+    model, x, compiled, path = _winograd(tmp_path)
+    weights = sum(p.numel() * 4 for p in model.parameters())
+    stored = len(_sections(path.read_bytes())["weights"])
+    assert stored <= weights + 64 * 8, (stored, weights)
+    expected = compiled(x)
+    with torch.no_grad():
+        torch.testing.assert_close(expected, model(x), rtol=1e-4, atol=1e-4)
+    loaded = ember.load(path)
+    assert loaded.info()["weight_bytes"] == compiled.info()["weight_bytes"]
+    assert torch.equal(loaded(x), expected)
+    loaded.save(tmp_path / "again.ember")
+    assert (tmp_path / "again.ember").read_bytes() == path.read_bytes()
+    np.save(tmp_path / "x.npy", x.numpy())
+    _run_python(f"""
+        import numpy as np, ember
+        m = ember.load({str(path)!r})
+        np.save({str(tmp_path / "y.npy")!r}, m.run([np.load({str(tmp_path / "x.npy")!r})])[0])
+    """)
+    assert np.array_equal(np.load(tmp_path / "y.npy"), expected.numpy())
+
+
+def test_winograd_file_rebuilds_for_another_isa(tmp_path):
+    """Kernels compiled again (EMBER_ISA below the saved one) read the same transformed
+    filters: the transform does not depend on the ISA."""
+    if ember.isa() == "scalar":
+        pytest.skip("this CPU has no SIMD ISA to save with")
+    model, x, compiled, path = _winograd(tmp_path)
+    np.save(tmp_path / "x.npy", x.numpy())
+    _run_python(f"""
+        import numpy as np, ember
+        m = ember.load({str(path)!r})
+        assert m.info()["rebuilt"], m.info()
+        np.save({str(tmp_path / "y.npy")!r}, m.run([np.load({str(tmp_path / "x.npy")!r})])[0])
+    """, env={"EMBER_ISA": "scalar"})
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), compiled(x).numpy(), rtol=1e-4,
+                               atol=1e-4)
+
+
+def _prepared_records(prepared: bytes) -> list[tuple[int, int, int, int]]:
+    """(offset, kind, value, source) of each record of a version 4 "prepared" section."""
+    (n,) = struct.unpack_from("<I", prepared)
+    records, at = [], 4
+    for _ in range(n):
+        kind, value, source = struct.unpack_from("<qqq", prepared, at)
+        records.append((at, kind, value, source))
+        at += 3 * 8 + (0 if kind == 1 else 11 * 8)
+    assert at == len(prepared)
+    return records
+
+
+def test_damaged_winograd_record_is_an_error(tmp_path):
+    """A record naming an unknown preparation, or a Winograd filter whose source is not
+    the 3x3 weight it is made from, is an ArtifactError naming the section."""
+    *_, path = _winograd(tmp_path)
+    sections = _sections(path.read_bytes())
+    records = _prepared_records(sections["prepared"])
+    winograd = [r for r in records if r[1] == 1]
+    assert len(winograd) == 2
+
+    def load_with(prepared: bytes) -> None:
+        _load_bytes(tmp_path, _container(4, {**sections, "prepared": prepared}))
+
+    at, _, _, source = winograd[0]
+    unknown = bytearray(sections["prepared"])
+    struct.pack_into("<q", unknown, at, 7)
+    with pytest.raises(ember.ArtifactError, match="prepared section.*unknown preparation 7"):
+        load_with(bytes(unknown))
+    other_source = bytearray(sections["prepared"])
+    struct.pack_into("<q", other_source, at + 16, winograd[1][2])  # the other filter [36, O, C]
+    with pytest.raises(ember.ArtifactError,
+                       match="prepared section.*Winograd filter does not match its source"):
+        load_with(bytes(other_source))
+    as_gemm = bytearray(sections["prepared"])
+    struct.pack_into("<q", as_gemm, at, 0)  # read as GEMM panels: the fields run on
+    with pytest.raises(ember.ArtifactError, match="prepared section"):
+        load_with(bytes(as_gemm))
 
 
 # ---- another CPU ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 
 #include "ember/ir/task.h"
 #include "ember/ops/attrs.h"
+#include "ember/runtime/compiled_graph.h"
 
 namespace ember {
 
@@ -128,6 +129,12 @@ struct OpDef {
       lower;
   // Set by operators with several algorithms (AlgorithmChoice).
   ChooseAlgorithmFn choose_algorithm;
+  // Set by an operator that prepares a constant input for the kernels that read it, in a
+  // way a saved model can repeat at load (ember::Preparation: the Winograd filter
+  // transform). Constant folding leaves such a node on a constant to the build, which
+  // records the result as a prepared constant of its input (ExecPlan::prepared), so that
+  // a saved model stores whichever form is smaller.
+  std::optional<Preparation> constant_preparation;
 
   // What passes ask about this operator: its declared traits, else its kind's defaults.
   OpTraits traits() const { return declared_traits.value_or(default_traits(kind)); }

@@ -48,8 +48,9 @@ struct ArtifactError : Error {
 
 // The version of the file format save() writes; load() reads versions 1 to this one.
 // 2: the "prepared" section; 3: each prepared constant stored in one form, the machine code
-// (stripped) and the sources compressed.
-constexpr int kArtifactFormatVersion = 3;
+// (stripped) and the sources compressed; 4: each "prepared" record starts with its
+// preparation (GEMM panels, Winograd filters: stored as their 3x3 weights).
+constexpr int kArtifactFormatVersion = 4;
 
 struct TensorInfo {
   std::string name;

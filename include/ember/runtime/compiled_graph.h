@@ -49,12 +49,27 @@ struct KernelBinary {
   std::vector<std::string> sources;  // the translation units it was compiled from
 };
 
-// A constant prepared once for the kernels that read it: a GEMM's constant B operand packed
-// in its micro-kernel's panel order (ember_rt/gemm_prepared.h) by the kernel module's own
-// ember_rt::kPrepareGemmB. The plan's constant `value` holds the panels of `source`; `source`
-// stays a constant only where another launch (or an output) reads it.
+// How a prepared constant is made from its source (PreparedConstant::kind): a known,
+// deterministic preparation, so that a saved model can store one form and make the other at
+// load (ember/runtime/artifact.h). The numbers are written in the file.
+enum class Preparation : int64_t {
+  // A GEMM's constant B operand packed in its micro-kernel's panel order
+  // (ember_rt/gemm_prepared.h) by the kernel module's own ember_rt::kPrepareGemmB: depends on
+  // the ISA and blocking the module was compiled with; the source can be unpacked again.
+  GemmPanels = 0,
+  // A 3x3 convolution's weight [O, C, 3, 3] transformed for Winograd F(4x4, 3x3), [36, O, C]
+  // (ember_rt/winograd_filter.h, run on the host): the same on every ISA; not invertible, so
+  // the source is always kept.
+  WinogradFilter = 1,
+};
+
+// A constant prepared once for the kernels that read it. The plan's constant `value` holds
+// the prepared form of `source`; `source` stays a constant where another launch (or an
+// output) reads it, or where the preparation cannot be undone (WinogradFilter).
 struct PreparedConstant {
+  Preparation kind = Preparation::GemmPanels;
   int value = -1, source = -1;
+  // GemmPanels only:
   int64_t batches = 1, K = 0, N = 0;  // source: batches x K x N, or batches x N x K transposed
   bool transposed = false;            // a Linear layer's weight, [N, K]
   std::vector<int64_t> tuning;        // the reading kernel's {mc, nc, kc, kernel, split_k}
@@ -73,18 +88,22 @@ struct ExecPlan {
   std::vector<PreparedConstant> prepared;      // constants that are prepared forms of others
 };
 
-// Prepares `source` (the plan's value pc->source) with `prepare` (a module's kPrepareGemmB),
-// setting pc's layout: the panels, batches * floats per batch.
+// Makes pc's prepared form of `source` (the plan's value pc->source): GemmPanels with
+// `prepare` (a module's kPrepareGemmB), setting pc's layout (the panels, batches * floats
+// per batch); WinogradFilter on the host (`prepare` unused). ember::Error when `source` does
+// not have the type the preparation takes.
 Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc);
-// The source matrix of `panels` (prepared as pc says), of type `type`.
+// Whether a preparation can be undone (unprepare_constant).
+bool preparation_reversible(Preparation kind);
+// The source matrix of GemmPanels `panels` (prepared as pc says), of type `type`.
 Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc, const TensorType& type);
-// Drops from the plan's constants each source of a prepared constant that no launch or
-// output reads (those read only through their panels).
+// Drops from the plan's constants each source of a reversible prepared constant that no
+// launch or output reads (those read only through their prepared form).
 void drop_unread_sources(ExecPlan* plan);
 // The values a launch or an output reads.
 std::set<int> values_read(const ExecPlan& plan);
-// Prepares the plan's prepared constants again with `prepare` (kernels compiled for another
-// ISA than the panels were packed for), from their sources, kept or unpacked.
+// Prepares the plan's GemmPanels constants again with `prepare` (kernels compiled for
+// another ISA than the panels were packed for), from their sources, kept or unpacked.
 void reprepare_constants(ExecPlan* plan, void* prepare);
 
 // CompiledGraph::profile: how long each launch takes, and what it does in that time.

@@ -1,4 +1,6 @@
-// Constant folding: run nodes whose inputs are all constants now.
+// Constant folding: run nodes whose inputs are all constants now. A node that prepares a
+// constant for its readers (OpDef::constant_preparation: the Winograd filter transform) is
+// left to the build, which prepares it as a saved model can again at load.
 #include "ember/graph/passes.h"
 #include "ember/ops/ops.h"
 
@@ -8,7 +10,7 @@ FlowGraph fold_constants(const FlowGraph& g) {
   FlowGraph out = g;
   out.nodes.clear();
   for (const Node& n : g.nodes) {
-    bool all_const = !n.inputs.empty();
+    bool all_const = !n.inputs.empty() && !n.op->constant_preparation;
     for (int v : n.inputs) all_const = all_const && out.constants.count(v);
     // A result whose shape depends on the inputs' symbols is not a constant.
     for (int v : n.outputs) all_const = all_const && shape_is_concrete(g.values[v].shape);
