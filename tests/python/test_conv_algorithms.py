@@ -234,6 +234,42 @@ def test_implicit_gemm_matches_float64(n: int, c: int, o: int, hw: tuple[int, in
     np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
 
 
+# Kernels narrower than the stride read only some stride phases, and only those are copied
+# (1x1 stride 2: one phase of four): kernels 1, 2 and 3 with strides 2 and 3, odd sizes,
+# padding and dilation (dilation 2 with stride 2 reads one row phase from a 3-tall kernel).
+PHASE_CASES = [
+    # ((kh, kw), stride, padding, dilation)
+    ((1, 1), (2, 2), (0, 0), (1, 1)),
+    ((1, 1), (3, 3), (0, 0), (1, 1)),
+    ((1, 1), (2, 3), (1, 0), (1, 1)),
+    ((2, 2), (3, 3), (1, 1), (1, 1)),
+    ((2, 1), (3, 2), (0, 1), (2, 1)),
+    ((2, 2), (3, 3), (0, 2), (2, 2)),
+    ((3, 3), (2, 2), (1, 1), (2, 2)),
+    ((3, 2), (3, 2), (2, 0), (1, 2)),
+    ((1, 3), (2, 3), (0, 1), (1, 1)),
+]
+
+
+@pytest.mark.parametrize(("k", "stride", "pad", "dil"), PHASE_CASES)
+def test_implicit_gemm_reading_some_phases_matches_torch(k: tuple[int, int],
+                                                         stride: tuple[int, int],
+                                                         pad: tuple[int, int],
+                                                         dil: tuple[int, int]) -> None:
+    rng = np.random.default_rng(k[0] * 10 + k[1] + stride[0])
+    x = rng.standard_normal((2, 5, 17, 15)).astype(np.float32)
+    w = (rng.standard_normal((7, 5, *k)) / np.sqrt(5 * k[0] * k[1])).astype(np.float32)
+    kw = dict(stride=stride, padding=pad, dilation=dil)
+    xs = ember.symbol(list(x.shape), name="x")
+    graph = ember.graph.optimize(ember.trace_from([ops.conv2d(xs, ember.asarray(w),
+                                                              algo="implicit", **kw)], [xs]))
+    got = graph(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = _reference(x, w, None, **kw)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
+
+
 @pytest.mark.parametrize(("stride", "pad", "dil", "k"), [(1, 1, 1, 3), (2, 3, 1, 7), (3, 0, 2, 4)])
 def test_implicit_gemm_conv1d_matches_float64(stride: int, pad: int, dil: int, k: int) -> None:
     rng = np.random.default_rng(k)
