@@ -401,8 +401,10 @@ bool implicit_wins(const ConvGeom& g) {
 
 }  // namespace
 
-// In order of preference: a convolution takes the first algorithm whose rule applies.
-// Adding an algorithm is adding its entry here and its lowering.
+// In order of preference: a convolution takes the first algorithm that applies and whose
+// rule says it wins (no rule: it wins wherever it applies); tuning (search_space >= 1)
+// measures every algorithm that applies instead. Adding an algorithm is adding its entry
+// here and its lowering.
 const std::vector<ConvAlgo>& conv_algos() {
   static const std::vector<ConvAlgo> algos = {
       // A GEMM on the input as it is.
@@ -412,27 +414,31 @@ const std::vector<ConvAlgo>& conv_algos() {
          return dense_float32(p) && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                 g.pw == 0;
        },
-       lower_gemm1x1},
+       nullptr, lower_gemm1x1},
       // 3x3, stride 1, on a constant weight, where it wins (winograd_wins).
       {"winograd",
        [](const ConvProblem& p) {
          const ConvGeom& g = p.g;
          return dense_float32(p) && p.weight_constant && g.spatial == 2 && g.kh == 3 && g.kw == 3 &&
                 g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.oh.as_int() &&
-                g.ow.as_int() && g.h.as_int() && g.w.as_int() && winograd_wins(g);
+                g.ow.as_int() && g.h.as_int() && g.w.as_int();
        },
-       lower_winograd, "conv2d_winograd", "winograd_filter"},
+       [](const ConvProblem& p) { return winograd_wins(p.g); }, lower_winograd, "conv2d_winograd",
+       "winograd_filter"},
       // The columns read in place (implicit_wins).
-      {"implicit", [](const ConvProblem& p) { return dense_float32(p) && implicit_wins(p.g); },
+      {"implicit", dense_float32, [](const ConvProblem& p) { return implicit_wins(p.g); },
        lower_implicit},
-      // Stride 1 with a kernel narrow next to the output (use_wide).
-      {"wide", [](const ConvProblem& p) { return dense_float32(p) && use_wide(p.g); }, lower_wide},
-      {"im2col", dense_float32, lower_im2col},
+      // Stride 1, with a kernel narrow next to the output (use_wide).
+      {"wide", [](const ConvProblem& p) { return dense_float32(p) && p.g.sh == 1 && p.g.sw == 1; },
+       [](const ConvProblem& p) { return use_wide(p.g); }, lower_wide},
+      {"im2col", dense_float32, nullptr, lower_im2col},
       // Depthwise float32 (is_depthwise): the runtime routine.
-      {"depthwise", [](const ConvProblem& p) { return is_depthwise(p.g, p.dtype); },
+      {"depthwise", [](const ConvProblem& p) { return is_depthwise(p.g, p.dtype); }, nullptr,
        lower_depthwise},
       // Anything else (other grouped convolutions, other dtypes): the generic reduction.
-      {"reduce", [](const ConvProblem&) { return true; }, nullptr},
+      {"reduce",
+       [](const ConvProblem& p) { return !dense_float32(p) && !is_depthwise(p.g, p.dtype); },
+       nullptr, nullptr},
   };
   return algos;
 }

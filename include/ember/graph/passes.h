@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ember/graph/flow_graph.h"
+#include "ember/tune/tune.h"
 
 namespace ember::passes {
 
@@ -14,10 +15,11 @@ FlowGraph eliminate_dead_code(const FlowGraph& g);
 FlowGraph fold_constants(const FlowGraph& g);
 
 // Rewrites each node of an operator with several algorithms (a convolution) to the one its
-// rules choose (OpDef::choose_algorithm), shown in its attributes; a choice that runs on a
-// prepared input (a Winograd filter transform) adds the preparing node. After constant
-// folding, so that it sees which inputs are constants.
-FlowGraph choose_algorithms(const FlowGraph& g);
+// rules choose (OpDef::choose_algorithm), or, at tuning.search_space > 0, to the fastest of
+// those that apply as measured (tune::tune_algorithms, recorded and reused); the choice shows
+// in its attributes. A choice that runs on a prepared input (a Winograd filter transform)
+// adds the preparing node. After constant folding, so that it sees which inputs are constants.
+FlowGraph choose_algorithms(const FlowGraph& g, const tune::TuneOptions& tuning = {});
 
 // Replaces operators computed the long way by one operator, rule by rule
 // (src/graph/passes/rules.h): attention written out as matmul, scale, mask, softmax, matmul
