@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <iomanip>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
