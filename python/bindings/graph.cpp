@@ -43,12 +43,11 @@ tune::ParallelK parse_parallel_k(nb::handle v) {
 }
 
 nb::object optimize_graph(const FlowGraph& graph, std::optional<std::string> dump_dir,
-                          bool return_timings, int search_space, nb::handle parallel_k,
+                          bool return_timings, int search_space,
                           std::map<std::string, int64_t> symbol_values) {
   PassOptions options;
   options.dump_dir = dump_dir.value_or("");
   options.tuning.search_space = search_space;
-  options.tuning.parallel_k = parse_parallel_k(parallel_k);
   options.tuning.symbol_values = std::move(symbol_values);
   std::vector<PassTiming> timings;
   FlowGraph optimized = optimize(graph, options, return_timings ? &timings : nullptr);
@@ -162,11 +161,9 @@ void bind_graph(nb::module_& m) {
 
   m.def("optimize", &optimize_graph, nb::arg("graph"), nb::arg("dump_dir") = nb::none(),
         nb::arg("return_timings") = false, nb::kw_only(), nb::arg("search_space") = 0,
-        nb::arg("parallel_k") = "default",
         nb::arg("symbol_values") = std::map<std::string, int64_t>{},
         nb::sig("def optimize(graph: FlowGraph, dump_dir: str | None = None, "
                 "return_timings: bool = False, *, search_space: int = 0, "
-                "parallel_k: str | int = 'default', "
                 "symbol_values: collections.abc.Mapping[str, int] = {}) -> "
                 "FlowGraph | tuple[FlowGraph, list[dict[str, typing.Any]]]"),
         "Runs ember's graph passes in order and returns the optimized graph (the input is not "
@@ -175,7 +172,7 @@ void bind_graph(nb::module_& m) {
         "'nodes_after'}, ...]).\n\n"
         "search_space: 0 lets the rules choose each convolution's algorithm; 1 and 2 measure "
         "every algorithm that applies and take the fastest (recorded on disk and reused). "
-        "parallel_k and symbol_values are FlowGraph.build's (the sizes to measure at).");
+        "symbol_values: FlowGraph.build's (the sizes of symbolic dimensions to measure at).");
   m.def("pass_names", &pass_names, "The graph passes, in the order optimize() runs them.");
 }
 

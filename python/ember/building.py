@@ -42,7 +42,7 @@ def build(graph: Any, *, label: str, search_space: int = 0, parallel_k: Any = "d
                           "pass") as bar:
             optimized, timings = ember.graph.optimize(
                 graph, dump_dir=dump, return_timings=True, search_space=search_space,
-                parallel_k=parallel_k, symbol_values=symbol_values or {})
+                symbol_values=symbol_values or {})
             bar.update(len(timings))
         return optimized.build(search_space=search_space, parallel_k=parallel_k, dump_dir=dump,
                                progress=phases if progress else None,

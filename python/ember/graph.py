@@ -7,7 +7,7 @@
   every pass (``00_input.txt``, ``01_<pass>.txt``, ...); with ``return_timings=True`` it
   returns ``(graph, timings)`` where ``timings`` is a list of
   ``{"pass": str, "seconds": float, "nodes_before": int, "nodes_after": int}``. With
-  ``search_space=1`` or ``2`` (and ``parallel_k``, ``symbol_values`` as ``build`` takes them)
+  ``search_space=1`` or ``2`` (and ``symbol_values`` as ``build`` takes them)
   each convolution's algorithm is measured instead of chosen by the rules (recorded on disk
   and reused; ``EMBER_LOG=tune`` prints the times).
 - ``FlowGraph.build()`` compiles every kernel (or loads it from the cache) and returns a

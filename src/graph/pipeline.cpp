@@ -76,7 +76,6 @@ std::vector<std::string> pass_names() {
 
 FlowGraph optimize(const FlowGraph& graph, const PassOptions& options,
                    std::vector<PassTiming>* timings) {
-  tune::validate(options.tuning);
   FlowGraph g = graph;
   g.verify();
   if (!options.dump_dir.empty()) dump(options.dump_dir, 0, "input", g);

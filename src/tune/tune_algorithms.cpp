@@ -1,4 +1,5 @@
-// Choosing a node's algorithm by measuring every one that applies (see ember/tune/tune.h).
+// Choosing a node's algorithm by measuring every one that applies: passes::measure_algorithms
+// (declared in ember/graph/passes.h for the choose_algorithms pass; see ember/tune/tune.h).
 #include <algorithm>
 #include <iomanip>
 #include <map>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "ember/graph/passes.h"
 #include "ember/jit/cache.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
@@ -16,8 +18,12 @@
 #include "measure.h"
 #include "records.h"
 
-namespace ember::tune {
+namespace ember {
 
+using passes::AlgorithmProblem;
+using passes::AlgorithmResult;
+
+namespace tune {
 namespace {
 
 // Rounds of the candidates together: enough for this many seconds, within these bounds.
@@ -93,18 +99,23 @@ std::optional<AlgorithmResult> from_record(const std::string& key, const Algorit
 }
 
 }  // namespace
+}  // namespace tune
 
-std::vector<AlgorithmResult> tune_algorithms(const std::vector<AlgorithmProblem>& problems,
-                                             const std::vector<std::string>& symbols,
-                                             const TuneOptions& options) {
+std::vector<AlgorithmResult> passes::measure_algorithms(
+    const std::vector<AlgorithmProblem>& problems, const std::vector<std::string>& symbols,
+    const AlgorithmTuning& tuning) {
+  using namespace tune;
+  TuneOptions options;
+  options.search_space = tuning.search_space;
+  options.symbol_values = tuning.symbol_values;
+  validate(options);
   std::vector<AlgorithmResult> results(problems.size());
   if (options.search_space <= 0) {
     for (AlgorithmResult& r : results) r.skipped = "tuning is off (search_space 0)";
     return results;
   }
   const std::string context = record_context(options, symbols);
-  codegen::KernelConfig config;
-  config.gemm.split_k = options.parallel_k.fixed_split_k();
+  const codegen::KernelConfig config;  // the analytic blocking: tuned later for the winner
   std::vector<Job> jobs;
   std::map<std::string, size_t> job_of_key;
   std::vector<std::string> kernels;
@@ -174,4 +185,4 @@ std::vector<AlgorithmResult> tune_algorithms(const std::vector<AlgorithmProblem>
   return results;
 }
 
-}  // namespace ember::tune
+}  // namespace ember

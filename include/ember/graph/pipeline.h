@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ember/graph/flow_graph.h"
-#include "ember/tune/tune.h"
+#include "ember/graph/passes.h"
 
 namespace ember {
 
@@ -16,7 +16,7 @@ struct PassOptions {
   // At search_space > 0, choose_algorithms measures the algorithms of the nodes that have
   // several (a convolution's) at the sizes in symbol_values, as the build's GEMM tuning does
   // (the same records); at 0 the rules choose.
-  tune::TuneOptions tuning;
+  passes::AlgorithmTuning tuning;
 };
 
 struct PassTiming {

@@ -2,9 +2,9 @@
 //
 // The algorithm of a node that has several (a convolution: Winograd, the implicit GEMM, the wide
 // and im2col forms, ...; OpDef::choose_algorithm) is measured by the choose_algorithms pass
-// (tune_algorithms below): every algorithm that applies is built and timed on the real shapes,
-// and the fastest replaces the rules' choice when it is clearly faster. Its GEMM blocking is
-// then tuned with every other matmul kernel's, at build time.
+// (passes::measure_algorithms, src/tune/tune_algorithms.cpp): every algorithm that applies is built
+// and timed on the real shapes, and the fastest replaces the rules' choice when it is clearly
+// faster. Its GEMM blocking is then tuned with every other matmul kernel's, at build time.
 //
 // The tuned schedule is the blocking of the GEMM template (codegen::GemmConfig: the mc/nc/kc
 // cache blocks, the micro-kernel, and how many parts K is split into across threads) of every
@@ -66,32 +66,6 @@ struct TuneResult {
 std::vector<TuneResult> tune_gemm_tasks(const std::vector<ir::Task>& tasks,
                                         const std::vector<std::string>& symbols,
                                         const TuneOptions& options);
-
-// A choice among the algorithms of one node (the choose_algorithms pass), to measure.
-struct AlgorithmProblem {
-  // The node and its problem (operator, input types, attributes, which inputs are constant),
-  // for the tuning records and the log.
-  std::string what;
-  std::vector<std::string> names;  // the candidates, the rules' choice first
-  std::vector<ir::Task> tasks;     // the kernel each candidate runs the node with
-};
-
-struct AlgorithmResult {
-  size_t chosen = 0;             // index into names: 0 (the rules' choice) unless one beat it
-  std::vector<double> seconds;   // each candidate's median time (empty: nothing measured now)
-  double default_seconds = 0.0;  // the rules' choice's median (also from a record)
-  double best_seconds = 0.0;     // the choice's
-  bool from_record = false;      // read from the tuning records, nothing measured
-  std::string skipped;           // why the rules' choice stands without measuring
-};
-
-// Times the candidates of each problem (at options.search_space > 0) on zero-filled buffers of
-// the real shapes with the real thread pool, interleaved, or reads the choice from the tuning
-// records (kind "algorithm"); the measured choice is recorded. With EMBER_LOG=tune each choice
-// is logged with its times. `symbols` is the graph's symbol order (the kernels' `syms`).
-std::vector<AlgorithmResult> tune_algorithms(const std::vector<AlgorithmProblem>& problems,
-                                             const std::vector<std::string>& symbols,
-                                             const TuneOptions& options);
 
 // The candidate blocking for a GEMM of M x N x K (batch folded into nothing:
 // blocking is per matrix) with the micro-kernels {mr, nr} compiled for this ISA. The default

@@ -1,6 +1,6 @@
 // Algorithm choice: each node of an operator with several algorithms (a convolution) is
 // rewritten to one of those its operator says can run it (OpDef::choose_algorithm): the rules'
-// choice, or at search_space > 0 the fastest as measured (tune::tune_algorithms: each
+// choice, or at search_space > 0 the fastest as measured (measure_algorithms: each
 // candidate's kernel timed on the node's shapes, the choice kept in the tuning records), so
 // that the choice shows in the optimized graph and lowering only follows it. A choice may run
 // the node as another operator on a prepared input (Winograd: conv2d_winograd on
@@ -38,11 +38,10 @@ std::string describe(const Node& n, const std::vector<TensorType>& in,
 }
 
 // The candidates' kernels, to measure: each lowered as the node would run with it.
-tune::AlgorithmProblem problem_of(const FlowGraph& g, const Node& n,
-                                  const std::vector<TensorType>& in,
-                                  const std::vector<bool>& constant,
-                                  const std::vector<AlgorithmChoice>& choices) {
-  tune::AlgorithmProblem p;
+AlgorithmProblem problem_of(const FlowGraph& g, const Node& n, const std::vector<TensorType>& in,
+                            const std::vector<bool>& constant,
+                            const std::vector<AlgorithmChoice>& choices) {
+  AlgorithmProblem p;
   p.what = describe(n, in, constant);
   std::vector<TensorType> out;
   for (int v : n.outputs) out.push_back(g.values[v]);
@@ -58,11 +57,11 @@ tune::AlgorithmProblem problem_of(const FlowGraph& g, const Node& n,
 
 }  // namespace
 
-FlowGraph choose_algorithms(const FlowGraph& g, const tune::TuneOptions& tuning) {
+FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning) {
   // The candidates of every node that has a choice, the rules' first.
   std::vector<std::vector<AlgorithmChoice>> choices(g.nodes.size());
   std::vector<size_t> chosen(g.nodes.size(), 0);
-  std::vector<tune::AlgorithmProblem> problems;
+  std::vector<AlgorithmProblem> problems;
   std::vector<size_t> node_of_problem;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
@@ -79,9 +78,8 @@ FlowGraph choose_algorithms(const FlowGraph& g, const tune::TuneOptions& tuning)
       node_of_problem.push_back(i);
     }
   }
-  if (!problems.empty()) {
-    const std::vector<tune::AlgorithmResult> results =
-        tune::tune_algorithms(problems, g.symbols(), tuning);
+  if (tuning.search_space != 0) {  // also when nothing is to measure: it checks the level
+    const std::vector<AlgorithmResult> results = measure_algorithms(problems, g.symbols(), tuning);
     for (size_t p = 0; p < problems.size(); ++p) chosen[node_of_problem[p]] = results[p].chosen;
   }
 
