@@ -24,10 +24,31 @@ std::vector<TensorType> value_types(const FlowGraph& g, const std::vector<int>& 
   return out;
 }
 
+tune::ParallelK parse_parallel_k(nb::handle v) {
+  using Mode = tune::ParallelK::Mode;
+  if (nb::isinstance<nb::str>(v)) {
+    std::string s = nb::cast<std::string>(v);
+    if (s == "default") return {Mode::Default, 0};
+    if (s == "disabled") return {Mode::Disabled, 0};
+    if (s == "search") return {Mode::Search, 0};
+  } else if (nb::isinstance<nb::int_>(v) && !nb::isinstance<nb::bool_>(v)) {
+    int parts = nb::cast<int>(v);
+    if (parts == 1) return {Mode::Disabled, 0};
+    if (parts >= 2) return {Mode::Fixed, parts};
+  }
+  throw Error(
+      "parallel_k must be 'default', 'disabled', 'search' or a number of parts >= 1, "
+      "got " +
+      nb::cast<std::string>(nb::repr(v)));
+}
+
 nb::object optimize_graph(const FlowGraph& graph, std::optional<std::string> dump_dir,
-                          bool return_timings) {
+                          bool return_timings, int search_space,
+                          std::map<std::string, int64_t> symbol_values) {
   PassOptions options;
   options.dump_dir = dump_dir.value_or("");
+  options.tuning.search_space = search_space;
+  options.tuning.symbol_values = std::move(symbol_values);
   std::vector<PassTiming> timings;
   FlowGraph optimized = optimize(graph, options, return_timings ? &timings : nullptr);
   nb::object result = nb::cast(std::move(optimized));
@@ -42,23 +63,6 @@ nb::object optimize_graph(const FlowGraph& graph, std::optional<std::string> dum
     rows.append(row);
   }
   return nb::make_tuple(result, rows);
-}
-
-tune::ParallelK parse_parallel_k(nb::handle v) {
-  using Mode = tune::ParallelK::Mode;
-  if (nb::isinstance<nb::str>(v)) {
-    std::string s = nb::cast<std::string>(v);
-    if (s == "default") return {Mode::Default, 0};
-    if (s == "disabled") return {Mode::Disabled, 0};
-    if (s == "search") return {Mode::Search, 0};
-  } else if (nb::isinstance<nb::int_>(v) && !nb::isinstance<nb::bool_>(v)) {
-    int parts = nb::cast<int>(v);
-    if (parts == 1) return {Mode::Disabled, 0};
-    if (parts >= 2) return {Mode::Fixed, parts};
-  }
-  throw Error("parallel_k must be 'default', 'disabled', 'search' or a number of parts >= 1, "
-              "got " +
-              nb::cast<std::string>(nb::repr(v)));
 }
 
 std::shared_ptr<CompiledGraph> build_graph_py(const FlowGraph& g, int search_space,
@@ -156,14 +160,19 @@ void bind_graph(nb::module_& m) {
       "inputs, every symbolic tensor without a trace becomes an input, in order of discovery.");
 
   m.def("optimize", &optimize_graph, nb::arg("graph"), nb::arg("dump_dir") = nb::none(),
-        nb::arg("return_timings") = false,
+        nb::arg("return_timings") = false, nb::kw_only(), nb::arg("search_space") = 0,
+        nb::arg("symbol_values") = std::map<std::string, int64_t>{},
         nb::sig("def optimize(graph: FlowGraph, dump_dir: str | None = None, "
-                "return_timings: bool = False) -> "
+                "return_timings: bool = False, *, search_space: int = 0, "
+                "symbol_values: collections.abc.Mapping[str, int] = {}) -> "
                 "FlowGraph | tuple[FlowGraph, list[dict[str, typing.Any]]]"),
         "Runs ember's graph passes in order and returns the optimized graph (the input is not "
         "modified). dump_dir: write the graph after each pass as <NN>_<pass>.txt. "
         "return_timings=True returns (graph, [{'pass', 'seconds', 'nodes_before', "
-        "'nodes_after'}, ...]).");
+        "'nodes_after'}, ...]).\n\n"
+        "search_space: 0 lets the rules choose each convolution's algorithm; 1 and 2 measure "
+        "every algorithm that applies and take the fastest (recorded on disk and reused). "
+        "symbol_values: FlowGraph.build's (the sizes of symbolic dimensions to measure at).");
   m.def("pass_names", &pass_names, "The graph passes, in the order optimize() runs them.");
 }
 

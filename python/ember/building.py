@@ -40,7 +40,9 @@ def build(graph: Any, *, label: str, search_space: int = 0, parallel_k: Any = "d
     try:
         with progress_bar(progress, len(ember.graph.pass_names()), f"ember {label}: fusing",
                           "pass") as bar:
-            optimized, timings = ember.graph.optimize(graph, dump_dir=dump, return_timings=True)
+            optimized, timings = ember.graph.optimize(
+                graph, dump_dir=dump, return_timings=True, search_space=search_space,
+                symbol_values=symbol_values or {})
             bar.update(len(timings))
         return optimized.build(search_space=search_space, parallel_k=parallel_k, dump_dir=dump,
                                progress=phases if progress else None,

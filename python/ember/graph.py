@@ -6,7 +6,10 @@
   of ``pass_names()`` and returns a new graph; with ``dump_dir`` the graph is written after
   every pass (``00_input.txt``, ``01_<pass>.txt``, ...); with ``return_timings=True`` it
   returns ``(graph, timings)`` where ``timings`` is a list of
-  ``{"pass": str, "seconds": float, "nodes_before": int, "nodes_after": int}``.
+  ``{"pass": str, "seconds": float, "nodes_before": int, "nodes_after": int}``. With
+  ``search_space=1`` or ``2`` (and ``symbol_values`` as ``build`` takes them)
+  each convolution's algorithm is measured instead of chosen by the rules (recorded on disk
+  and reused; ``EMBER_LOG=tune`` prints the times).
 - ``FlowGraph.build()`` compiles every kernel (or loads it from the cache) and returns a
   ``CompiledGraph``, whose ``run(inputs)`` is one C++ call.
 """

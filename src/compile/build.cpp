@@ -118,15 +118,11 @@ const bool kRebuilderInstalled = [] {
 }  // namespace
 
 void validate(const BuildOptions& o) {
-  EMBER_CHECK(o.search_space >= 0 && o.search_space <= 2,
-              "search_space must be 0, 1 or 2 (got "
-                  << o.search_space << "): 0 uses the analytic schedules, 1 and 2 measure a "
-                  << "small and a large space of them.");
-  EMBER_CHECK(o.parallel_k.mode != tune::ParallelK::Mode::Fixed || o.parallel_k.parts >= 2,
-              "parallel_k must split K into at least 2 parts (got " << o.parallel_k.parts
-                                                                    << "); use 'disabled' for 1.");
-  for (const auto& [name, value] : o.symbol_values)
-    EMBER_CHECK(value >= 0, "symbol_values: the size " << name << " = " << value << " is negative");
+  tune::TuneOptions t;
+  t.search_space = o.search_space;
+  t.parallel_k = o.parallel_k;
+  t.symbol_values = o.symbol_values;
+  tune::validate(t);
 }
 
 namespace {

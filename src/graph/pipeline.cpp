@@ -28,16 +28,26 @@ namespace {
 
 struct PassEntry {
   const char* name;
-  FlowGraph (*run)(const FlowGraph&);
+  FlowGraph (*run)(const FlowGraph&, const PassOptions&);
 };
+
+// A pass that takes no options.
+template <FlowGraph (*Pass)(const FlowGraph&)>
+FlowGraph plain(const FlowGraph& g, const PassOptions&) {
+  return Pass(g);
+}
+
+FlowGraph choose_algorithms(const FlowGraph& g, const PassOptions& o) {
+  return passes::choose_algorithms(g, o.tuning);
+}
 
 const std::vector<PassEntry>& pipeline() {
   static const std::vector<PassEntry> passes = {
-      {"eliminate_dead_code", passes::eliminate_dead_code},
-      {"fold_constants", passes::fold_constants},
-      {"choose_algorithms", passes::choose_algorithms},
-      {"rewrite_patterns", passes::rewrite_patterns},
-      {"fuse_operators", passes::fuse_operators},
+      {"eliminate_dead_code", plain<passes::eliminate_dead_code>},
+      {"fold_constants", plain<passes::fold_constants>},
+      {"choose_algorithms", choose_algorithms},
+      {"rewrite_patterns", plain<passes::rewrite_patterns>},
+      {"fuse_operators", plain<passes::fuse_operators>},
   };
   return passes;
 }
@@ -71,7 +81,7 @@ FlowGraph optimize(const FlowGraph& graph, const PassOptions& options,
   for (const auto& pass : pipeline()) {
     auto start = std::chrono::steady_clock::now();
     int before = static_cast<int>(g.nodes.size());
-    g = pass.run(g);
+    g = pass.run(g, options);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     g.verify();
     if (timings) timings->push_back({pass.name, secs, before, static_cast<int>(g.nodes.size())});

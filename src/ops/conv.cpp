@@ -170,9 +170,10 @@ ReduceDef reduce_conv(const std::string& op, int spatial, const std::vector<Tens
   return r;
 }
 
+// The rules' choice: the first algorithm that applies and wins.
 const ConvAlgo& choose_conv_algo(const ConvProblem& p) {
   for (const ConvAlgo& a : conv_algos())
-    if (a.applies(p)) return a;
+    if (a.applies(p) && (a.wins == nullptr || a.wins(p))) return a;
   throw InternalError("no convolution algorithm applies");
 }
 
@@ -219,20 +220,30 @@ ir::Task lower_conv(const std::string& op, int spatial, const std::vector<Tensor
   return t;
 }
 
-// The choose_algorithm hook of conv1d / conv2d (AlgorithmChoice).
-std::optional<AlgorithmChoice> choose_conv(const std::string& op, int spatial,
-                                           const std::vector<TensorType>& in, const OpAttrs& attrs,
-                                           const std::vector<bool>& constant) {
-  ConvAttrs a = attrs_as<ConvAttrs>(attrs);
-  if (!a.algo.empty()) return std::nullopt;
+// The choose_algorithm hook of conv1d / conv2d (AlgorithmChoice): the rules' choice, then
+// the other algorithms that apply, in conv_algos() order.
+std::vector<AlgorithmChoice> choose_conv(const std::string& op, int spatial,
+                                         const std::vector<TensorType>& in, const OpAttrs& attrs,
+                                         const std::vector<bool>& constant) {
+  const ConvAttrs& a = attrs_as<ConvAttrs>(attrs);
+  if (!a.algo.empty()) return {};
   const ConvGeom g = conv_geom(op, spatial, in.at(0), in.at(1), a);
-  const ConvAlgo& algo = choose_conv_algo({g, in[0].dtype, constant.at(1)});
-  a.algo = algo.name;
-  AlgorithmChoice c;
-  c.op = &op_def(algo.op ? algo.op : op);
-  c.attrs = a;
-  c.prepare = {nullptr, algo.prepare_weight ? &op_def(algo.prepare_weight) : nullptr};
-  return c;
+  const ConvProblem p{g, in[0].dtype, constant.at(1)};
+  const ConvAlgo& rule = choose_conv_algo(p);
+  auto choice = [&](const ConvAlgo& algo) {
+    AlgorithmChoice c;
+    c.name = algo.name;
+    c.op = &op_def(algo.op ? algo.op : op);
+    ConvAttrs chosen = a;
+    chosen.algo = algo.name;
+    c.attrs = chosen;
+    c.prepare = {nullptr, algo.prepare_weight ? &op_def(algo.prepare_weight) : nullptr};
+    return c;
+  };
+  std::vector<AlgorithmChoice> out = {choice(rule)};
+  for (const ConvAlgo& algo : conv_algos())
+    if (&algo != &rule && algo.applies(p)) out.push_back(choice(algo));
+  return out;
 }
 
 OpDef conv_def(const std::string& name, const std::string& title, int spatial) {

@@ -32,17 +32,21 @@ struct ConvProblem {
   bool weight_constant;  // the weight is a constant of the graph (its transform folds)
 };
 
-// A convolution algorithm: where it applies, how it lowers, and, when it runs as another
-// operator on a prepared weight, that operator and the preparation.
+// A convolution algorithm: where it can run a convolution, where the fixed rules prefer it,
+// how it lowers, and, when it runs as another operator on a prepared weight, that operator
+// and the preparation.
 struct ConvAlgo {
-  const char* name;  // ConvAttrs::algo
-  bool (*applies)(const ConvProblem& p);
+  const char* name;                       // ConvAttrs::algo
+  bool (*applies)(const ConvProblem& p);  // it computes this convolution
+  // Where it applies, whether the rules take it (null: wherever it applies). The rules'
+  // choice is the first algorithm that applies and wins; tuning measures all that apply.
+  bool (*wins)(const ConvProblem& p);
   ir::Task (*lower)(const ConvGeom& g, const TensorType& x, const TensorType& out);
   const char* op = nullptr;              // the operator it runs as; null: the convolution
   const char* prepare_weight = nullptr;  // applied to the weight first; null: none
 };
 
-// In order of preference: a convolution takes the first algorithm whose rule applies.
+// In order of preference: a convolution takes the first algorithm that applies and wins.
 const std::vector<ConvAlgo>& conv_algos();
 
 // Winograd F(4x4, 3x3): conv2d_winograd's lowering on the transformed filter u [36, O, C].

@@ -24,6 +24,7 @@
 // padded copy pays for its bounds checks once per input element instead of once per column
 // element (C*KH*KW / C times as many).
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -145,26 +146,57 @@ ir::Task lower_im2col(const ConvGeom& g, const TensorType& x, const TensorType& 
 
 // ---- the implicit GEMM: the columns read in place ----
 //
-// The padded x split into stride phases, x_phased [N, C, sh*sw, Hs, Ws]:
-//   x_phased[n, c, a * sw + b, i, j] = x_padded[n, c, i * sh + a, j * sw + b]
+// The padded x split into stride phases, x_phased [N, C, phases, Hs, Ws]: phase (a, b) holds
+//   x_phased[n, c, (a, b), i, j] = x_padded[n, c, i * sh + a, j * sw + b]
 // (x_padded: x inside ph rows and pw columns of zeros; zeros past it too). Column (oh, ow)
 // of row k = (c, kh, kw) of the columns, x_padded[n, c, oh sh + kh dh, ow sw + kw dw], is
-// then x_phased[n, c, (kh dh % sh) sw + kw dw % sw, oh + kh dh / sh, ow + kw dw / sw]: with
+// then x_phased[n, c, (kh dh % sh, kw dw % sw), oh + kh dh / sh, ow + kw dw / sw]: with
 // the wide index j = oh * Ws + ow, element off(k) + j of a batch's part of x_phased, where
-//   off(k) = ((c * sh sw + (kh dh % sh) sw + kw dw % sw) * Hs + kh dh / sh) * Ws + kw dw / sw.
-// With stride 1 there is one phase: x_phased is x_padded. Sizes: Ws = ceil((W + 2 pw) / sw)
-// (the real outputs read columns ow + kw dw / sw < Ws); Hs = (KH - 1) dh / sh + OH rows, and
-// one more when some kw dw / sw > 0 (the last row's wide columns run that far into the next
-// row), so that every element of the view, up to off(k) + OH * Ws - 1, lies in its channel's
-// phase.
+//   off(k) = ((c * phases + phase(kh, kw)) * Hs + kh dh / sh) * Ws + kw dw / sw.
+// Only the phases some tap reads are copied: row phase kh dh % sh repeats with period
+// sh / gcd(dh, sh) in kh, so there are min(KH, that period) of them, the i-th being
+// i dh % sh (the same along the width); a 1x1 with stride 2 (ResNet's downsampling) reads
+// one phase of four. With stride 1 there is one phase: x_phased is x_padded. Sizes: Ws =
+// ceil((W + 2 pw) / sw) (the real outputs read columns ow + kw dw / sw < Ws); Hs = (KH - 1)
+// dh / sh + OH rows, and one more when some kw dw / sw > 0 (the last row's wide columns run
+// that far into the next row), so that every element of the view, up to off(k) + OH * Ws - 1,
+// lies in its channel's phase.
+struct PhaseAxis {
+  int64_t count = 1;   // the phases read along this axis: min(K, period)
+  int64_t period = 1;  // s / gcd(d, s): tap k reads phase k % period
+  int64_t d = 1, s = 1;
+  // The offset (a in [0, s)) of phase i.
+  Expr offset(const Expr& i) const {
+    if (count == 1) return Expr(0);
+    if (d % s == 1) return i;  // i < period = s
+    return ir::mod(i * Expr(d), Expr(s));
+  }
+  // The phase that tap k reads.
+  Expr of_tap(const Expr& k) const {
+    if (count == 1) return Expr(0);
+    return count == period ? ir::mod(k, Expr(period)) : k;  // else every tap has its own
+  }
+};
+
+PhaseAxis phase_axis(int64_t k, int64_t d, int64_t s) {
+  PhaseAxis a;
+  a.d = d, a.s = s;
+  a.period = s / std::gcd(d, s);
+  a.count = std::min(k, a.period);
+  return a;
+}
+
 struct Phases {
-  int64_t count = 1;  // sh * sw
+  PhaseAxis h, w;
+  int64_t count = 1;  // h.count * w.count
   Expr rows, cols;    // Hs, Ws
 };
 
 Phases phases_of(const ConvGeom& g) {
   Phases p;
-  p.count = g.sh * g.sw;
+  p.h = phase_axis(g.kh, g.dh, g.sh);
+  p.w = phase_axis(g.kw, g.dw, g.sw);
+  p.count = p.h.count * p.w.count;
   const int64_t row_reach = (g.kh - 1) * g.dh / g.sh, col_reach = (g.kw - 1) * g.dw / g.sw;
   p.rows = g.oh + Expr(row_reach + (col_reach > 0 ? 1 : 0));
   const Expr wp = g.w + Expr(2 * g.pw);
@@ -178,14 +210,15 @@ std::pair<Expr, Expr> split_by(const Expr& r, int64_t s) {
   return {ir::mod(r, Expr(s)), ir::floordiv(r, Expr(s))};
 }
 
-// x_phased from x; written once (N*C*Hs*Ws*sh*sw elements, about x's size).
+// x_phased from x; written once (N*C*Hs*Ws*phases elements: about x's size when every phase
+// is read, a quarter of it for a 1x1 with stride 2).
 int phase_stage(const ConvGeom& g, const Phases& ph, ir::Task* t, int xb, DType dtype) {
   const int xpb = t->add_buffer("x_phased", dtype, {g.n, g.c, Expr(ph.count), ph.rows, ph.cols},
                                 ir::BufferRole::Scratch);
   ir::Stage s = compute_stage(xpb, 5, "p");
-  const auto [b, a] = split_by(s.axes[2], g.sw);  // phase = a * sw + b
-  const Expr ih = s.axes[3] * Expr(g.sh) + a - Expr(g.ph);
-  const Expr iw = s.axes[4] * Expr(g.sw) + b - Expr(g.pw);
+  const auto [i_w, i_h] = split_by(s.axes[2], ph.w.count);  // phase = i_h * w.count + i_w
+  const Expr ih = s.axes[3] * Expr(g.sh) + ph.h.offset(i_h) - Expr(g.ph);
+  const Expr iw = s.axes[4] * Expr(g.sw) + ph.w.offset(i_w) - Expr(g.pw);
   Expr cond = in_range(ih, g.h);  // rows past x_padded's are read (as zeros) too
   if (g.pw > 0 || g.sw > 1) cond = ir::binary(BinaryOp::And, cond, in_range(iw, g.w));
   const Expr v = ir::load(xb, dtype, spatial_index(g, s.axes[0], s.axes[1], ih, iw));
@@ -206,9 +239,9 @@ ir::Task lower_implicit(const ConvGeom& g, const TensorType& x, const TensorType
   ir::Stage mm = matmul_stage(b.w, xpb, wide);
   mm.b_row_var = make_vars("r", 1)[0];
   const Index ck = unravel(mm.b_row_var, {g.c, Expr(g.kh), Expr(g.kw)});
-  const auto [a_h, row] = split_by(ck[1] * Expr(g.dh), g.sh);
-  const auto [a_w, col] = split_by(ck[2] * Expr(g.dw), g.sw);
-  const Expr phase = a_h * Expr(g.sw) + a_w;
+  const Expr row = split_by(ck[1] * Expr(g.dh), g.sh).second;
+  const Expr col = split_by(ck[2] * Expr(g.dw), g.sw).second;
+  const Expr phase = ph.h.of_tap(ck[1]) * Expr(ph.w.count) + ph.w.of_tap(ck[2]);
   mm.b_row_offset = ((ck[0] * Expr(ph.count) + phase) * ph.rows + row) * ph.cols + col;
   t.stages.push_back(std::move(mm));
   ir::Stage crop = compute_stage(b.out, out.shape.size(), "k");
@@ -368,8 +401,10 @@ bool implicit_wins(const ConvGeom& g) {
 
 }  // namespace
 
-// In order of preference: a convolution takes the first algorithm whose rule applies.
-// Adding an algorithm is adding its entry here and its lowering.
+// In order of preference: a convolution takes the first algorithm that applies and whose
+// rule says it wins (no rule: it wins wherever it applies); tuning (search_space >= 1)
+// measures every algorithm that applies instead. Adding an algorithm is adding its entry
+// here and its lowering.
 const std::vector<ConvAlgo>& conv_algos() {
   static const std::vector<ConvAlgo> algos = {
       // A GEMM on the input as it is.
@@ -379,27 +414,31 @@ const std::vector<ConvAlgo>& conv_algos() {
          return dense_float32(p) && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                 g.pw == 0;
        },
-       lower_gemm1x1},
+       nullptr, lower_gemm1x1},
       // 3x3, stride 1, on a constant weight, where it wins (winograd_wins).
       {"winograd",
        [](const ConvProblem& p) {
          const ConvGeom& g = p.g;
          return dense_float32(p) && p.weight_constant && g.spatial == 2 && g.kh == 3 && g.kw == 3 &&
                 g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.oh.as_int() &&
-                g.ow.as_int() && g.h.as_int() && g.w.as_int() && winograd_wins(g);
+                g.ow.as_int() && g.h.as_int() && g.w.as_int();
        },
-       lower_winograd, "conv2d_winograd", "winograd_filter"},
+       [](const ConvProblem& p) { return winograd_wins(p.g); }, lower_winograd, "conv2d_winograd",
+       "winograd_filter"},
       // The columns read in place (implicit_wins).
-      {"implicit", [](const ConvProblem& p) { return dense_float32(p) && implicit_wins(p.g); },
+      {"implicit", dense_float32, [](const ConvProblem& p) { return implicit_wins(p.g); },
        lower_implicit},
-      // Stride 1 with a kernel narrow next to the output (use_wide).
-      {"wide", [](const ConvProblem& p) { return dense_float32(p) && use_wide(p.g); }, lower_wide},
-      {"im2col", dense_float32, lower_im2col},
+      // Stride 1, with a kernel narrow next to the output (use_wide).
+      {"wide", [](const ConvProblem& p) { return dense_float32(p) && p.g.sh == 1 && p.g.sw == 1; },
+       [](const ConvProblem& p) { return use_wide(p.g); }, lower_wide},
+      {"im2col", dense_float32, nullptr, lower_im2col},
       // Depthwise float32 (is_depthwise): the runtime routine.
-      {"depthwise", [](const ConvProblem& p) { return is_depthwise(p.g, p.dtype); },
+      {"depthwise", [](const ConvProblem& p) { return is_depthwise(p.g, p.dtype); }, nullptr,
        lower_depthwise},
       // Anything else (other grouped convolutions, other dtypes): the generic reduction.
-      {"reduce", [](const ConvProblem&) { return true; }, nullptr},
+      {"reduce",
+       [](const ConvProblem& p) { return !dense_float32(p) && !is_depthwise(p.g, p.dtype); },
+       nullptr, nullptr},
   };
   return algos;
 }

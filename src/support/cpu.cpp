@@ -1,10 +1,10 @@
 #include "ember/support/cpu.h"
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 
 #include "ember/support/error.h"
+#include "ember/support/log.h"
 
 namespace ember {
 
@@ -73,9 +73,8 @@ Isa isa_from_env() {
   // say so once: the user asked for something else.
   static std::atomic<bool> warned{false};
   if (!warned.exchange(true)) {
-    std::fprintf(stderr,
-                 "ember: warning: EMBER_ISA=%s but this CPU supports at most %s; using %s\n", env,
-                 isa_name(best).c_str(), isa_name(best).c_str());
+    log_warning("EMBER_ISA=" + std::string(env) + " but this CPU supports at most " +
+                isa_name(best) + "; using " + isa_name(best));
   }
   return best;
 }

@@ -24,4 +24,9 @@ void log_message(std::string_view channel, const std::string& message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+void log_warning(const std::string& message) {
+  const std::string line = "ember: warning: " + message + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 }  // namespace ember

@@ -3,6 +3,7 @@
 #include <set>
 #include <tuple>
 
+#include "ember/support/error.h"
 #include "ember/tune/tune.h"
 
 namespace ember::tune {
@@ -15,6 +16,18 @@ int ParallelK::fixed_split_k() const {
     case Mode::Fixed: return parts;
     default: return 0;
   }
+}
+
+void validate(const TuneOptions& o) {
+  EMBER_CHECK(o.search_space >= 0 && o.search_space <= 2,
+              "search_space must be 0, 1 or 2 (got "
+                  << o.search_space << "): 0 uses the analytic schedules, 1 and 2 measure a "
+                  << "small and a large space of them.");
+  EMBER_CHECK(o.parallel_k.mode != ParallelK::Mode::Fixed || o.parallel_k.parts >= 2,
+              "parallel_k must split K into at least 2 parts (got " << o.parallel_k.parts
+                                                                    << "); use 'disabled' for 1.");
+  for (const auto& [name, value] : o.symbol_values)
+    EMBER_CHECK(value >= 0, "symbol_values: the size " << name << " = " << value << " is negative");
 }
 
 bool wants_tuning(const TuneOptions& options) {

@@ -12,6 +12,19 @@
 
 namespace ember::tune {
 
+std::string why_not_measurable(const ir::Task& task,
+                               const std::map<std::string, int64_t>& symbol_values) {
+  for (const ir::Buffer& b : task.buffers) {
+    // Zero-filled integer inputs could be divisors; measure only float data.
+    if (b.role == ir::BufferRole::Input && !is_float(b.dtype))
+      return "an input of type " + std::string(dtype_name(b.dtype));
+    for (const ir::Expr& d : b.shape)
+      for (const std::string& v : ir::free_vars(d))
+        if (!symbol_values.count(v)) return "the symbolic size " + v + " has no value to tune at";
+  }
+  return "";
+}
+
 void TaskBuffers::Free::operator()(void* p) const { std::free(p); }
 
 TaskBuffers::TaskBuffers(const ir::Task& task, const std::vector<std::string>& symbols,
@@ -60,22 +73,37 @@ double median_seconds(ember_kernel_fn fn, const TaskBuffers& buffers, int reps) 
   return median(times);
 }
 
-std::vector<double> interleaved_medians(ember_kernel_fn fn, const TaskBuffers& buffers,
-                                        size_t count, const std::function<void(size_t)>& select,
-                                        int rounds) {
+namespace {
+
+// `count` variants run interleaved: run(i, ctx) times variant i once.
+template <typename Run>
+std::vector<double> interleaved(size_t count, int rounds, const Run& run) {
   ThreadPool& pool = default_pool();
   const ember_rt::LaunchContext ctx = pool.context();
   ThreadPool::Region region(pool);
   std::vector<std::vector<double>> times(count);
-  for (int r = 0; r < std::max(rounds, 1); ++r) {
-    for (size_t i = 0; i < count; ++i) {
-      select(i);
-      times[i].push_back(seconds_of(fn, buffers, ctx));
-    }
-  }
+  for (int r = 0; r < std::max(rounds, 1); ++r)
+    for (size_t i = 0; i < count; ++i) times[i].push_back(run(i, ctx));
   std::vector<double> out;
   for (auto& t : times) out.push_back(median(t));
   return out;
+}
+
+}  // namespace
+
+std::vector<double> interleaved_medians(ember_kernel_fn fn, const TaskBuffers& buffers,
+                                        size_t count, const std::function<void(size_t)>& select,
+                                        int rounds) {
+  return interleaved(count, rounds, [&](size_t i, const ember_rt::LaunchContext& ctx) {
+    select(i);
+    return seconds_of(fn, buffers, ctx);
+  });
+}
+
+std::vector<double> interleaved_medians(const std::vector<KernelRun>& runs, int rounds) {
+  return interleaved(runs.size(), rounds, [&](size_t i, const ember_rt::LaunchContext& ctx) {
+    return seconds_of(runs[i].fn, *runs[i].buffers, ctx);
+  });
 }
 
 }  // namespace ember::tune

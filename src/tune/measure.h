@@ -14,6 +14,11 @@
 
 namespace ember::tune {
 
+// Why `task` cannot be run on zero-filled buffers sized with `symbol_values` (an integer input
+// could be a divisor; a symbolic size without a value), or "" when it can.
+std::string why_not_measurable(const ir::Task& task,
+                               const std::map<std::string, int64_t>& symbol_values);
+
 // Zero-filled, 64-byte aligned buffers for every buffer of `task` (inputs, outputs, scratch), sized
 // with `symbol_values`, and the kernel's `syms` array in `symbols` order.
 class TaskBuffers {
@@ -32,6 +37,10 @@ class TaskBuffers {
   std::vector<int64_t> syms_;
 };
 
+// A candidate replaces the default (the analytic blocking, the rules' algorithm) only when it is at
+// least this much faster.
+constexpr double kMinGain = 0.03;
+
 // Times `fn` with the default thread pool (its workers spinning, as inside a graph run): the median
 // of `reps` runs, in seconds.
 double median_seconds(ember_kernel_fn fn, const TaskBuffers& buffers, int reps);
@@ -42,5 +51,14 @@ double median_seconds(ember_kernel_fn fn, const TaskBuffers& buffers, int reps);
 std::vector<double> interleaved_medians(ember_kernel_fn fn, const TaskBuffers& buffers,
                                         size_t count, const std::function<void(size_t)>& select,
                                         int rounds);
+
+// One kernel and the buffers it runs on.
+struct KernelRun {
+  ember_kernel_fn fn;
+  const TaskBuffers* buffers;
+};
+
+// Runs several kernels interleaved (one run of each per round); returns each one's median.
+std::vector<double> interleaved_medians(const std::vector<KernelRun>& runs, int rounds);
 
 }  // namespace ember::tune

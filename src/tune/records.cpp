@@ -6,7 +6,10 @@
 
 #include "ember/jit/cache.h"
 #include "ember/jit/compiler.h"
+#include "ember/runtime/thread_pool.h"
+#include "ember/support/cpu.h"
 #include "ember/support/hash.h"
+#include "ember/support/log.h"
 #include "jit/cache_layout.h"
 
 namespace ember::tune {
@@ -32,35 +35,55 @@ std::string cpu_model() {
   return "unknown";
 }
 
-std::string record_key(const std::string& kernel_source, const std::string& context) {
+std::string record_context(const TuneOptions& o, const std::vector<std::string>& symbols) {
+  std::ostringstream os;
+  os << "space " << o.search_space << " parallel_k " << static_cast<int>(o.parallel_k.mode) << "/"
+     << o.parallel_k.parts << " threads " << default_pool().num_threads() << " isa "
+     << isa_name(isa_from_env()) << " syms";
+  for (const std::string& s : symbols) {
+    auto it = o.symbol_values.find(s);
+    os << " " << s << "=" << (it == o.symbol_values.end() ? 0 : it->second);
+  }
+  return os.str();
+}
+
+std::string record_key(const std::string& measured, const std::string& context) {
   std::ostringstream os;
   os << kMagic << "\n"
      << context << "\ncpu " << cpu_model() << "\nruntime " << runtime_include_hash() << "\nversion "
      << EMBER_VERSION << "\n"
-     << kernel_source;
+     << measured;
   return sha256_hex(os.str());
 }
 
-std::optional<TuneResult> read_record(const std::string& key) {
+void ignore_record(const std::string& key, const std::string& why) {
+  log_warning("ignoring the damaged tuning record " + record_path(key).string() + " (" + why +
+              "); measuring again");
+}
+
+std::optional<Record> read_record(const std::string& key, const std::string& kind) {
   std::ifstream in(record_path(key));
   if (!in) return std::nullopt;
-  std::string magic, word;
-  TuneResult r;
-  codegen::GemmConfig& c = r.config;
-  bool ok = static_cast<bool>(std::getline(in, magic)) && magic == kMagic;
-  ok = ok && (in >> word) && word == "config" &&
-       (in >> c.mc >> c.nc >> c.kc >> c.kernel >> c.split_k);
-  ok = ok && (in >> word) && word == "seconds" &&
-       (in >> r.default_seconds >> r.best_seconds >> r.candidates);
-  if (!ok || c.mc < 0 || c.nc < 0 || c.kc < 0 || c.split_k < 0) {
-    detail::debug_log("ignoring the malformed tuning record " + record_path(key).string());
+  std::string magic, word, rest;
+  Record r;
+  if (!std::getline(in, magic) || magic != kMagic) {
+    ignore_record(key, "it does not start with '" + std::string(kMagic) + "'");
     return std::nullopt;
   }
-  r.from_record = true;
+  if (!(in >> r.kind) || r.kind != kind || !std::getline(in, r.choice)) {
+    ignore_record(key, "no '" + kind + "' line");
+    return std::nullopt;
+  }
+  if (!r.choice.empty() && r.choice[0] == ' ') r.choice.erase(0, 1);
+  if (!(in >> word) || word != "seconds" ||
+      !(in >> r.default_seconds >> r.best_seconds >> r.candidates)) {
+    ignore_record(key, "no 'seconds' line");
+    return std::nullopt;
+  }
   return r;
 }
 
-void write_record(const std::string& key, const TuneResult& result, const std::string& about) {
+void write_record(const std::string& key, const Record& record, const std::string& about) {
   fs::path path = record_path(key);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
@@ -68,12 +91,10 @@ void write_record(const std::string& key, const TuneResult& result, const std::s
   tmp += "." + detail::unique_suffix() + ".tmp";
   {
     std::ofstream out(tmp);
-    const codegen::GemmConfig& c = result.config;
-    out << kMagic << "\nconfig " << c.mc << " " << c.nc << " " << c.kc << " " << c.kernel << " "
-        << c.split_k << "\nseconds " << result.default_seconds << " " << result.best_seconds << " "
-        << result.candidates << "\nkernel " << about << "\n";
-    if (!out) {  // a record is an optimisation: failing to keep one is not an
-                 // error
+    out << kMagic << "\n"
+        << record.kind << " " << record.choice << "\nseconds " << record.default_seconds << " "
+        << record.best_seconds << " " << record.candidates << "\nabout " << about << "\n";
+    if (!out) {  // a record is an optimisation: failing to keep one is not an error
       detail::debug_log("cannot write the tuning record " + tmp.string());
       fs::remove(tmp, ec);
       return;

@@ -22,8 +22,6 @@ namespace {
 // Measuring stops narrowing the space once a task's first round would take longer than this.
 constexpr double kFirstRoundBudget = 2.0;  // seconds
 constexpr size_t kFinalists = 6;
-// A candidate replaces the default only when it is at least this much faster.
-constexpr double kMinGain = 0.03;
 
 const char* kProbe =
     "extern \"C\" int ember_gemm_kernel_shapes(int* mr, int* nr, int cap) {\n"
@@ -51,28 +49,33 @@ const ir::Stage* first_matmul(const ir::Task& task) {
 // Why `task` keeps the default blocking without measuring, or "" when it can be measured.
 std::string why_not_tunable(const ir::Task& task, const TuneOptions& options) {
   if (first_matmul(task) == nullptr) return "no matmul stage";
-  for (const ir::Buffer& b : task.buffers) {
-    // Zero-filled integer inputs could be divisors; measure only float data.
-    if (b.role == ir::BufferRole::Input && !is_float(b.dtype))
-      return "an input of type " + std::string(dtype_name(b.dtype));
-    for (const ir::Expr& d : b.shape)
-      for (const std::string& v : ir::free_vars(d))
-        if (!options.symbol_values.count(v))
-          return "the symbolic size " + v + " has no value to tune at";
-  }
-  return "";
+  return why_not_measurable(task, options.symbol_values);
 }
 
-std::string context_text(const TuneOptions& o, const std::vector<std::string>& symbols) {
+// A GEMM blocking as a record ("config <mc> <nc> <kc> <kernel> <split_k>") and back.
+Record to_record(const TuneResult& r) {
+  const GemmConfig& c = r.config;
   std::ostringstream os;
-  os << "space " << o.search_space << " parallel_k " << static_cast<int>(o.parallel_k.mode) << "/"
-     << o.parallel_k.parts << " threads " << default_pool().num_threads() << " isa "
-     << isa_name(isa_from_env()) << " syms";
-  for (const std::string& s : symbols) {
-    auto it = o.symbol_values.find(s);
-    os << " " << s << "=" << (it == o.symbol_values.end() ? 0 : it->second);
+  os << c.mc << " " << c.nc << " " << c.kc << " " << c.kernel << " " << c.split_k;
+  return {"config", os.str(), r.default_seconds, r.best_seconds, r.candidates};
+}
+
+std::optional<TuneResult> from_record(const std::string& key) {
+  std::optional<Record> rec = read_record(key, "config");
+  if (!rec) return std::nullopt;
+  TuneResult r;
+  GemmConfig& c = r.config;
+  std::istringstream in(rec->choice);
+  if (!(in >> c.mc >> c.nc >> c.kc >> c.kernel >> c.split_k) || c.mc < 0 || c.nc < 0 || c.kc < 0 ||
+      c.split_k < 0) {
+    ignore_record(key, "the blocking '" + rec->choice + "' is not one");
+    return std::nullopt;
   }
-  return os.str();
+  r.default_seconds = rec->default_seconds;
+  r.best_seconds = rec->best_seconds;
+  r.candidates = rec->candidates;
+  r.from_record = true;
+  return r;
 }
 
 std::vector<KernelShape> probe_kernels(const Module& module) {
@@ -144,7 +147,7 @@ std::vector<TuneResult> tune_gemm_tasks(const std::vector<ir::Task>& tasks,
     for (TuneResult& r : results) r.skipped = "tuning is off (search_space 0)";
     return results;
   }
-  const std::string context = context_text(options, symbols);
+  const std::string context = record_context(options, symbols);
   std::vector<Job> jobs;
   std::map<std::string, size_t> job_of_key;
   codegen::KernelConfig tunable;
@@ -154,7 +157,7 @@ std::vector<TuneResult> tune_gemm_tasks(const std::vector<ir::Task>& tasks,
     if (!results[i].skipped.empty()) continue;
     std::string src = codegen::generate_kernel(tasks[i], "KERNEL_NAME", symbols, tunable);
     std::string key = record_key(src, context);
-    if (std::optional<TuneResult> rec = read_record(key)) {
+    if (std::optional<TuneResult> rec = from_record(key)) {
       results[i] = *rec;
       continue;
     }
@@ -194,7 +197,7 @@ std::vector<TuneResult> tune_gemm_tasks(const std::vector<ir::Task>& tasks,
     const Job& job = jobs[j];
     TuneResult r =
         measure(job, tasks[job.task], symbols, module->symbol(job.name), global, shapes, options);
-    write_record(job.key, r,
+    write_record(job.key, to_record(r),
                  tasks[job.task].name + " " + std::to_string(job.M) + "x" + std::to_string(job.N) +
                      "x" + std::to_string(job.K));
     results[job.task] = r;

@@ -182,7 +182,9 @@ TEST(Graph, DumpAndTimings) {
   Tensor x = Tensor::symbol({2}, DType::float32, Device::cpu(), "x");
   FlowGraph g = trace_from({ops::relu(x)}, {x});
   std::vector<PassTiming> t;
-  optimize(g, PassOptions{dir.string()}, &t);
+  PassOptions options;
+  options.dump_dir = dir.string();
+  optimize(g, options, &t);
   EXPECT_EQ(t.size(), pass_names().size());
   EXPECT_TRUE(std::filesystem::exists(dir / "00_input.txt"));
   const std::vector<std::string> names = pass_names();

@@ -192,6 +192,23 @@ TEST(NnOps, ConvLowering) {
   // (c, kh, kw) = (3, 2, 1): phase (0, 1), row 1, column 0.
   const std::map<std::string, int64_t> k2 = {{t.stages[1].b_row_var->name, 9 * 3 + 3 * 2 + 1}};
   EXPECT_EQ(ir::eval_int(t.stages[1].b_row_offset, k2), ((3 * 4 + 1) * 30 + 1) * 29);
+  // Only the phases the kernel reads are copied. 1x1 stride 2 (ResNet's downsampling): one
+  // phase of 28 rows of 28, a quarter of the four phases.
+  ConvAttrs implicit = conv({2, 2}, {0, 0}, {1, 1});
+  implicit.algo = "implicit";
+  t = lower_conv({f32({1, 64, 56, 56}), f32({128, 64, 1, 1})}, implicit);
+  EXPECT_EQ(shape_str(buffer("x_phased")->shape), "[1, 64, 1, 28, 28]");
+  const std::map<std::string, int64_t> k3 = {{t.stages[1].b_row_var->name, 5}};
+  EXPECT_EQ(ir::eval_int(t.stages[1].b_row_offset, k3), 5 * 28 * 28);
+  // 2x2 stride 3, dilation (1, 2): rows read phases 0 and 1 of 3; columns 0 and 2 (kw dw = 2),
+  // phase index 1 for kw = 1. Row k = (c, kh, kw) = (2, 1, 1): phase (1, 1) = 3 of 4, row 0,
+  // column 0.
+  implicit = conv({3, 3}, {0, 0}, {1, 2});
+  implicit.algo = "implicit";
+  t = lower_conv({f32({1, 4, 12, 12}), f32({8, 4, 2, 2})}, implicit);
+  EXPECT_EQ(shape_str(buffer("x_phased")->shape), "[1, 4, 4, 4, 4]");
+  const std::map<std::string, int64_t> k4 = {{t.stages[1].b_row_var->name, 2 * 4 + 2 + 1}};
+  EXPECT_EQ(ir::eval_int(t.stages[1].b_row_offset, k4), (2 * 4 + 3) * 4 * 4);
   // One output pixel: im2col, a GEMM into out viewed [N, O, OH*OW] from a materialized col.
   t = lower_conv({f32({1, 64, 3, 3}), f32({128, 64, 3, 3})}, conv({1, 1}, {0, 0}, {1, 1}));
   EXPECT_EQ(stage_kinds(t), (std::vector<K>{K::Compute, K::Matmul}));

@@ -10,6 +10,7 @@ printed with -s) and, through the torch backend, with eager PyTorch.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -235,6 +236,42 @@ def test_implicit_gemm_matches_float64(n: int, c: int, o: int, hw: tuple[int, in
     np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
 
 
+# Kernels narrower than the stride read only some stride phases, and only those are copied
+# (1x1 stride 2: one phase of four): kernels 1, 2 and 3 with strides 2 and 3, odd sizes,
+# padding and dilation (dilation 2 with stride 2 reads one row phase from a 3-tall kernel).
+PHASE_CASES = [
+    # ((kh, kw), stride, padding, dilation)
+    ((1, 1), (2, 2), (0, 0), (1, 1)),
+    ((1, 1), (3, 3), (0, 0), (1, 1)),
+    ((1, 1), (2, 3), (1, 0), (1, 1)),
+    ((2, 2), (3, 3), (1, 1), (1, 1)),
+    ((2, 1), (3, 2), (0, 1), (2, 1)),
+    ((2, 2), (3, 3), (0, 2), (2, 2)),
+    ((3, 3), (2, 2), (1, 1), (2, 2)),
+    ((3, 2), (3, 2), (2, 0), (1, 2)),
+    ((1, 3), (2, 3), (0, 1), (1, 1)),
+]
+
+
+@pytest.mark.parametrize(("k", "stride", "pad", "dil"), PHASE_CASES)
+def test_implicit_gemm_reading_some_phases_matches_torch(k: tuple[int, int],
+                                                         stride: tuple[int, int],
+                                                         pad: tuple[int, int],
+                                                         dil: tuple[int, int]) -> None:
+    rng = np.random.default_rng(k[0] * 10 + k[1] + stride[0])
+    x = rng.standard_normal((2, 5, 17, 15)).astype(np.float32)
+    w = (rng.standard_normal((7, 5, *k)) / np.sqrt(5 * k[0] * k[1])).astype(np.float32)
+    kw = dict(stride=stride, padding=pad, dilation=dil)
+    xs = ember.symbol(list(x.shape), name="x")
+    graph = ember.graph.optimize(ember.trace_from([ops.conv2d(xs, ember.asarray(w),
+                                                              algo="implicit", **kw)], [xs]))
+    got = graph(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = _reference(x, w, None, **kw)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
+
+
 @pytest.mark.parametrize(("stride", "pad", "dil", "k"), [(1, 1, 1, 3), (2, 3, 1, 7), (3, 0, 2, 4)])
 def test_implicit_gemm_conv1d_matches_float64(stride: int, pad: int, dil: int, k: int) -> None:
     rng = np.random.default_rng(k)
@@ -266,3 +303,135 @@ def test_implicit_gemm_symbolic_sizes(stride: int) -> None:
         ref = _reference(x, w, None, stride=stride, padding=1)
         assert got.shape == ref.shape
         np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
+
+
+# Every algorithm that applies computes the convolution: tuning may pick any of them. Stride
+# 1 (all four dense forms; wide also where its rule would not take it: a kernel wide next to
+# the output), 1x1 (gemm1x1 and the forms that read a view of it) and strided ones.
+FORCED_CASES = [
+    # (c, o, (h, w), (kh, kw), stride, padding, dilation, algorithms)
+    (6, 5, (11, 9), (3, 3), (1, 1), (1, 1), (1, 1), ("winograd", "implicit", "wide", "im2col")),
+    (4, 7, (9, 8), (5, 5), (1, 1), (0, 1), (1, 1), ("implicit", "wide", "im2col")),
+    (3, 4, (10, 13), (3, 3), (1, 1), (2, 0), (2, 3), ("implicit", "wide", "im2col")),
+    (5, 6, (7, 9), (1, 1), (1, 1), (0, 0), (1, 1), ("gemm1x1", "implicit", "wide", "im2col")),
+    (5, 6, (13, 11), (3, 3), (2, 3), (1, 2), (1, 1), ("implicit", "im2col")),
+]
+
+
+@pytest.mark.parametrize(("c", "o", "hw", "k", "stride", "pad", "dil", "algos"), FORCED_CASES)
+def test_every_algorithm_that_applies_matches_torch(c: int, o: int, hw: tuple[int, int],
+                                                    k: tuple[int, int], stride: tuple[int, int],
+                                                    pad: tuple[int, int], dil: tuple[int, int],
+                                                    algos: tuple[str, ...]) -> None:
+    rng = np.random.default_rng(c * 100 + o)
+    x = rng.standard_normal((2, c, *hw)).astype(np.float32)
+    w = (rng.standard_normal((o, c, *k)) / np.sqrt(c * k[0] * k[1])).astype(np.float32)
+    kw = dict(stride=stride, padding=pad, dilation=dil)
+    ref = _reference(x, w, None, **kw)
+    for algo in algos:
+        xs = ember.symbol(list(x.shape), name="x")
+        y = ops.conv2d(xs, ember.asarray(w), algo=algo, **kw)
+        graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+        assert f"algo={algo}" in str(graph), str(graph)
+        got = graph(ember.asarray(x))
+        got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+        assert got.shape == ref.shape, algo
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5 * max(1.0, float(np.abs(ref).max())),
+                                   err_msg=algo)
+
+
+# Tuning (search_space >= 1): the algorithms that apply are measured, the fastest is kept in
+# the tuning records (kind "algorithm") and read back by the next compile.
+
+def _tuned(x_shape: tuple[int, ...], w: np.ndarray, search_space: int,
+           **kw: object) -> ember.FlowGraph:
+    x = ember.symbol(list(x_shape), name="x")
+    y = ops.relu(ops.conv2d(x, ember.asarray(w), **kw))
+    return ember.graph.optimize(ember.trace_from([y], [x]), search_space=search_space)
+
+
+def _algorithm_records(about: str) -> list[Path]:
+    """The tuning records of algorithm choices whose problem text contains `about`."""
+    root = Path(ember.cache_dir()) / "tuning"
+    return [p for p in root.rglob("*.txt")
+            if "\nalgorithm " in p.read_text() and about in p.read_text()]
+
+
+def test_tuned_choice_is_measured_once_and_read_back(monkeypatch: pytest.MonkeyPatch,
+                                                     capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("EMBER_LOG", "tune")
+    c, size = 64, 27  # a problem no other test tunes: its record is this test's
+    w = _weights(c, c, 3, seed=27)
+    x = np.random.default_rng(27).standard_normal((1, c, size, size)).astype(np.float32)
+    for old in _algorithm_records(f"[1, {c}, {size}, {size}]"):  # a cache kept from a past run
+        old.unlink()
+    first = _tuned(x.shape, w, 1, padding=1)
+    log = capfd.readouterr().err
+    # Every algorithm that applies was timed; the log names the rules' choice.
+    lines = [line for line in log.splitlines() if f"[1, {c}, {size}, {size}]" in line]
+    assert len(lines) == 1 and ": chose " in lines[0], log
+    for algo in ("winograd", "implicit", "wide", "im2col"):
+        assert re.search(rf"{algo} [0-9.e+-]+ ms", lines[0]), lines[0]
+    chosen = re.search(r": chose (\w+) \(the rules': winograd\)", lines[0])
+    assert chosen, lines[0]
+    assert f"algo={chosen[1]}" in str(first), str(first)
+    records = _algorithm_records(f"[1, {c}, {size}, {size}]")
+    assert len(records) == 1 and f"algorithm {chosen[1]}\n" in records[0].read_text()
+
+    second = _tuned(x.shape, w, 1, padding=1)
+    log = capfd.readouterr().err
+    assert "from the tuning records" in log and ": chose " not in log, log
+    assert str(second) == str(first)
+    got = second(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = np.maximum(_reference(x, w, None, padding=1), 0.0)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * float(np.abs(ref).max()))
+
+
+@pytest.mark.parametrize("damage", [
+    "garbage\n",
+    "ember-tuning 1\nalgorithm direct\nseconds 1 1 4\n",  # not an algorithm that applies
+    "ember-tuning 1\nconfig 0 0 0 -1 0\nseconds 1 1 4\n",  # a GEMM blocking's kind
+])
+def test_damaged_algorithm_record_is_ignored_with_a_warning(monkeypatch: pytest.MonkeyPatch,
+                                                            capfd: pytest.CaptureFixture[str],
+                                                            damage: str) -> None:
+    monkeypatch.setenv("EMBER_LOG", "tune")
+    c, size = 24, 19 + len(damage) % 7  # this test's own problem
+    w = _weights(c, c, 5, seed=size)
+    x = np.random.default_rng(size).standard_normal((1, c, size, size)).astype(np.float32)
+    _tuned(x.shape, w, 1, padding=2)
+    capfd.readouterr()
+    records = _algorithm_records(f"[1, {c}, {size}, {size}]")
+    assert len(records) == 1
+    records[0].write_text(damage)
+    again = _tuned(x.shape, w, 1, padding=2)
+    err = capfd.readouterr().err
+    assert "ember: warning: ignoring the damaged tuning record" in err, err
+    assert ": chose " in err, err  # measured again, and recorded again
+    assert "\nalgorithm " in records[0].read_text()
+    got = again(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = np.maximum(_reference(x, w, None, padding=2), 0.0)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * float(np.abs(ref).max()))
+
+
+def test_search_space_0_keeps_the_rules_and_measures_nothing(
+        monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("EMBER_LOG", "tune")
+    w = _weights(64, 64, 3, seed=28)
+    graph = _tuned((1, 64, 28, 28), w, 0, padding=1)
+    assert "algo=winograd" in str(graph), str(graph)  # the rules' choice (winograd_wins)
+    assert "ember[tune]" not in capfd.readouterr().err
+    with pytest.raises(ember.EmberError, match=r"search_space must be 0, 1 or 2 \(got 3\)"):
+        _tuned((1, 64, 28, 28), w, 3, padding=1)
+
+
+def test_one_algorithm_that_applies_is_not_measured(monkeypatch: pytest.MonkeyPatch,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    """A depthwise convolution has one algorithm: nothing to measure."""
+    monkeypatch.setenv("EMBER_LOG", "tune")
+    w = _weights(16, 1, 3, seed=16)
+    graph = _tuned((1, 16, 20, 20), w, 1, padding=1, groups=16)
+    assert "algo=depthwise" in str(graph)
+    assert "ember[tune]" not in capfd.readouterr().err

@@ -132,3 +132,32 @@ def test_build_options_are_validated():
     a = np.arange(32, dtype=np.float32).reshape(4, 8)
     np.testing.assert_allclose(compiled.run([ember.asarray(a)])[0].numpy(), a @ np.ones((8, 3)),
                                rtol=1e-6)
+
+
+def test_search_space_measures_convolution_algorithms_once(monkeypatch, capfd):
+    """At search_space 1 each convolution's algorithms are timed (EMBER_LOG=tune shows them)
+    and the choice is recorded: the second compile measures nothing, and both match eager."""
+    monkeypatch.setenv("EMBER_LOG", "tune")
+    torch.manual_seed(2)
+    model = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
+                          nn.Conv2d(16, 16, 1, stride=2), nn.ReLU()).eval()
+    x = torch.randn(1, 8, 23, 21)  # shapes no other test tunes
+    for record in glob.glob(os.path.join(ember.cache_dir(), "tuning", "**", "*.txt"),
+                            recursive=True):
+        with open(record) as f:
+            text = f.read()
+        if "\nalgorithm " in text and "23, 21]" in text:  # kept from a past run
+            os.remove(record)
+    for compile_ in ("first", "second"):
+        torch._dynamo.reset()
+        compiled = torch.compile(model, backend="ember", dynamic=False,
+                                 options={"search_space": 1})
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), atol=1e-4, rtol=1e-4)
+        log = [line for line in capfd.readouterr().err.splitlines()
+               if line.startswith("ember[tune]: conv2d")]
+        assert len(log) == 2, log  # the 3x3 and the strided 1x1
+        if compile_ == "first":
+            assert all(": chose " in line for line in log), log
+        else:
+            assert all("from the tuning records" in line for line in log), log

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ember/graph/flow_graph.h"
+#include "ember/graph/passes.h"
 
 namespace ember {
 
@@ -12,6 +13,10 @@ struct PassOptions {
   // When set, the graph is written as <dump_dir>/<NN>_<pass>.txt after each pass
   // (00_input.txt first).
   std::string dump_dir;
+  // At search_space > 0, choose_algorithms measures the algorithms of the nodes that have
+  // several (a convolution's) at the sizes in symbol_values, as the build's GEMM tuning does
+  // (the same records); at 0 the rules choose.
+  passes::AlgorithmTuning tuning;
 };
 
 struct PassTiming {

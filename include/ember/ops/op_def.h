@@ -98,8 +98,10 @@ struct OpDef;
 
 // An operator with several algorithms (a convolution: a GEMM, im2col, Winograd, ...) names
 // the one a node uses in its attributes; the choose_algorithms pass asks the operator for
-// it and rewrites the node, so the choice is visible in the optimized graph.
+// the algorithms that can run the node and rewrites it to one, so the choice is visible in
+// the optimized graph.
 struct AlgorithmChoice {
+  std::string name;           // the algorithm, as the attributes name it ("implicit")
   const OpDef* op = nullptr;  // the operator the node becomes: its own, or another
   OpAttrs attrs;              // its attributes, naming the algorithm
   // Per input: an operator applied to it first (with no attributes), e.g. a filter
@@ -107,9 +109,10 @@ struct AlgorithmChoice {
   std::vector<const OpDef*> prepare;
 };
 
-// The algorithm for a node with these inputs (`constant`: which of them are constants of
-// the graph) and attributes; nullopt when the attributes already name one.
-using ChooseAlgorithmFn = std::function<std::optional<AlgorithmChoice>(
+// The algorithms that can run a node with these inputs (`constant`: which of them are
+// constants of the graph) and attributes, the rules' choice first (what the node becomes
+// unless tuning measures them); empty when the attributes already name one.
+using ChooseAlgorithmFn = std::function<std::vector<AlgorithmChoice>(
     const std::vector<TensorType>& in, const OpAttrs& attrs, const std::vector<bool>& constant)>;
 
 struct OpDef {

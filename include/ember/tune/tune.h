@@ -1,6 +1,12 @@
-// Tuning: choosing a kernel's schedule among candidates by running them.
+// Tuning: choosing a kernel's schedule, and a node's algorithm, among candidates by running them.
 //
-// Today the tuned schedule is the blocking of the GEMM template (codegen::GemmConfig: the mc/nc/kc
+// The algorithm of a node that has several (a convolution: Winograd, the implicit GEMM, the wide
+// and im2col forms, ...; OpDef::choose_algorithm) is measured by the choose_algorithms pass
+// (passes::measure_algorithms, src/tune/tune_algorithms.cpp): every algorithm that applies is built
+// and timed on the real shapes, and the fastest replaces the rules' choice when it is clearly
+// faster. Its GEMM blocking is then tuned with every other matmul kernel's, at build time.
+//
+// The tuned schedule is the blocking of the GEMM template (codegen::GemmConfig: the mc/nc/kc
 // cache blocks, the micro-kernel, and how many parts K is split into across threads) of every
 // kernel with a matmul stage: matmul, linear, bmm, convolution (im2col + GEMM), attention. A tuning
 // build compiles each such kernel once, reading its blocking from a module-level array, and times
@@ -39,6 +45,9 @@ struct TuneOptions {
   std::map<std::string, int64_t> symbol_values;
   std::function<void(int done, int total)> progress;  // once per task measured
 };
+
+// Throws ember::Error when search_space or parallel_k is out of range, naming the valid values.
+void validate(const TuneOptions& options);
 
 // Whether `options` asks for any measurement.
 bool wants_tuning(const TuneOptions& options);

@@ -1,48 +1,113 @@
 // Algorithm choice: each node of an operator with several algorithms (a convolution) is
-// rewritten to the one its operator's rules pick (OpDef::choose_algorithm), so that the
-// choice shows in the optimized graph and lowering only follows it. A choice may run the
-// node as another operator on a prepared input (Winograd: conv2d_winograd on
+// rewritten to one of those its operator says can run it (OpDef::choose_algorithm): the rules'
+// choice, or at search_space > 0 the fastest as measured (measure_algorithms: each
+// candidate's kernel timed on the node's shapes, the choice kept in the tuning records), so
+// that the choice shows in the optimized graph and lowering only follows it. A choice may run
+// the node as another operator on a prepared input (Winograd: conv2d_winograd on
 // winograd_filter(w)); the preparation is a node of its own, which constant folding then
 // evaluates once when the input is a constant.
+#include <sstream>
+
 #include "ember/graph/passes.h"
+#include "ember/support/error.h"
 
 namespace ember::passes {
 
-FlowGraph choose_algorithms(const FlowGraph& g) {
-  FlowGraph out = g;
-  out.nodes.clear();
-  for (const Node& n : g.nodes) {
-    if (!n.op->choose_algorithm) {
-      out.nodes.push_back(n);
-      continue;
-    }
+namespace {
+
+// The types of the node's inputs once `choice` prepared them.
+std::vector<TensorType> prepared_types(const std::vector<TensorType>& in,
+                                       const AlgorithmChoice& choice) {
+  std::vector<TensorType> out = in;
+  for (size_t i = 0; i < choice.prepare.size() && i < in.size(); ++i)
+    if (choice.prepare[i]) out[i] = choice.prepare[i]->infer({in[i]}, NoAttrs{}).at(0);
+  return out;
+}
+
+// What the node computes, for the tuning records and the log: "conv2d x float32[1, 64, 56, 56]
+// (input), float32[64, 64, 3, 3] (constant), stride=[1, 1] padding=[1, 1] ...".
+std::string describe(const Node& n, const std::vector<TensorType>& in,
+                     const std::vector<bool>& constant) {
+  std::ostringstream os;
+  os << n.op->name;
+  for (size_t i = 0; i < in.size(); ++i)
+    os << (i ? ", " : " ") << in[i].str() << (constant[i] ? " (constant)" : " (input)");
+  const AttrFields fields = std::visit([](const auto& a) { return a.fields(); }, n.attrs);
+  for (const auto& [name, value] : fields) os << " " << name << "=" << value;
+  return os.str();
+}
+
+// The candidates' kernels, to measure: each lowered as the node would run with it.
+AlgorithmProblem problem_of(const FlowGraph& g, const Node& n, const std::vector<TensorType>& in,
+                            const std::vector<bool>& constant,
+                            const std::vector<AlgorithmChoice>& choices) {
+  AlgorithmProblem p;
+  p.what = describe(n, in, constant);
+  std::vector<TensorType> out;
+  for (int v : n.outputs) out.push_back(g.values[v]);
+  for (const AlgorithmChoice& c : choices) {
+    EMBER_ASSERT(c.op->lower, c.op->name << " has no lowering to measure");
+    ir::Task t = c.op->lower(prepared_types(in, c), out, c.attrs);
+    t.name = n.op->name + "_" + c.name;
+    p.names.push_back(c.name);
+    p.tasks.push_back(std::move(t));
+  }
+  return p;
+}
+
+}  // namespace
+
+FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning) {
+  // The candidates of every node that has a choice, the rules' first.
+  std::vector<std::vector<AlgorithmChoice>> choices(g.nodes.size());
+  std::vector<size_t> chosen(g.nodes.size(), 0);
+  std::vector<AlgorithmProblem> problems;
+  std::vector<size_t> node_of_problem;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!n.op->choose_algorithm) continue;
     std::vector<TensorType> in;
     std::vector<bool> constant;
     for (int v : n.inputs) {
       in.push_back(g.values[v]);
       constant.push_back(g.constants.count(v) > 0);
     }
-    std::optional<AlgorithmChoice> choice = n.op->choose_algorithm(in, n.attrs, constant);
-    if (!choice) {
+    choices[i] = n.op->choose_algorithm(in, n.attrs, constant);
+    if (tuning.search_space > 0 && choices[i].size() > 1) {
+      problems.push_back(problem_of(g, n, in, constant, choices[i]));
+      node_of_problem.push_back(i);
+    }
+  }
+  if (tuning.search_space != 0) {  // also when nothing is to measure: it checks the level
+    const std::vector<AlgorithmResult> results = measure_algorithms(problems, g.symbols(), tuning);
+    for (size_t p = 0; p < problems.size(); ++p) chosen[node_of_problem[p]] = results[p].chosen;
+  }
+
+  FlowGraph out = g;
+  out.nodes.clear();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (choices[i].empty()) {
       out.nodes.push_back(n);
       continue;
     }
-    Node chosen = n;
-    chosen.op = choice->op;
-    chosen.attrs = choice->attrs;
-    for (size_t i = 0; i < choice->prepare.size() && i < n.inputs.size(); ++i) {
-      const OpDef* prep = choice->prepare[i];
+    const AlgorithmChoice& choice = choices[i][chosen[i]];
+    Node node = n;
+    node.op = choice.op;
+    node.attrs = choice.attrs;
+    for (size_t k = 0; k < choice.prepare.size() && k < n.inputs.size(); ++k) {
+      const OpDef* prep = choice.prepare[k];
       if (!prep) continue;
-      const std::vector<TensorType> types = prep->infer({in[i]}, NoAttrs{});
+      const std::vector<TensorType> types = prep->infer({g.values[n.inputs[k]]}, NoAttrs{});
       Node p;
       p.op = prep;
-      p.inputs = {n.inputs[i]};
+      p.inputs = {n.inputs[k]};
       p.outputs = {
-          out.add_value(types.at(0), g.names[static_cast<size_t>(n.inputs[i])] + "_" + prep->name)};
-      chosen.inputs[i] = p.outputs[0];
+          out.add_value(types.at(0), g.names[static_cast<size_t>(n.inputs[k])] + "_" + prep->name)};
+      node.inputs[k] = p.outputs[0];
       out.nodes.push_back(std::move(p));
     }
-    out.nodes.push_back(std::move(chosen));
+    out.nodes.push_back(std::move(node));
   }
   return out;
 }
