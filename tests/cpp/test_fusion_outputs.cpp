@@ -14,33 +14,12 @@
 #include "ember/graph/pipeline.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
+#include "graph_fixture.h"
 
 using namespace ember;
+using namespace ember::testing_graph;
 
 namespace {
-
-Tensor seq(const Shape& shape, double start = 0.0, double step = 1.0) {
-  std::vector<double> v(shape_numel(shape));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = start + step * static_cast<double>(i);
-  return from_values(v, shape, DType::float32);
-}
-
-// EMBER_LOG=fusion while fuse_operators runs on g: what it writes to stderr.
-std::string fusion_log(const FlowGraph& g) {
-  const char* old = std::getenv("EMBER_LOG");
-  std::optional<std::string> saved;
-  if (old) saved = old;
-  setenv("EMBER_LOG", "fusion", 1);
-  testing::internal::CaptureStderr();
-  passes::fuse_operators(g);
-  std::string log = testing::internal::GetCapturedStderr();
-  if (saved) {
-    setenv("EMBER_LOG", saved->c_str(), 1);
-  } else {
-    unsetenv("EMBER_LOG");
-  }
-  return log;
-}
 
 int fused_nodes(const FlowGraph& g) {
   int n = 0;
