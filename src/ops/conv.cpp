@@ -221,7 +221,8 @@ ir::Task lower_conv(const std::string& op, int spatial, const std::vector<Tensor
 }
 
 // The choose_algorithm hook of conv1d / conv2d (AlgorithmChoice): the rules' choice, then
-// the other algorithms that apply, in conv_algos() order.
+// the other algorithms that apply, in conv_algos() order (none where the rules' choice
+// dominates them).
 std::vector<AlgorithmChoice> choose_conv(const std::string& op, int spatial,
                                          const std::vector<TensorType>& in, const OpAttrs& attrs,
                                          const std::vector<bool>& constant) {
@@ -241,6 +242,7 @@ std::vector<AlgorithmChoice> choose_conv(const std::string& op, int spatial,
     return c;
   };
   std::vector<AlgorithmChoice> out = {choice(rule)};
+  if (rule.dominates) return out;
   for (const ConvAlgo& algo : conv_algos())
     if (&algo != &rule && algo.applies(p)) out.push_back(choice(algo));
   return out;

@@ -44,6 +44,9 @@ struct ConvAlgo {
   ir::Task (*lower)(const ConvGeom& g, const TensorType& x, const TensorType& out);
   const char* op = nullptr;              // the operator it runs as; null: the convolution
   const char* prepare_weight = nullptr;  // applied to the weight first; null: none
+  // Where it applies and wins, the algorithms after it that apply would compute the same
+  // product with extra copies: tuning measures none of them (it is the only candidate).
+  bool dominates = false;
 };
 
 // In order of preference: a convolution takes the first algorithm that applies and wins.

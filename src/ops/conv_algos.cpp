@@ -407,14 +407,15 @@ bool implicit_wins(const ConvGeom& g) {
 // here and its lowering.
 const std::vector<ConvAlgo>& conv_algos() {
   static const std::vector<ConvAlgo> algos = {
-      // A GEMM on the input as it is.
+      // A GEMM on the input as it is: the other dense algorithms would compute the same GEMM
+      // on a copy of it (the 1x1 columns are the input), so it is never measured against them.
       {"gemm1x1",
        [](const ConvProblem& p) {
          const ConvGeom& g = p.g;
          return dense_float32(p) && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                 g.pw == 0;
        },
-       nullptr, lower_gemm1x1},
+       nullptr, lower_gemm1x1, nullptr, nullptr, /*dominates=*/true},
       // 3x3, stride 1, on a constant weight, where it wins (winograd_wins).
       {"winograd",
        [](const ConvProblem& p) {

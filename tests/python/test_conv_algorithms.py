@@ -435,3 +435,21 @@ def test_one_algorithm_that_applies_is_not_measured(monkeypatch: pytest.MonkeyPa
     graph = _tuned((1, 16, 20, 20), w, 1, padding=1, groups=16)
     assert "algo=depthwise" in str(graph)
     assert "ember[tune]" not in capfd.readouterr().err
+
+
+def test_gemm1x1_is_not_measured_against_copies_of_its_input(
+        monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    """1x1, stride 1, unpadded: the other dense forms would run the same GEMM on a copy of x."""
+    monkeypatch.setenv("EMBER_LOG", "tune")
+    c, o, size = 20, 40, 31  # this test's own problem
+    w = _weights(o, c, 1, seed=size)
+    x = np.random.default_rng(size).standard_normal((1, c, size, size)).astype(np.float32)
+    graph = _tuned(x.shape, w, 1)
+    assert "algo=gemm1x1" in str(graph), str(graph)
+    err = capfd.readouterr().err
+    assert not re.search(r"(implicit|wide|im2col) [0-9.e+-]+ ms", err), err
+    assert _algorithm_records(f"[1, {c}, {size}, {size}]") == []
+    got = graph(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = np.maximum(_reference(x, w, None), 0.0)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * float(np.abs(ref).max()))
