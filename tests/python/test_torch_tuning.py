@@ -31,6 +31,13 @@ def run(model, x, **kwargs):
         return compiled(x)
 
 
+@pytest.fixture
+def empty_records(tmp_path, monkeypatch):
+    """A kernel cache of this test's own, so no tuning record of an earlier run (or test)
+    answers a problem that the test expects to be measured."""
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path / "cache"))
+
+
 def read_dumped(root, name: str) -> str:
     found = glob.glob(os.path.join(root, "**", name), recursive=True)
     assert found, f"no {name} under {root}"
@@ -38,6 +45,7 @@ def read_dumped(root, name: str) -> str:
         return f.read()
 
 
+@pytest.mark.usefixtures("empty_records")
 def test_max_autotune_tunes_every_matmul_and_matches_eager(tmp_path):
     model, x = mlp(64, 96, 32), torch.randn(16, 64)
     ember.torch.dynamo_config.dump_dir(tmp_path)  # torch.compile takes mode or options
@@ -51,6 +59,7 @@ def test_max_autotune_tunes_every_matmul_and_matches_eager(tmp_path):
     assert "ember_rt::gemm(" in unit
 
 
+@pytest.mark.usefixtures("empty_records")
 def test_search_space_option_records_its_choices_for_the_next_build(tmp_path):
     model, x = mlp(48, 80, 24), torch.randn(8, 48)
     first, second = tmp_path / "first", tmp_path / "second"
@@ -77,6 +86,7 @@ def test_parallel_k_splits_match_eager(tmp_path, parallel_k):
         assert "ember_rt::GemmTuning{0, 0, 0, -1, 1}" in unit
 
 
+@pytest.mark.usefixtures("empty_records")
 def test_dynamic_shapes_tune_at_the_example_size_and_run_at_others(tmp_path):
     model = mlp(32, 64, 16)
     compiled = torch.compile(model, backend="ember", dynamic=True,
