@@ -9,9 +9,12 @@
 // Times are CPU times as in gemm_bench (one thread: its CPU time; two threads: the slowest
 // chunk's CPU time per parallel region, "busy"), the median of the rounds; wall-clock
 // GFLOP/s at 2 threads is printed next to them. The totals weight each layer by how often the
-// network has it. Optional argument: `resnet50` or `resnet18` (default: both).
+// network has it. Optional argument: `resnet50` or `resnet18` (default: both), then layer
+// names to time only those (`conv_blocked_bench resnet50 "l4 3x3 512"`). Environment:
+// EMBER_BENCH_NOC / _UR / _CHUNK override the blocking (ConvBlockedTuning).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -69,6 +72,11 @@ const std::vector<Layer> kResNet18 = {
     {"l4 ds 1x1/2 256->512", 256, 512, 14, 1, 2, 0, 1},
 };
 
+int64_t env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::atoll(v) : 0;
+}
+
 struct Timing {
   double busy, wall;  // seconds per call, medians
 };
@@ -89,9 +97,14 @@ Timing time_layer(const Layer& L, const ember_rt::LaunchContext* ctx) {
   std::vector<float> wp(
       static_cast<size_t>(ember_rt::lib::conv_blocked_weight_floats(L.o, L.c, L.k, L.k)));
   ember_rt::lib::conv_blocked_prepare(w.data(), L.o, L.c, L.k, L.k, wp.data());
+  ember_rt::ConvBlockedTuning tune;
+  tune.noc = static_cast<int>(env_int("EMBER_BENCH_NOC"));
+  tune.ur = static_cast<int>(env_int("EMBER_BENCH_UR"));
+  tune.chunk = env_int("EMBER_BENCH_CHUNK");
   auto run = [&] {
     ember_rt::lib::conv2d_blocked(ctx, x.data(), wp.data(), out.data(), 1, L.c, L.h, L.h, L.o, oh,
-                                  oh, L.k, L.k, L.s, L.s, L.p, L.p, 1, 1);
+                                  oh, L.k, L.k, L.s, L.s, L.p, L.p, 1, 1, ember_rt::NoEpilogue{},
+                                  tune);
   };
   auto* pool = static_cast<SpinPool*>(ctx->pool);
   const int64_t reps = static_cast<int64_t>(2e7 / L.flop()) + 1;  // a few ms per round
@@ -107,8 +120,13 @@ Timing time_layer(const Layer& L, const ember_rt::LaunchContext* ctx) {
   return {median(busy), median(wall)};
 }
 
-void bench(const char* net, const std::vector<Layer>& layers, const ember_rt::LaunchContext* ctx1,
-           const ember_rt::LaunchContext* ctx2, double peak1, double peak2) {
+void bench(const char* net, const std::vector<Layer>& all, const std::vector<std::string>& only,
+           const ember_rt::LaunchContext* ctx1, const ember_rt::LaunchContext* ctx2, double peak1,
+           double peak2) {
+  std::vector<Layer> layers;
+  for (const Layer& L : all)
+    if (only.empty() || std::find(only.begin(), only.end(), L.name) != only.end())
+      layers.push_back(L);
   std::printf("\n%s\n", net);
   std::printf("%-24s %3s | %9s %8s %7s | %9s %8s %7s %7s | %9s\n", "layer", "x", "1T ms",
               "GFLOP/s", "% peak", "2T ms", "GFLOP/s", "% peak", "speedup", "wall GF/s");
@@ -133,6 +151,7 @@ void bench(const char* net, const std::vector<Layer>& layers, const ember_rt::La
 int main(int argc, char** argv) {
   const bool r50 = argc < 2 || std::strcmp(argv[1], "resnet50") == 0;
   const bool r18 = argc < 2 || std::strcmp(argv[1], "resnet18") == 0;
+  std::vector<std::string> only(argv + (argc > 2 ? 2 : argc), argv + argc);
   const char* isa = ember_rt::vf::width == 16  ? "AVX-512"
                     : ember_rt::vf::width == 8 ? "AVX2"
                                                : "scalar";
@@ -144,7 +163,7 @@ int main(int argc, char** argv) {
   SpinPool pool1(1), pool2(2);
   const ember_rt::LaunchContext ctx1{&pool1, 1, &SpinPool::parallel_run, nullptr, nullptr};
   const ember_rt::LaunchContext ctx2{&pool2, 2, &SpinPool::parallel_run, nullptr, nullptr};
-  if (r50) bench("ResNet-50, batch 1, 224x224", kResNet50, &ctx1, &ctx2, peak1, peak2);
-  if (r18) bench("ResNet-18, batch 1, 224x224", kResNet18, &ctx1, &ctx2, peak1, peak2);
+  if (r50) bench("ResNet-50, batch 1, 224x224", kResNet50, only, &ctx1, &ctx2, peak1, peak2);
+  if (r18) bench("ResNet-18, batch 1, 224x224", kResNet18, only, &ctx1, &ctx2, peak1, peak2);
   return 0;
 }

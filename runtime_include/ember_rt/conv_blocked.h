@@ -82,6 +82,8 @@ struct BlockArgs {
   int64_t w_ob;     // floats between output-channel blocks
   int64_t w_cb;     // floats between input-channel blocks (KH * KW * B * B)
   int64_t ncb, nkh, KW;
+  int64_t last_ic;  // input channels in the last block (C - (CB - 1) * B when the block is
+                    // C's last, else B): the zero lanes past C are not multiplied
   float* out;       // output at (first output block, row, first output)
   int64_t out_ob;   // floats between output-channel blocks
   bool accumulate;  // add to out (a later chunk) instead of overwriting it
@@ -101,6 +103,7 @@ inline void block(const BlockArgs& a) {
   for (int64_t cb = 0; cb < a.ncb; ++cb) {
     const float* xc = a.x + cb * a.x_cb;
     const float* wc = a.w + cb * a.w_cb;
+    const int64_t nic = cb + 1 == a.ncb ? a.last_ic : B;
     for (int64_t kh = 0; kh < a.nkh; ++kh) {
       const float* xk = xc + kh * a.x_kh;
       const float* wk = wc + kh * wkh;
@@ -108,7 +111,7 @@ inline void block(const BlockArgs& a) {
         const float* xw = xk + kw * a.x_kw;
         const float* ww = wk + kw * wkw;
 #pragma GCC unroll 2
-        for (int64_t ic = 0; ic < B; ++ic) {
+        for (int64_t ic = 0; ic < nic; ++ic) {
           vf wv[NOC];
 #pragma GCC unroll 4
           for (int j = 0; j < NOC; ++j) wv[j] = vf::load(ww + ic * B + j * a.w_ob);
@@ -155,6 +158,18 @@ inline BlockFn kernel(int ur, int noc, int64_t sw) {
 }
 inline int max_ur(int noc) { return noc == 1 ? kMaxUR1 : noc == 2 ? kMaxUR2 : kMaxUR4; }
 
+}  // namespace conv_blocked_detail
+
+// Blocking of conv2d_blocked; 0 picks the default, other values are clamped to what the
+// ISA's kernels have, so a tuner may pass anything.
+struct ConvBlockedTuning {
+  int noc = 0;        // output-channel blocks per register block: 1, 2 or 4 (AVX-512)
+  int ur = 0;         // largest number of outputs per register block
+  int64_t chunk = 0;  // input-channel blocks per cache chunk
+};
+
+namespace conv_blocked_detail {
+
 struct Geom {
   int64_t N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
   int64_t CB, OB;
@@ -183,14 +198,19 @@ inline void choose_blocking(Geom& g) {
 
 inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,
                       int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
-                      int64_t pw, int64_t dh, int64_t dw) {
+                      int64_t pw, int64_t dh, int64_t dw, const ConvBlockedTuning& t) {
   Geom g{N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, 0, 0, 1, 0, 1, 1, 1, false, 0};
   g.CB = ceil_div(C, B);
   g.OB = ceil_div(O, B);
   choose_blocking(g);
+  if (t.noc > 0) {
+    g.noc = t.noc >= 4 && kMaxUR4 > 0 ? 4 : (t.noc >= 2 ? 2 : 1);
+    g.ur_max = max_ur(g.noc);
+  }
+  if (t.ur > 0) g.ur_max = t.ur < g.ur_max ? t.ur : g.ur_max;
   g.groups = ceil_div(g.OB, g.noc);
   const int64_t per_cb = KH * KW * B * B * g.noc;
-  g.chunk = kChunkWeightFloats / per_cb;
+  g.chunk = t.chunk > 0 ? t.chunk : kChunkWeightFloats / per_cb;
   g.chunk = g.chunk < 1 ? 1 : (g.chunk > g.CB ? g.CB : g.chunk);
   g.chunks = ceil_div(g.CB, g.chunk);
   g.chunk = ceil_div(g.CB, g.chunks);  // even chunks
@@ -268,6 +288,7 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
           a.w_ob = w_ob;
           a.w_cb = w_cb;
           a.ncb = ncb;
+          a.last_ic = cb0 + ncb == g.CB ? g.C - (g.CB - 1) * B : B;
           a.nkh = hi - lo;
           a.KW = g.KW;
           a.out_ob = o_plane;
@@ -351,15 +372,18 @@ inline void conv_blocked_prepare(const float* w, int64_t O, int64_t C, int64_t K
 // prepared weight wp (conv_blocked_prepare), stride (sh, sw), zero padding (ph, pw),
 // dilation (dh, dw), groups 1. With an epilogue, each finished row segment is passed to it
 // in place: epi(n * OB + ob, oh, ow0, len, &out[n, ob, oh, ow0, 0]) (len outputs of B
-// floats).
+// floats). `tuning` overrides the blocking (for tuners): every output is summed in the same
+// order whatever the blocking (partial sums of a chunk are stored as the float32 they are),
+// so the result is the same bit for bit.
 template <class Epi = NoEpilogue>
 inline void conv2d_blocked(const LaunchContext* ctx, const float* x, const float* wp, float* out,
                            int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,
                            int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
-                           int64_t pw, int64_t dh, int64_t dw, const Epi& epi = Epi{}) {
+                           int64_t pw, int64_t dh, int64_t dw, const Epi& epi = Epi{},
+                           const ConvBlockedTuning& tuning = {}) {
   if (N <= 0 || O <= 0 || OH <= 0 || OW <= 0) return;
-  const conv_blocked_detail::Geom g =
-      conv_blocked_detail::make_geom(N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
+  const conv_blocked_detail::Geom g = conv_blocked_detail::make_geom(
+      N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, tuning);
   conv_blocked_detail::run(ctx, x, wp, out, g, epi);
 }
 

@@ -132,6 +132,18 @@ void check(const Case& k) {
       EXPECT_EQ(std::memcmp(first.data(), out.data(), out.size() * sizeof(float)), 0)
           << "differs from 1 thread";
   }
+  // Any blocking gives the same bits (tuners may pick any).
+  if (k.epilogue) return;
+  const ConvBlockedTuning tunings[] = {{1, 1, 1}, {2, 3, 2}, {4, 5, 1}, {4, 0, 0}, {1, 100, 3}};
+  for (const ConvBlockedTuning& t : tunings) {
+    SCOPED_TRACE("noc=" + std::to_string(t.noc) + " ur=" + std::to_string(t.ur) +
+                 " chunk=" + std::to_string(t.chunk));
+    const LaunchContext ctx = make_ctx(2);
+    std::vector<float> out(first.size(), std::nanf(""));
+    lib::conv2d_blocked(&ctx, xb.data(), wp.data(), out.data(), k.n, k.c, k.h, k.w, k.o, oh, ow,
+                        k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, NoEpilogue{}, t);
+    EXPECT_EQ(std::memcmp(first.data(), out.data(), out.size() * sizeof(float)), 0);
+  }
 }
 
 TEST(RtConvBlocked, ChannelCounts) {
