@@ -14,13 +14,14 @@
 #include "ember_rt/kernel.h"
 #include "ember_rt/vec.h"
 
-
 inline double thread_cpu_seconds() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
-inline double wall_seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+inline double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // ---- a small spinning pool (the runtime's own pool is elsewhere; this mimics it) -----------
 

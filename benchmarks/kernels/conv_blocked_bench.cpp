@@ -128,8 +128,8 @@ void bench(const char* net, const std::vector<Layer>& all, const std::vector<std
     if (only.empty() || std::find(only.begin(), only.end(), L.name) != only.end())
       layers.push_back(L);
   std::printf("\n%s\n", net);
-  std::printf("%-24s %3s | %9s %8s %7s | %9s %8s %7s %7s | %9s\n", "layer", "x", "1T ms",
-              "GFLOP/s", "% peak", "2T ms", "GFLOP/s", "% peak", "speedup", "wall GF/s");
+  std::printf("%-24s %3s | %9s %8s %7s | %9s %8s %7s %7s | %9s\n", "layer", "x", "1T ms", "GFLOP/s",
+              "% peak", "2T ms", "GFLOP/s", "% peak", "speedup", "wall GF/s");
   double flop = 0, t1 = 0, t2 = 0;
   for (const Layer& L : layers) {
     const Timing a = time_layer(L, ctx1), b = time_layer(L, ctx2);
@@ -141,9 +141,9 @@ void bench(const char* net, const std::vector<Layer>& all, const std::vector<std
     t1 += L.count * a.busy;
     t2 += L.count * b.busy;
   }
-  std::printf("%-24s %3s | %9.3f %8.1f %6.0f%% | %9.3f %8.1f %6.0f%% %6.2fx |\n", "all convolutions",
-              "", 1e3 * t1, flop / t1, 100 * flop / t1 / peak1, 1e3 * t2, flop / t2,
-              100 * flop / t2 / peak2, t1 / t2);
+  std::printf("%-24s %3s | %9.3f %8.1f %6.0f%% | %9.3f %8.1f %6.0f%% %6.2fx |\n",
+              "all convolutions", "", 1e3 * t1, flop / t1, 100 * flop / t1 / peak1, 1e3 * t2,
+              flop / t2, 100 * flop / t2 / peak2, t1 / t2);
 }
 
 }  // namespace

@@ -72,15 +72,15 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // One block: UR outputs x NOC output-channel blocks, summed over ncb input-channel blocks,
 // taps kh in [0, nkh) (the caller has dropped the rows outside x) and all KW taps.
 struct BlockArgs {
-  const float* x;   // input at (first channel block, first tap row, the block's first
-                    // output's first column), lane 0
-  int64_t x_cb;     // floats between input-channel blocks
-  int64_t x_kh;     // floats between tap rows
-  int64_t x_kw;     // floats between tap columns (dw * B)
-  int64_t x_u;      // floats between consecutive outputs (sw * B; read only when S == 0)
-  const float* w;   // weights at (first output block, first channel block, first tap row)
-  int64_t w_ob;     // floats between output-channel blocks
-  int64_t w_cb;     // floats between input-channel blocks (KH * KW * B * B)
+  const float* x;  // input at (first channel block, first tap row, the block's first
+                   // output's first column), lane 0
+  int64_t x_cb;    // floats between input-channel blocks
+  int64_t x_kh;    // floats between tap rows
+  int64_t x_kw;    // floats between tap columns (dw * B)
+  int64_t x_u;     // floats between consecutive outputs (sw * B; read only when S == 0)
+  const float* w;  // weights at (first output block, first channel block, first tap row)
+  int64_t w_ob;    // floats between output-channel blocks
+  int64_t w_cb;    // floats between input-channel blocks (KH * KW * B * B)
   int64_t ncb, nkh, KW;
   int64_t last_ic;  // input channels in the last block (C - (CB - 1) * B when the block is
                     // C's last, else B): the zero lanes past C are not multiplied
@@ -151,9 +151,12 @@ inline const BlockFn* kernel_table() {
 inline BlockFn kernel(int ur, int noc, int64_t sw) {
   const int s = sw == 1 ? 1 : sw == 2 ? 2 : 0;
   const BlockFn* t = nullptr;
-  if (noc == 1) t = s == 1 ? kernel_table<1, 1>() : s == 2 ? kernel_table<1, 2>() : kernel_table<1, 0>();
-  if (noc == 2) t = s == 1 ? kernel_table<2, 1>() : s == 2 ? kernel_table<2, 2>() : kernel_table<2, 0>();
-  if (noc == 4) t = s == 1 ? kernel_table<4, 1>() : s == 2 ? kernel_table<4, 2>() : kernel_table<4, 0>();
+  if (noc == 1)
+    t = s == 1 ? kernel_table<1, 1>() : s == 2 ? kernel_table<1, 2>() : kernel_table<1, 0>();
+  if (noc == 2)
+    t = s == 1 ? kernel_table<2, 1>() : s == 2 ? kernel_table<2, 2>() : kernel_table<2, 0>();
+  if (noc == 4)
+    t = s == 1 ? kernel_table<4, 1>() : s == 2 ? kernel_table<4, 2>() : kernel_table<4, 0>();
   return t[ur - 1];
 }
 inline int max_ur(int noc) { return noc == 1 ? kMaxUR1 : noc == 2 ? kMaxUR2 : kMaxUR4; }
@@ -180,10 +183,11 @@ struct Geom {
   int64_t chunks;   // ceil(CB / chunk)
   bool padded;      // column padding: the input rows go through the scratch band
   int64_t Wp;       // columns of a band row: (OW - 1) * sw + (KW - 1) * dw + 1
+  bool rows_outer;  // items ordered (n, oh, group), not (n, group, oh)
 };
 
-// The blocking that keeps most accumulators busy (ties: fewer loads per multiply-add, then
-// fewer output-channel blocks per group), from the row length and the channel blocks.
+// The blocking that keeps most accumulators busy (ties: 2 output-channel blocks, then 4),
+// from the row length and the channel blocks.
 inline void choose_blocking(Geom& g) {
   double best = -1;
   for (int noc : {2, 4, 1}) {
@@ -191,15 +195,16 @@ inline void choose_blocking(Geom& g) {
     if (urm == 0 || (noc > 1 && g.OB < noc)) continue;
     const double ur = static_cast<double>(g.OW) / static_cast<double>(ceil_div(g.OW, urm));
     const double nc = static_cast<double>(g.OB) / static_cast<double>(ceil_div(g.OB, noc));
-    const double score = ur * nc - 1e-3 * (ur + nc);
+    const double score = ur * nc;
     if (score > best + 1e-9) best = score, g.noc = noc, g.ur_max = urm;
   }
 }
 
-inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,
-                      int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
-                      int64_t pw, int64_t dh, int64_t dw, const ConvBlockedTuning& t) {
-  Geom g{N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, 0, 0, 1, 0, 1, 1, 1, false, 0};
+inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH, int64_t OW,
+                      int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                      int64_t dh, int64_t dw, const ConvBlockedTuning& t) {
+  Geom g{N,  C,  H, W, O, OH, OW, KH, KW, sh,    sw, ph,   pw,
+         dh, dw, 0, 0, 1, 0,  1,  1,  1,  false, 0,  false};
   g.CB = ceil_div(C, B);
   g.OB = ceil_div(O, B);
   choose_blocking(g);
@@ -216,6 +221,11 @@ inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int
   g.chunk = ceil_div(g.CB, g.chunks);  // even chunks
   g.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
   g.padded = pw > 0 || g.Wp > W;
+  // The loop order: a group's weights stay in cache over its rows (groups outer), unless all
+  // the weights fit in one chunk and the input image is the larger, which then stays in
+  // cache over the groups (rows outer; each row's band is then copied once for all groups).
+  const int64_t weights = g.OB * g.CB * KH * KW * B * B;
+  g.rows_outer = g.chunks == 1 && weights <= kChunkWeightFloats && g.CB * H * W * B > weights;
   return g;
 }
 
@@ -253,8 +263,8 @@ inline void fill_band(const Geom& g, const float* x, int64_t n, int64_t oh, int6
 }
 
 template <class Epi>
-inline void run(const LaunchContext* ctx, const float* x, const float* w, float* out,
-                const Geom& g, const Epi& epi) {
+inline void run(const LaunchContext* ctx, const float* x, const float* w, float* out, const Geom& g,
+                const Epi& epi) {
   const int64_t items = g.N * g.groups * g.OH;
   if (items <= 0) return;
   const double work = 2.0 * static_cast<double>(g.N * g.OB * g.OH * g.OW) *
@@ -267,12 +277,19 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
     float* band = g.padded ? gemm_detail::scratch(ctx, gemm_detail::kSlotA,
                                                   static_cast<size_t>(band_floats(g)))
                            : nullptr;
+    int64_t filled = -1;  // the (n, oh) whose band holds all channel blocks (one chunk)
     for (int64_t item = begin; item < end;) {
-      // A run: consecutive rows of one (n, group).
-      const int64_t ng = item / g.OH, oh0 = item % g.OH;
-      const int64_t run_end = (ng + 1) * g.OH < end ? (ng + 1) * g.OH : end;
+      // A run: consecutive rows of one (n, group); a single row when rows are outer.
+      int64_t n, grp, oh0, run_end;
+      if (g.rows_outer) {
+        const int64_t nr = item / g.groups;
+        n = nr / g.OH, oh0 = nr % g.OH, grp = item % g.groups, run_end = item + 1;
+      } else {
+        const int64_t ng = item / g.OH;
+        n = ng / g.groups, grp = ng % g.groups, oh0 = item % g.OH;
+        run_end = (ng + 1) * g.OH < end ? (ng + 1) * g.OH : end;
+      }
       const int64_t rows = run_end - item;
-      const int64_t n = ng / g.groups, grp = ng % g.groups;
       const int64_t ob0 = grp * g.noc;
       const int64_t nob = g.OB - ob0 < g.noc ? g.OB - ob0 : g.noc;
       for (int64_t ck = 0; ck < g.chunks; ++ck) {
@@ -295,12 +312,15 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
           a.accumulate = ck > 0;
           const float* xrow;  // (cb0, tap row lo, column of output 0 minus the padding)
           if (g.padded) {
-            fill_band(g, x, n, oh, cb0, ncb, lo, hi, band);
+            if (g.chunks > 1 || filled != n * g.OH + oh)
+              fill_band(g, x, n, oh, cb0, ncb, lo, hi, band);
+            filled = n * g.OH + oh;
             xrow = band + lo * g.Wp * B;
             a.x_cb = g.KH * g.Wp * B;
             a.x_kh = g.Wp * B;
           } else {
-            xrow = x + n * g.CB * x_plane + cb0 * x_plane + (oh * g.sh - g.ph + lo * g.dh) * g.W * B;
+            xrow =
+                x + n * g.CB * x_plane + cb0 * x_plane + (oh * g.sh - g.ph + lo * g.dh) * g.W * B;
             a.x_cb = x_plane;
             a.x_kh = g.dh * g.W * B;
           }
@@ -382,8 +402,8 @@ inline void conv2d_blocked(const LaunchContext* ctx, const float* x, const float
                            int64_t pw, int64_t dh, int64_t dw, const Epi& epi = Epi{},
                            const ConvBlockedTuning& tuning = {}) {
   if (N <= 0 || O <= 0 || OH <= 0 || OW <= 0) return;
-  const conv_blocked_detail::Geom g = conv_blocked_detail::make_geom(
-      N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, tuning);
+  const conv_blocked_detail::Geom g =
+      conv_blocked_detail::make_geom(N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, tuning);
   conv_blocked_detail::run(ctx, x, wp, out, g, epi);
 }
 

@@ -67,8 +67,9 @@ void check(const Case& k) {
               for (int64_t j = 0; j < k.kw; ++j) {
                 const int64_t iy = y * k.sh - k.ph + i * k.dh, ix = xx * k.sw - k.pw + j * k.dw;
                 if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
-                const double t = static_cast<double>(wt[sz(((oc * k.c + ic) * k.kh + i) * k.kw + j)]) *
-                                 static_cast<double>(x[sz(((b * k.c + ic) * k.h + iy) * k.w + ix)]);
+                const double t =
+                    static_cast<double>(wt[sz(((oc * k.c + ic) * k.kh + i) * k.kw + j)]) *
+                    static_cast<double>(x[sz(((b * k.c + ic) * k.h + iy) * k.w + ix)]);
                 s += t;
                 m += std::fabs(t);
               }
