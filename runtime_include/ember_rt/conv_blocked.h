@@ -17,7 +17,9 @@
 //     and multiply-adds it into that output's NOC accumulators. The stride is a template
 //     parameter (1, 2, or any at run time), so the UR input addresses are constant offsets.
 //     The blocking (UR, NOC) is chosen per layer by the accumulators it keeps busy
-//     (choose_blocking); a row of OW outputs is cut into equal blocks (56 = 4 x 14).
+//     (choose_blocking: 14 x 2 for rows of 14, 28, 56 or 112 outputs, 7 x 4 for 7x7 maps); a
+//     row of OW outputs is cut into equal blocks (56 = 4 x 14). Only the input channels of
+//     a partial last block are multiplied (the 3-channel stem does 3 of 16 lanes' work).
 //   - Padding. Rows: an output row takes only the taps kh whose input row lies inside x (a
 //     range computed per row). Columns: with no column padding x is read in place; with
 //     padding, the input rows one output row reads are copied into per-thread scratch with
@@ -28,9 +30,14 @@
 //     chunk every output row of the thread's run of rows is computed before the next chunk,
 //     the later chunks adding to the stored partial sums. The copied band of a chunk stays in
 //     level 1.
-//   - Threads split the items (n, group of NOC output-channel blocks, output row) into
-//     contiguous ranges; each output's sum is formed in the same order whatever the split,
-//     so the result does not depend on the thread count.
+//   - Loop order. Items are (n, group of NOC output-channel blocks, output row): groups
+//     outer, so that a group's weights stay in cache over its rows, except when all the
+//     weights fit in one chunk and the input image is larger than them (the early layers):
+//     then rows outer, (n, row, group), so that an input row and its band serve every group.
+//   - Threads split the items into contiguous ranges; each output's sum is formed in the same
+//     order whatever the split and the blocking (the partial sums between chunks are stored
+//     as the float32 they are), so the result does not depend on the thread count or on
+//     ConvBlockedTuning.
 //   - Epilogue: once an output block is final (last chunk), the epilogue is called once per
 //     output-channel block on its row segment, in place: epi(n * OB + ob, oh, ow0, len, p),
 //     p = &out[n, ob, oh, ow0, 0], len outputs of B floats each (the GEMM's epilogue
@@ -53,9 +60,9 @@ namespace conv_blocked_detail {
 
 constexpr int64_t B = vf::width;
 
-// The largest row block per accumulator count: NOC output-channel vectors x UR outputs in
-// registers, with room for NOC weight vectors and a broadcast (AVX-512's FMA broadcasts its
-// memory operand, so it needs no register).
+// The largest row block per number of output-channel vectors NOC: UR x NOC accumulators in
+// registers, with room for NOC weight vectors and a broadcast. (7 x 4 on AVX-512 needs 33:
+// the compiler keeps one accumulator in memory, which measured no slower than 6 x 4.)
 #if defined(EMBER_RT_AVX512)
 constexpr int kMaxUR1 = 14, kMaxUR2 = 14, kMaxUR4 = 7;
 #elif defined(EMBER_RT_AVX2)
