@@ -11,7 +11,7 @@
 // GFLOP/s at 2 threads is printed next to them. The totals weight each layer by how often the
 // network has it. Optional argument: `resnet50` or `resnet18` (default: both), then layer
 // names to time only those (`conv_blocked_bench resnet50 "l4 3x3 512"`). Environment:
-// EMBER_BENCH_NOC / _UR / _CHUNK override the blocking (ConvBlockedTuning).
+// EMBER_BENCH_NOC / _UR / _CHUNK / _ORDER override the blocking (ConvBlockedTuning).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +101,7 @@ Timing time_layer(const Layer& L, const ember_rt::LaunchContext* ctx) {
   tune.noc = static_cast<int>(env_int("EMBER_BENCH_NOC"));
   tune.ur = static_cast<int>(env_int("EMBER_BENCH_UR"));
   tune.chunk = env_int("EMBER_BENCH_CHUNK");
+  tune.order = static_cast<int>(env_int("EMBER_BENCH_ORDER"));
   auto run = [&] {
     ember_rt::lib::conv2d_blocked(ctx, x.data(), wp.data(), out.data(), 1, L.c, L.h, L.h, L.o, oh,
                                   oh, L.k, L.k, L.s, L.s, L.p, L.p, 1, 1, ember_rt::NoEpilogue{},

@@ -21,19 +21,22 @@
 //     row of OW outputs is cut into equal blocks (56 = 4 x 14). Only the input channels of
 //     a partial last block are multiplied (the 3-channel stem does 3 of 16 lanes' work).
 //   - Padding. Rows: an output row takes only the taps kh whose input row lies inside x (a
-//     range computed per row). Columns: with no column padding x is read in place; with
-//     padding, the input rows one output row reads are copied into per-thread scratch with
-//     zero columns on both sides (a band of KH rows x the channel blocks of one chunk), so no
-//     load in the inner loop is checked. The copy is about 1% of the multiply-adds' time.
+//     range computed per row; the kernel gets one pointer per tap row). Columns: with no
+//     column padding x is read in place; with padding, input rows are copied into per-thread
+//     scratch with zero columns on both sides, so no load in the inner loop is checked. The
+//     scratch is a ring of (KH - 1) * dh + 1 padded rows (of the chunk's channel blocks), so
+//     the next output row copies only sh new rows. Measured against an input padded
+//     beforehand: 1-7% more time at stride 1, about 15% at stride 2 (twice the rows and the
+//     columns per output), when each group copies the rows again (groups outer, below).
 //   - Cache blocking. The input-channel blocks are split into chunks whose weights (for the
 //     NOC output-channel blocks of a group) fit in about half of a level-2 cache; for each
 //     chunk every output row of the thread's run of rows is computed before the next chunk,
-//     the later chunks adding to the stored partial sums. The copied band of a chunk stays in
-//     level 1.
+//     the later chunks adding to the stored partial sums.
 //   - Loop order. Items are (n, group of NOC output-channel blocks, output row): groups
 //     outer, so that a group's weights stay in cache over its rows, except when all the
-//     weights fit in one chunk and the input image is larger than them (the early layers):
-//     then rows outer, (n, row, group), so that an input row and its band serve every group.
+//     weights fit in the level-2 cache and the input image is larger than them (the early
+//     layers): then rows outer, (n, row, group), so that an input row and its padded copy
+//     serve every group.
 //   - Threads split the items into contiguous ranges; each output's sum is formed in the same
 //     order whatever the split and the blocking (the partial sums between chunks are stored
 //     as the float32 they are), so the result does not depend on the thread count or on
@@ -49,6 +52,7 @@
 #include <cstring>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
@@ -71,23 +75,26 @@ constexpr int kMaxUR1 = 12, kMaxUR2 = 6, kMaxUR4 = 0;
 constexpr int kMaxUR1 = 4, kMaxUR2 = 4, kMaxUR4 = 0;
 #endif
 
-// Floats of prepared weights of one chunk and group kept in cache (half of a 1 MiB L2).
+// Floats of prepared weights of one chunk and group kept in cache (half of a 1 MiB L2), and
+// the most weights for which rows go outer (all groups' weights then cycle through the L2
+// once per row; measured on 3x3 stride-2 layers: 128 channels, 576 KiB, gain, 256 lose).
 constexpr int64_t kChunkWeightFloats = 128 * 1024;
+constexpr int64_t kRowsOuterWeightFloats = 160 * 1024;
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // One block: UR outputs x NOC output-channel blocks, summed over ncb input-channel blocks,
 // taps kh in [0, nkh) (the caller has dropped the rows outside x) and all KW taps.
 struct BlockArgs {
-  const float* x;  // input at (first channel block, first tap row, the block's first
-                   // output's first column), lane 0
-  int64_t x_cb;    // floats between input-channel blocks
-  int64_t x_kh;    // floats between tap rows
-  int64_t x_kw;    // floats between tap columns (dw * B)
-  int64_t x_u;     // floats between consecutive outputs (sw * B; read only when S == 0)
-  const float* w;  // weights at (first output block, first channel block, first tap row)
-  int64_t w_ob;    // floats between output-channel blocks
-  int64_t w_cb;    // floats between input-channel blocks (KH * KW * B * B)
+  const float* const* rows;  // per tap row kh: the input row at the first channel block, at
+                             // the column of output 0's first tap, lane 0
+  int64_t col;               // floats from there to the block's first output's first tap
+  int64_t x_cb;              // floats between input-channel blocks
+  int64_t x_kw;              // floats between tap columns (dw * B)
+  int64_t x_u;               // floats between consecutive outputs (sw * B; read only when S == 0)
+  const float* w;            // weights at (first output block, first channel block, first tap row)
+  int64_t w_ob;              // floats between output-channel blocks
+  int64_t w_cb;              // floats between input-channel blocks (KH * KW * B * B)
   int64_t ncb, nkh, KW;
   int64_t last_ic;  // input channels in the last block (C - (CB - 1) * B when the block is
                     // C's last, else B): the zero lanes past C are not multiplied
@@ -108,11 +115,11 @@ inline void block(const BlockArgs& a) {
   }
   const int64_t wkw = B * B, wkh = a.KW * B * B;
   for (int64_t cb = 0; cb < a.ncb; ++cb) {
-    const float* xc = a.x + cb * a.x_cb;
+    const int64_t xc = a.col + cb * a.x_cb;
     const float* wc = a.w + cb * a.w_cb;
     const int64_t nic = cb + 1 == a.ncb ? a.last_ic : B;
     for (int64_t kh = 0; kh < a.nkh; ++kh) {
-      const float* xk = xc + kh * a.x_kh;
+      const float* xk = a.rows[kh] + xc;
       const float* wk = wc + kh * wkh;
       for (int64_t kw = 0; kw < a.KW; ++kw) {
         const float* xw = xk + kw * a.x_kw;
@@ -176,6 +183,7 @@ struct ConvBlockedTuning {
   int noc = 0;        // output-channel blocks per register block: 1, 2 or 4 (AVX-512)
   int ur = 0;         // largest number of outputs per register block
   int64_t chunk = 0;  // input-channel blocks per cache chunk
+  int order = 0;      // 1: groups outer; 2: rows outer (with one chunk)
 };
 
 namespace conv_blocked_detail {
@@ -229,15 +237,22 @@ inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int
   g.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
   g.padded = pw > 0 || g.Wp > W;
   // The loop order: a group's weights stay in cache over its rows (groups outer), unless all
-  // the weights fit in one chunk and the input image is the larger, which then stays in
-  // cache over the groups (rows outer; each row's band is then copied once for all groups).
+  // the weights fit in the level-2 cache and the input image is larger: then the input rows
+  // stay in cache over the groups (rows outer, one chunk; each row's band is copied once for
+  // all groups).
   const int64_t weights = g.OB * g.CB * KH * KW * B * B;
-  g.rows_outer = g.chunks == 1 && weights <= kChunkWeightFloats && g.CB * H * W * B > weights;
+  g.rows_outer = t.order == 2 ||
+                 (t.order != 1 && weights <= kRowsOuterWeightFloats && g.CB * H * W * B > weights);
+  if (g.rows_outer) g.chunk = g.CB, g.chunks = 1;
   return g;
 }
 
-// Floats of the scratch band: one chunk's channel blocks x KH rows x Wp columns.
-inline int64_t band_floats(const Geom& g) { return g.chunk * g.KH * g.Wp * B; }
+// The band: a ring of R = (KH - 1) * dh + 1 zero-padded input rows (slot ih % R), each
+// slot the chunk's channel blocks x Wp columns x B. An output row reads R consecutive input
+// rows, so they never share a slot, and the next row (of a run, or the same row for the next
+// group) finds all but sh of them in place.
+inline int64_t band_slots(const Geom& g) { return (g.KH - 1) * g.dh + 1; }
+inline int64_t slot_floats(const Geom& g) { return g.chunk * g.Wp * B; }
 
 // The taps kh whose input row oh * sh - ph + kh * dh lies in [0, H): [lo, hi).
 inline void tap_rows(const Geom& g, int64_t oh, int64_t& lo, int64_t& hi) {
@@ -248,24 +263,20 @@ inline void tap_rows(const Geom& g, int64_t oh, int64_t& lo, int64_t& hi) {
   if (lo > hi) lo = hi;
 }
 
-// Copies tap rows [lo, hi) of channel blocks [cb0, cb0 + ncb) that output row oh reads from
-// image n into the band: band[cbi][kh][q][lane] = x[n, cb0 + cbi, ih(kh), q - pw, lane], zero
-// outside x.
-inline void fill_band(const Geom& g, const float* x, int64_t n, int64_t oh, int64_t cb0,
-                      int64_t ncb, int64_t lo, int64_t hi, float* band) {
+// Copies input row ih of channel blocks [cb0, cb0 + ncb) of image n into a band slot:
+// slot[cbi][q][lane] = x[n, cb0 + cbi, ih, q - pw, lane], zero outside x.
+inline void fill_slot(const Geom& g, const float* x, int64_t n, int64_t ih, int64_t cb0,
+                      int64_t ncb, float* slot) {
   const int64_t qlo = g.pw < g.Wp ? g.pw : g.Wp;
   int64_t qhi = g.W + g.pw;
   qhi = qhi < g.Wp ? qhi : g.Wp;
   qhi = qhi > qlo ? qhi : qlo;
   for (int64_t cbi = 0; cbi < ncb; ++cbi) {
-    for (int64_t kh = lo; kh < hi; ++kh) {
-      float* dst = band + (cbi * g.KH + kh) * g.Wp * B;
-      const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
-      const float* src = x + (((n * g.CB + cb0 + cbi) * g.H + ih) * g.W + (qlo - g.pw)) * B;
-      std::memset(dst, 0, static_cast<size_t>(qlo * B) * sizeof(float));
-      std::memcpy(dst + qlo * B, src, static_cast<size_t>((qhi - qlo) * B) * sizeof(float));
-      std::memset(dst + qhi * B, 0, static_cast<size_t>((g.Wp - qhi) * B) * sizeof(float));
-    }
+    float* dst = slot + cbi * g.Wp * B;
+    const float* src = x + (((n * g.CB + cb0 + cbi) * g.H + ih) * g.W + (qlo - g.pw)) * B;
+    std::memset(dst, 0, static_cast<size_t>(qlo * B) * sizeof(float));
+    std::memcpy(dst + qlo * B, src, static_cast<size_t>((qhi - qlo) * B) * sizeof(float));
+    std::memset(dst + qhi * B, 0, static_cast<size_t>((g.Wp - qhi) * B) * sizeof(float));
   }
 }
 
@@ -281,10 +292,12 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
   // Row blocks: OW outputs in nblk blocks of equal size (the first OW % nblk one longer).
   const int64_t nblk = ceil_div(g.OW, g.ur_max);
   parallel_for(ctx, items, work, [&](int64_t begin, int64_t end) {
+    const int64_t nslots = band_slots(g);
     float* band = g.padded ? gemm_detail::scratch(ctx, gemm_detail::kSlotA,
-                                                  static_cast<size_t>(band_floats(g)))
+                                                  static_cast<size_t>(nslots * slot_floats(g)))
                            : nullptr;
-    int64_t filled = -1;  // the (n, oh) whose band holds all channel blocks (one chunk)
+    std::vector<int64_t> held(static_cast<size_t>(nslots), -1);  // (n, chunk, ih) per slot
+    std::vector<const float*> row_ptr(static_cast<size_t>(g.KH));
     for (int64_t item = begin; item < end;) {
       // A run: consecutive rows of one (n, group); a single row when rows are outer.
       int64_t n, grp, oh0, run_end;
@@ -317,20 +330,22 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
           a.KW = g.KW;
           a.out_ob = o_plane;
           a.accumulate = ck > 0;
-          const float* xrow;  // (cb0, tap row lo, column of output 0 minus the padding)
-          if (g.padded) {
-            if (g.chunks > 1 || filled != n * g.OH + oh)
-              fill_band(g, x, n, oh, cb0, ncb, lo, hi, band);
-            filled = n * g.OH + oh;
-            xrow = band + lo * g.Wp * B;
-            a.x_cb = g.KH * g.Wp * B;
-            a.x_kh = g.Wp * B;
-          } else {
-            xrow =
-                x + n * g.CB * x_plane + cb0 * x_plane + (oh * g.sh - g.ph + lo * g.dh) * g.W * B;
-            a.x_cb = x_plane;
-            a.x_kh = g.dh * g.W * B;
+          a.rows = row_ptr.data();
+          for (int64_t kh = lo; kh < hi; ++kh) {
+            const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+            if (g.padded) {
+              const int64_t key = (n * g.chunks + ck) * g.H + ih, slot = ih % nslots;
+              float* p = band + slot * slot_floats(g);
+              if (held[static_cast<size_t>(slot)] != key) {
+                fill_slot(g, x, n, ih, cb0, ncb, p);
+                held[static_cast<size_t>(slot)] = key;
+              }
+              row_ptr[static_cast<size_t>(kh - lo)] = p;
+            } else {
+              row_ptr[static_cast<size_t>(kh - lo)] = x + ((n * g.CB + cb0) * g.H + ih) * g.W * B;
+            }
           }
+          a.x_cb = g.padded ? g.Wp * B : x_plane;
           // The output-channel blocks of the group: sub-groups of 4, 2, 1 as the kernels go.
           for (int64_t j0 = 0; j0 < nob;) {
             int noc = g.noc;
@@ -341,7 +356,7 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
             int64_t ow0 = 0;
             for (int64_t blk = 0; blk < nblk; ++blk) {
               const int64_t ur = g.OW / nblk + (blk < g.OW % nblk ? 1 : 0);
-              a.x = xrow + ow0 * g.sw * B;
+              a.col = ow0 * g.sw * B;
               a.out = orow + ow0 * B;
               if (a.nkh > 0) {
                 kernel(static_cast<int>(ur), noc, g.sw)(a);

@@ -1,8 +1,9 @@
 // Tests for runtime_include/ember_rt/conv_blocked.h against a float64 direct convolution on
 // the plain layout: channel counts around the block (3, 17, 64, 130), kernels 1 / 3 / 5 / 7,
 // strides 1 to 3, padding 0 to 3, dilation, odd and tiny maps, batch 2, input-channel chunks,
-// a fused bias + residual + relu epilogue, and 1, 2 and 3 threads agreeing bit for bit.
-// Built for AVX-512 and again for AVX2 where the machine has AVX-512 (CMakeLists.txt).
+// a fused bias + residual + relu epilogue, and 1, 2 and 3 threads and several blockings and loop
+// orders agreeing bit for bit. Built for AVX-512 and again for AVX2 where the machine has AVX-512
+// (CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -135,10 +136,11 @@ void check(const Case& k) {
   }
   // Any blocking gives the same bits (tuners may pick any).
   if (k.epilogue) return;
-  const ConvBlockedTuning tunings[] = {{1, 1, 1}, {2, 3, 2}, {4, 5, 1}, {4, 0, 0}, {1, 100, 3}};
+  const ConvBlockedTuning tunings[] = {{1, 1, 1, 1}, {2, 3, 2, 0},   {4, 5, 1, 1},
+                                       {4, 0, 0, 2}, {1, 100, 3, 2}, {0, 0, 0, 1}};
   for (const ConvBlockedTuning& t : tunings) {
     SCOPED_TRACE("noc=" + std::to_string(t.noc) + " ur=" + std::to_string(t.ur) +
-                 " chunk=" + std::to_string(t.chunk));
+                 " chunk=" + std::to_string(t.chunk) + " order=" + std::to_string(t.order));
     const LaunchContext ctx = make_ctx(2);
     std::vector<float> out(first.size(), std::nanf(""));
     lib::conv2d_blocked(&ctx, xb.data(), wp.data(), out.data(), k.n, k.c, k.h, k.w, k.o, oh, ow,
