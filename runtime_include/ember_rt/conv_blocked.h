@@ -296,8 +296,16 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
     float* band = g.padded ? gemm_detail::scratch(ctx, gemm_detail::kSlotA,
                                                   static_cast<size_t>(nslots * slot_floats(g)))
                            : nullptr;
-    std::vector<int64_t> held(static_cast<size_t>(nslots), -1);  // (n, chunk, ih) per slot
-    std::vector<const float*> row_ptr(static_cast<size_t>(g.KH));
+    // (n, chunk, ih) each slot holds, and the tap rows' pointers: on the stack for kernels
+    // up to 16 rows (no allocation per call), else on the heap.
+    constexpr int64_t kSmall = 16;
+    int64_t held_small[kSmall];
+    const float* rows_small[kSmall];
+    std::vector<int64_t> held_big(static_cast<size_t>(nslots > kSmall ? nslots : 0));
+    std::vector<const float*> rows_big(static_cast<size_t>(g.KH > kSmall ? g.KH : 0));
+    int64_t* held = nslots > kSmall ? held_big.data() : held_small;
+    const float** row_ptr = g.KH > kSmall ? rows_big.data() : rows_small;
+    for (int64_t i = 0; i < nslots; ++i) held[i] = -1;
     for (int64_t item = begin; item < end;) {
       // A run: consecutive rows of one (n, group); a single row when rows are outer.
       int64_t n, grp, oh0, run_end;
@@ -330,19 +338,19 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
           a.KW = g.KW;
           a.out_ob = o_plane;
           a.accumulate = ck > 0;
-          a.rows = row_ptr.data();
+          a.rows = row_ptr;
           for (int64_t kh = lo; kh < hi; ++kh) {
             const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
             if (g.padded) {
               const int64_t key = (n * g.chunks + ck) * g.H + ih, slot = ih % nslots;
               float* p = band + slot * slot_floats(g);
-              if (held[static_cast<size_t>(slot)] != key) {
+              if (held[slot] != key) {
                 fill_slot(g, x, n, ih, cb0, ncb, p);
-                held[static_cast<size_t>(slot)] = key;
+                held[slot] = key;
               }
-              row_ptr[static_cast<size_t>(kh - lo)] = p;
+              row_ptr[kh - lo] = p;
             } else {
-              row_ptr[static_cast<size_t>(kh - lo)] = x + ((n * g.CB + cb0) * g.H + ih) * g.W * B;
+              row_ptr[kh - lo] = x + ((n * g.CB + cb0) * g.H + ih) * g.W * B;
             }
           }
           a.x_cb = g.padded ? g.Wp * B : x_plane;

@@ -183,6 +183,10 @@ TEST(RtConvBlocked, MixedAndOddGeometry) {
   Case wide;  // a row of several blocks, rows of several lengths
   wide.c = 8, wide.o = 40, wide.h = 5, wide.w = 61, wide.kh = 1, wide.kw = 3, wide.ph = 0;
   check(wide);
+  Case tall;  // more tap rows than the routine keeps on its stack (17), dilated
+  tall.c = 5, tall.o = 6, tall.h = 40, tall.w = 6, tall.kh = 17, tall.kw = 1, tall.dh = 2;
+  tall.ph = 9, tall.pw = 1;
+  check(tall);
   Case stride3;
   stride3.c = 5, stride3.o = 7, stride3.h = 11, stride3.w = 11, stride3.sh = stride3.sw = 3;
   check(stride3);
