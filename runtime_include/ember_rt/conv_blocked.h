@@ -248,9 +248,9 @@ inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int
 }
 
 // The band: a ring of R = (KH - 1) * dh + 1 zero-padded input rows (slot ih % R), each
-// slot the chunk's channel blocks x Wp columns x B. An output row reads R consecutive input
-// rows, so they never share a slot, and the next row (of a run, or the same row for the next
-// group) finds all but sh of them in place.
+// slot the chunk's channel blocks x Wp columns x B. The rows an output row reads lie within R
+// consecutive input rows, so they never share a slot, and the next row (of a run, or the same
+// row for the next group) finds all but sh of them in place.
 inline int64_t band_slots(const Geom& g) { return (g.KH - 1) * g.dh + 1; }
 inline int64_t slot_floats(const Geom& g) { return g.chunk * g.Wp * B; }
 
