@@ -95,3 +95,29 @@ def test_operators_that_read_plain_tensors_refuse_other_layouts() -> None:
         E.to_layout(x, "nchw")
     with pytest.raises(ember.EmberError, match="rank 2"):
         E.to_layout(ember.symbol([4, 4]), "nhwc")
+
+
+def test_anchors_read_a_blocked_value_through_their_prologue_and_epilogue() -> None:
+    # y is blocked between kernels; each conversion back to plain has one consumer and is
+    # inlined: into a GEMM's epilogue, a reduction's prologue and softmax's epilogue.
+    rng = np.random.default_rng(0)
+    x = ember.symbol([1, 17, 3, 5], name="x")
+    w = rng.standard_normal([5, 5]).astype(np.float32)
+    y = E.exp(E.to_layout(x, "nChw8c"))
+    mm = E.add(E.matmul(x, ember.asarray(w)), E.to_layout(y, "plain"))
+    red = E.sum(E.to_layout(y, "plain"), [1, 3])
+    sm = E.add(E.softmax(x, 3), E.to_layout(y, "plain"))
+    graph = ember.graph.optimize(ember.trace_from([mm, red, sm], x))
+    text = str(graph)
+    assert "{nChw8c} = Fused(x, fused=[ToLayout, Exp])" in text
+    assert "fused=[Matmul, ToLayout, Add], anchor=Matmul" in text
+    assert "fused=[ToLayout, Sum], anchor=Sum" in text
+    v = _input([1, 17, 3, 5])
+    v64 = v.astype(np.float64)
+    e = np.exp(v64)
+    s = np.exp(v64 - v64.max(3, keepdims=True))
+    s /= s.sum(3, keepdims=True)
+    got = graph(ember.asarray(v))
+    assert_matches(got[0], v64 @ w + e, "float32")
+    assert_matches(got[1], e.sum(axis=(1, 3)), "float32")
+    assert_matches(got[2], s + e, "float32")
