@@ -3,7 +3,8 @@
 PyTorch and TorchInductor, measured in the same run.
 
     python benchmarks/train.py [--models mlp,resnet18] [--small] [--batch B] [--threads N]
-                               [--repeat R] [--memory] [--curve N] [--json out.json]
+                               [--repeat R] [--memory] [--curve N [--jitter K]]
+                               [--json out.json]
 
 For every model, in one process: build one instance per contender (identical weights), in
 training mode with dropout off (each contender would draw its own masks), compile
@@ -71,6 +72,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--curve", type=int, default=0, metavar="N",
                    help="instead of timing: N SGD steps of eager and ember from the same "
                         "weights, and the largest relative difference of their losses")
+    p.add_argument("--jitter", type=int, default=4, metavar="K",
+                   help="with --curve: K more eager curves, each from the weights changed by "
+                        "about one float32 rounding")
     p.add_argument("--json", type=Path, default=None, help="write every number here")
     args = p.parse_args(argv)
     if args.lr is None:
@@ -261,17 +265,32 @@ def memory_of(name: str, contender: str, args: argparse.Namespace) -> dict[str, 
 # --------------------------------------------------------------------------- loss curve
 
 
+JITTER = "eager_jitter"  # a loss_curve contender: eager_jitter<seed>
+
+
+def jitter_(model: nn.Module, seed: int) -> None:
+    """Multiplies every parameter by 1 + 1e-7 * N(0, 1) (drawn from `seed`): a change of
+    the size of one float32 rounding."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(1 + 1e-7 * torch.randn(p.shape, generator=g))
+
+
 def loss_curve(spec: ModelSpec[Any], steps: int, lr: float, small: bool = False,
                batch: int = 8, dtype: torch.dtype = torch.float32,
                contenders: tuple[str, ...] = ("eager", "ember")) -> dict[str, list[float]]:
     """The loss of each of `steps` SGD steps on the same fixed batch, from the same weights,
-    for each contender: "eager", "ember" (torch.compile(backend="ember")), in `dtype`, and
-    "eager_f64" (eager in float64: the reference that shows how much rounding alone moves
-    the curve)."""
+    for each contender: "eager", "ember" (torch.compile(backend="ember")), in `dtype`,
+    "eager_f64" (eager in float64) and "eager_jitter<seed>" (eager from the weights
+    changed by jitter_): the references that show how much rounding alone moves the
+    curve."""
     curves: dict[str, list[float]] = {}
     for c in contenders:
         model = training_copy(spec, small)
         inputs = spec.example_inputs(batch_size=batch, small=small)
+        if c.startswith(JITTER):
+            jitter_(model, int(c.removeprefix(JITTER)))
         to = torch.float64 if c == "eager_f64" else dtype
         model = model.to(to)
         inputs = tuple(x.to(to) if x.is_floating_point() else x for x in inputs)
@@ -328,24 +347,27 @@ def curve_main(names: list[str], args: argparse.Namespace) -> int:
     for name in names:
         print(f"loss curve of {name} ...", file=sys.stderr, flush=True)
         try:
+            jitters = tuple(f"{JITTER}{seed}" for seed in range(1, args.jitter + 1))
             curves = loss_curve(MODELS[name], args.curve, args.lr, args.small, args.batch,
-                                contenders=("eager", "ember", "eager_f64"))
+                                contenders=("eager", "ember", "eager_f64", *jitters))
         except Exception as e:  # noqa: BLE001 - the run goes on with the other models
             results.append({"model": name, "error": H.error_text(e)})
-            rows.append([name, "", "", "", "", "", H.short_error(H.error_text(e))])
+            rows.append([name, "", "", "", "", "", "", H.short_error(H.error_text(e))])
             continue
         diff = curve_diff(curves["ember"], curves["eager"])
         f64 = curve_diff(curves["eager"], curves["eager_f64"])
+        jitter = max((curve_diff(curves[c], curves["eager"]) for c in jitters), default=None)
         results.append({"model": name, "losses": curves, "max_rel_diff": diff,
-                        "eager_vs_f64": f64})
+                        "eager_vs_f64": f64, "eager_vs_jitter": jitter})
         eager = curves["eager"]
         rows.append([name, f"{eager[0]:.4f}", f"{eager[-1]:.4f}",
-                     f"{curves['ember'][-1]:.4f}", f"{diff:.1e}", f"{f64:.1e}", ""])
+                     f"{curves['ember'][-1]:.4f}", f"{diff:.1e}", f"{f64:.1e}",
+                     "-" if jitter is None else f"{jitter:.1e}", ""])
     size = "small" if args.small else "full size"
     print(f"loss curves: {args.curve} SGD steps (lr {args.lr}) on one fixed batch, {size}, "
           f"batch {args.batch}")
     header = ["model", "eager_first", "eager_last", "ember_last", "max_rel_diff",
-              "eager_vs_f64", "notes"]
+              "eager_vs_f64", "eager_vs_jitter", "notes"]
     print(H.format_table(header, rows, left={0, len(header) - 1}))
     if args.json:
         args.json.write_text(json.dumps({"curves": results}, indent=1))

@@ -69,6 +69,9 @@ TaskCost task_cost(const ir::Task& task) {
   };
   for (const ir::Stage& s : task.stages) {
     const Expr elements = shape_numel_expr(task.buffers[s.out].shape);
+    // A fused group's further stores: their values are parts of the stage's value (the
+    // generated code computes them once), so only their loads count.
+    for (const ir::Stage::Store& st : s.stores) add_loads(st.value, elements);
     switch (s.kind) {
       case ir::StageKind::Compute:
         flops = flops + elements * Expr(arithmetic_ops(s.value));

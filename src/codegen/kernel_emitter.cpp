@@ -53,6 +53,21 @@ Expr strip_output_cast(const Expr& v, DType out) {
   return v;
 }
 
+std::string store_stage(const Task& task, const ExprEmitter& em, const Stage& s, const Expr& value,
+                        bool vector) {
+  if (s.stores.empty()) return em.store(s.out, s.axes, em.emit(value));
+  std::string text = "{ const auto w0 = " + em.emit(value) + ";";
+  for (size_t k = 0; k < s.stores.size(); ++k) {
+    const Stage::Store& st = s.stores[k];
+    Expr v = vector ? strip_output_cast(st.value, task.buffers[st.buffer].dtype) : st.value;
+    text += " const auto w" + std::to_string(k + 1) + " = " + em.emit(v) + ";";
+  }
+  text += " " + em.store(s.out, s.axes, "w0");
+  for (size_t k = 0; k < s.stores.size(); ++k)
+    text += " " + em.store(s.stores[k].buffer, s.axes, "w" + std::to_string(k + 1));
+  return text + " }";
+}
+
 std::string KernelWriter::run(const std::string& fn_name) {
   for (const auto& b : task_.buffers) (void)b;
   w_.open("extern \"C\" void " + fn_name +
@@ -142,16 +157,16 @@ void KernelWriter::vector_loop(const Task& task, const NameScope& names, const S
     em.set_vector(lane);
     w_.open("for (; " + v + " + ember_rt::vf::width <= " + hi + "; " + v +
             " += ember_rt::vf::width) {");
-    w_.line(em.store(s.out, s.axes, em.emit(vv)));
+    w_.line(store_stage(task, em, s, vv, true));
     w_.close("}");
     w_.open("if (" + v + " < " + hi + ") {");
     w_.line("const int rem = static_cast<int>(" + hi + " - " + v + ");");
     em.set_vector(lane, "rem");
-    w_.line(em.store(s.out, s.axes, em.emit(vv)));
+    w_.line(store_stage(task, em, s, vv, true));
     w_.close("}");
   } else {
     w_.open("for (; " + v + " < " + hi + "; ++" + v + ") {");
-    w_.line(em.store(s.out, s.axes, em.emit(value)));
+    w_.line(store_stage(task, em, s, value, false));
     w_.close("}");
   }
 }
@@ -166,7 +181,7 @@ void KernelWriter::compute_stage(const StagePlan& p) {
   w_.open("{");
   if (shape.empty()) {
     ExprEmitter em(*task, base_);
-    w_.line(em.store(s->out, {}, em.emit(s->value)));
+    w_.line(store_stage(*task, em, *s, s->value, false));
     w_.close("}");
     return;
   }

@@ -68,15 +68,47 @@ bool loads_at_axes(const Task& task, const Stage& s) {
   const Shape& out = task.buffers[s.out].shape;
   if (out.size() < 2) return false;
   bool ok = true;
-  ir::visit(s.value, [&](const Expr& x) {
+  auto check = [&](const Expr& x) {
     if (x.kind() != ExprKind::Load) return;
     if (!shape_equal(task.buffers[x->buffer].shape, out) || x->args.size() != s.axes.size()) {
       ok = false;
       return;
     }
     for (size_t d = 0; d < s.axes.size(); ++d) ok &= ir::equal(x->args[d], s.axes[d]);
-  });
+  };
+  ir::visit(s.value, check);
+  for (const Stage::Store& st : s.stores) ir::visit(st.value, check);
   return ok;
+}
+
+// Adds to v (planned along v.lane) what the stage's further stores need: each value
+// computed in vectors, float32 stored into a float32 or low-precision buffer.
+void plan_stores_vector(const Task& task, const Stage& s, bool strided, VectorPlan& v) {
+  if (v.lane.empty()) return;
+  for (const Stage::Store& st : s.stores) {
+    const DType t = task.buffers[st.buffer].dtype;
+    const Expr e = strip_output_cast(st.value, t);
+    VectorPlan sv = plan_vector(task, e, v.lane, strided);
+    v.loads.insert(v.loads.end(), sv.loads.begin(), sv.loads.end());
+    std::string why =
+        !sv.ok                                          ? sv.why_not
+        : !(t == DType::float32 || is_low_precision(t)) ? "it is " + std::string(dtype_name(t))
+        : e.dtype() != DType::float32 ? "its value is " + std::string(dtype_name(e.dtype()))
+                                      : "";
+    if (why.empty()) {
+      v.max_stride = std::max(v.max_stride, sv.max_stride);
+    } else {
+      if (v.ok) v.why_not = "the store of b" + std::to_string(st.buffer) + ": " + why;
+      v.ok = false;
+    }
+  }
+}
+
+// The estimated operations per element of a stage's value and its further stores.
+double stage_cost(const Expr& value, const Stage& s) {
+  double c = expr_cost(value);
+  for (const Stage::Store& st : s.stores) c += expr_cost(st.value);
+  return c;
 }
 
 // Whether a Compute stage's value can be computed in vectors along its last axis.
@@ -96,6 +128,7 @@ VectorPlan compute_vector(const Task& task, const Stage& s, bool strided) {
     v.ok = false;
     v.why_not = "the value is " + std::string(dtype_name(stripped.dtype()));
   }
+  plan_stores_vector(task, s, strided, v);
   return v;
 }
 
@@ -110,15 +143,25 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
     Shape numel = {shape_numel_expr(task->buffers[s_in.out].shape)};
     Stage flat = s_in;
     flat.axes = {f};
-    flat.value = ir::rewrite(s_in.value, [&](const Expr& x) -> Expr {
-      if (x.kind() != ExprKind::Load) return {};
-      flat_task->buffers[x->buffer].shape = numel;
-      return ir::load(x->buffer, x.dtype(), {f});
-    });
+    auto flatten = [&](const Expr& e) {
+      return ir::rewrite(e, [&](const Expr& x) -> Expr {
+        if (x.kind() != ExprKind::Load) return {};
+        flat_task->buffers[x->buffer].shape = numel;
+        return ir::load(x->buffer, x.dtype(), {f});
+      });
+    };
+    flat.value = flatten(s_in.value);
+    for (Stage::Store& st : flat.stores) {
+      st.value = flatten(st.value);
+      flat_task->buffers[st.buffer].shape = numel;
+    }
     flat_task->buffers[s_in.out].shape = numel;
     // A value that uses an axis outside a load (tril's i <= j) cannot be flattened.
     bool uses_axes = false;
-    for (const Expr& ax : s_in.axes) uses_axes |= ir::uses_var(flat.value, ax->name);
+    for (const Expr& ax : s_in.axes) {
+      uses_axes |= ir::uses_var(flat.value, ax->name);
+      for (const Stage::Store& st : flat.stores) uses_axes |= ir::uses_var(st.value, ax->name);
+    }
     p.flatten = uses_axes ? Flatten::UsesAxes : Flatten::Yes;
     if (!uses_axes) {
       p.task = flat_task;
@@ -144,7 +187,7 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
       }
     }
   }
-  p.cost = expr_cost(p.stage.value);
+  p.cost = stage_cost(p.stage.value, p.stage);
   const Shape& shape = p.task->buffers[p.stage.out].shape;
   if (shape.empty()) {
     p.schedule = Schedule::Single;
@@ -202,6 +245,8 @@ VectorPlan reduce_outputs_vector(const Task& task, const Stage& s) {
   if (out.dtype() != DType::float32 || !epi.ok)
     fail("the epilogue: " +
          (epi.ok ? "its value is " + std::string(dtype_name(out.dtype())) : epi.why_not));
+  plan_stores_vector(task, s, false, epi);
+  if (!epi.ok) fail("the epilogue: " + epi.why_not);
   return v;
 }
 
@@ -228,7 +273,7 @@ void plan_reduce(const std::shared_ptr<const Task>& task, StagePlan& p) {
   const Stage& s = task->stages[p.index];
   p.task = task;
   p.stage = s;
-  p.cost = expr_cost(s.value);
+  p.cost = expr_cost(s.value);  // per element reduced; the epilogue and stores run once
   const Shape& shape = task->buffers[s.out].shape;
   VectorPlan outputs = reduce_outputs_vector(*task, s);
   VectorPlan axis = reduce_axis_vector(*task, s);
@@ -286,18 +331,23 @@ void plan_reduce(const std::shared_ptr<const Task>& task, StagePlan& p) {
 // [n0, n0 + len) of the output's last axis: the value with Acc read from `acc` (Acc itself:
 // the output, rewritten in place), vectorized along the last axis where it can be.
 void plan_row_epilogue(const Task& task, StagePlan& p, const Expr& acc) {
-  const Stage& s = p.stage;
+  Stage& s = p.stage;
   if (!s.epilogue.defined()) return;
-  p.value = ir::rewrite(s.epilogue, [&](const Expr& x) -> Expr {
-    if (x.kind() == ExprKind::Acc) return acc;
-    return {};
-  });
-  p.cost = expr_cost(p.value);
+  auto read_acc = [&](const Expr& e) {
+    return ir::rewrite(e, [&](const Expr& x) -> Expr {
+      if (x.kind() == ExprKind::Acc) return acc;
+      return {};
+    });
+  };
+  p.value = read_acc(s.epilogue);
+  for (Stage::Store& st : s.stores) st.value = read_acc(st.value);
+  p.cost = stage_cost(p.value, s);
   p.vector = plan_vector(task, p.value, s.axes.back()->name);
   if (p.vector.ok && p.value.dtype() != DType::float32) {
     p.vector.ok = false;
     p.vector.why_not = "the epilogue is " + std::string(dtype_name(p.value.dtype()));
   }
+  plan_stores_vector(task, s, false, p.vector);
   if (p.vector.ok) p.tail = Tail::Masked;
 }
 
@@ -383,6 +433,9 @@ std::string KernelPlan::str() const {
        << shape_str(p.stage.kind == ir::StageKind::Compute ? p.task->buffers[p.stage.out].shape
                                                            : out.shape)
        << ", " << schedule_name(p.schedule) << "\n";
+    for (const Stage::Store& st : p.stage.stores)
+      os << "  also stores: b" << st.buffer << " (" << t.buffers[st.buffer].name << ") "
+         << dtype_name(t.buffers[st.buffer].dtype) << " at the same index\n";
     if (p.stage.kind == ir::StageKind::Compute) {
       os << "  flattened: "
          << (p.flatten == Flatten::Yes ? "yes, one axis over every element"

@@ -178,7 +178,7 @@ void KernelWriter::reduce_outer_block(const Stage& s, const NameScope& names_in,
     ExprEmitter em(task_, lanes[u]);
     em.set_vector(lane, partial);
     em.set_acc("a" + std::to_string(u));
-    w_.line(em.store(s.out, s.axes, em.emit(out)));
+    w_.line(store_stage(task_, em, s, out, true));
   }
 }
 
@@ -255,7 +255,7 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
   ExprEmitter em(task_, names_in);
   em.set_acc("acc");
   Expr out = s.epilogue.defined() ? s.epilogue : ir::acc(s.acc_dtype);
-  w_.line(em.store(s.out, s.axes, em.emit(out)));
+  w_.line(store_stage(task_, em, s, out, false));
 }
 
 void KernelWriter::reduce_scalar_body(const Stage& s, NameScope names, const std::string& acc_t) {
@@ -293,7 +293,7 @@ void KernelWriter::reduce_scalar_body(const Stage& s, NameScope names, const std
   ExprEmitter out_em(task_, names);
   out_em.set_acc("acc");
   Expr out = s.epilogue.defined() ? s.epilogue : ir::acc(arg ? DType::int64 : s.acc_dtype);
-  w_.line(out_em.store(s.out, s.axes, out_em.emit(out)));
+  w_.line(store_stage(task_, out_em, s, out, false));
 }
 
 }  // namespace ember::codegen

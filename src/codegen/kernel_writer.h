@@ -18,6 +18,12 @@ bool is_low_precision(DType t);
 // The value to store, without the final narrowing to a low-precision output (the vector
 // store narrows by itself).
 ir::Expr strip_output_cast(const ir::Expr& v, DType out);
+// The statement storing `value` at the stage's axes into its output, and its further stores
+// (ir::Stage::stores): every value is computed before any is stored (a GEMM's epilogue
+// rewrites the output its stores read too). `vector`: em is in vector form, and each store
+// narrows to a low-precision buffer by itself.
+std::string store_stage(const ir::Task& task, const ExprEmitter& em, const ir::Stage& s,
+                        const ir::Expr& value, bool vector);
 
 class KernelWriter {
  public:

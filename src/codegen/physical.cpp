@@ -66,9 +66,18 @@ ir::Task physical_task(const ir::Task& task) {
       check_plain(s.out, "reduction");
     }
     const ir::Buffer& out = task.buffers.at(s.out);
+    // A fused group's further stores are written at the output's index: they need its layout.
+    for (const ir::Stage::Store& st : s.stores) {
+      const ir::Buffer& b = task.buffers.at(st.buffer);
+      EMBER_CHECK(b.layout == out.layout,
+                  "kernel " << task.name << ": a stage writing " << buffer_text(out)
+                            << " also stores " << buffer_text(b)
+                            << ", which has another layout; a fused group's outputs share one");
+    }
     if (s.kind != ir::StageKind::Compute || out.layout.is_plain()) {
       s.value = physical_loads(task, s.value);
       s.epilogue = physical_loads(task, s.epilogue);
+      for (ir::Stage::Store& st : s.stores) st.value = physical_loads(task, st.value);
       continue;
     }
     // A Compute stage writing a non-plain buffer: loop over its memory in storage order.
@@ -79,13 +88,19 @@ ir::Task physical_task(const ir::Task& task) {
     const std::vector<Expr> logical = out.layout.logical_index(out.shape, paxes);
     std::map<std::string, Expr> sub;
     for (size_t d = 0; d < s.axes.size(); ++d) sub[s.axes[d]->name] = logical[d];
-    Expr value = physical_loads(task, ir::substitute(s.value, sub), &out, logical, paxes);
+    // Each value written (the output's and the further stores'), zero in the padding lanes.
+    Expr in_channels;
     if (out.layout.kind == LayoutKind::Blocked) {
       const auto channels = out.shape[1].as_int();
       if (!channels || *channels % out.layout.block != 0)
-        value = ir::select(ir::binary(ir::BinaryOp::Lt, logical[1], out.shape[1]), value,
-                           ir::const_of(0, value.dtype()));
+        in_channels = ir::binary(ir::BinaryOp::Lt, logical[1], out.shape[1]);
     }
+    auto written = [&](const Expr& e) {
+      Expr v = physical_loads(task, ir::substitute(e, sub), &out, logical, paxes);
+      return in_channels.defined() ? ir::select(in_channels, v, ir::const_of(0, v.dtype())) : v;
+    };
+    const Expr value = written(s.value);
+    for (ir::Stage::Store& st : s.stores) st.value = written(st.value);
     s.axes = paxes;
     s.value = value;
   }

@@ -6,7 +6,7 @@ namespace ember::codegen {
 
 bool split_row(const ir::Task& task, const ir::Stage& s, ir::Task* t, ir::Stage* out) {
   const Shape& shape = task.buffers[s.out].shape;
-  if (shape.empty()) return false;
+  if (shape.empty() || !s.stores.empty()) return false;  // one index stores every output
   const auto e = shape.back().as_int();
   const std::string lane = s.axes.back()->name;
   auto divides_lane = [&](const ir::Expr& x) -> int64_t {

@@ -3,8 +3,12 @@
 // A group has at most one anchor (a reduction, a matmul or a composite operator). The
 // injective nodes before the anchor are inlined into its loads (prologue); the elementwise
 // nodes after it become the stage's epilogue, applied to the accumulated value before it is
-// stored. A group without an anchor is one Compute stage per output with every producer
-// inlined.
+// stored. A group without an anchor is one Compute stage with every producer inlined.
+//
+// A fused group may have several outputs (the fusion pass's header says when): its last
+// value first, then intermediates also read outside it. They share one shape, and the stage
+// that computes the first also stores the others at the same index (ir::Stage::stores),
+// each computed from the same loads and accumulator, so one loop writes them all.
 #include <map>
 
 #include "ember/compile/build.h"
@@ -39,14 +43,20 @@ class GroupLowering {
 
   ir::Task run(int anchor) {
     if (anchor < 0) {
-      for (int v : g_.outputs) compute_output(v);
+      if (stored_together()) {
+        compute_output(g_.outputs[0]);
+        ir::Stage& s = task_.stages.back();
+        add_stores(s, s.axes);
+      } else {
+        for (int v : g_.outputs) compute_output(v);
+      }
       return task_;
     }
     const Node& a = g_.nodes.at(anchor);
     // A composite alone (a sort: values and indices) may have several outputs.
-    EMBER_ASSERT(
-        g_.outputs.size() == 1 || (a.op->kind == OpKind::Composite && g_.nodes.size() == 1),
-        "a fused group with an anchor has one output");
+    EMBER_ASSERT(g_.outputs.size() == 1 ||
+                     (a.op->kind == OpKind::Composite && g_.nodes.size() == 1) || stored_together(),
+                 "the outputs of a fused group with an anchor share one shape");
     switch (a.op->kind) {
       case OpKind::Reduce: reduce_anchor(a, nullptr); break;
       case OpKind::Matmul: matmul_anchor(a); break;
@@ -114,12 +124,36 @@ class GroupLowering {
     task_.stages.push_back(std::move(s));
   }
 
-  // Binds the anchor's output to Acc-derived `value` and builds the epilogue.
-  Expr epilogue_for(int anchor_out, const std::vector<Expr>& axes, const Expr& value) {
+  // Whether the group's outputs are written by one stage: a fused group (several nodes)
+  // whose outputs are all computed in it and share the first one's shape.
+  bool stored_together() const {
+    if (g_.nodes.size() < 2 || g_.outputs.size() < 2) return false;
+    for (int v : g_.outputs)
+      if (producer_[v] < 0 || !shape_equal(g_.values[v].shape, g_.values[g_.outputs[0]].shape))
+        return false;
+    return true;
+  }
+
+  // Makes stage s also write the group's outputs after the first (its further stores), each
+  // computed at `idx` (the output's index, s.axes unless a composite views its output with
+  // another shape) and stored at s.axes into a buffer declared as s's output is.
+  void add_stores(ir::Stage& s, const std::vector<Expr>& idx) {
+    for (size_t k = 1; k < g_.outputs.size(); ++k) {
+      int b = buffer_of_.at(g_.outputs[k]);
+      task_.buffers[b].shape = task_.buffers[s.out].shape;
+      s.stores.push_back({b, expr_of(g_.outputs[k], idx)});
+    }
+  }
+
+  // Binds the anchor's output to Acc-derived `value`, builds the epilogue (the group's first
+  // output) and adds the stage's further stores.
+  Expr epilogue_for(ir::Stage& s, int anchor_out, const std::vector<Expr>& axes,
+                    const Expr& value) {
     anchor_out_ = anchor_out;
     anchor_axes_ = axes;
     anchor_value_ = value;
     Expr e = expr_of(g_.outputs[0], axes);
+    add_stores(s, axes);
     anchor_out_ = -1;
     return e;
   }
@@ -141,7 +175,7 @@ class GroupLowering {
     bool arg = rd.op == ir::ReduceOp::ArgMax || rd.op == ir::ReduceOp::ArgMin;
     Expr acc = ir::acc(arg ? DType::int64 : rd.acc_dtype);
     Expr fin = rd.finalize ? rd.finalize(acc) : acc;
-    s.epilogue = epilogue_for(a.outputs[0], s.axes, fin);
+    s.epilogue = epilogue_for(s, a.outputs[0], s.axes, fin);
     task_.stages.push_back(std::move(s));
   }
 
@@ -187,7 +221,7 @@ class GroupLowering {
     s.out = ob;
     s.axes = fresh_axes(task_.buffers[ob].shape.size(), "__i");
     if (has_epilogue) {
-      s.epilogue = epilogue_for(a.outputs[0], s.axes, ir::acc(DType::float32));
+      s.epilogue = epilogue_for(s, a.outputs[0], s.axes, ir::acc(DType::float32));
     }
     task_.stages.push_back(std::move(s));
   }
@@ -247,7 +281,7 @@ class GroupLowering {
                                                     : ir::acc(acc_t);
     std::vector<Expr> idx =
         ir::reindex(last.axes, task_.buffers[last.out].shape, g_.values[a.outputs[0]].shape);
-    Expr epi = epilogue_for(a.outputs[0], idx, base);
+    Expr epi = epilogue_for(last, a.outputs[0], idx, base);
     if (last.kind == ir::StageKind::Compute) {
       last.value = epi;
     } else {

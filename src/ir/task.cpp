@@ -70,6 +70,8 @@ std::string Task::str() const {
       }
     }
     if (s.epilogue.defined()) os << " then " << to_string(s.epilogue);
+    for (const Stage::Store& st : s.stores)
+      os << " and b" << st.buffer << "[" << join_exprs(s.axes) << "] = " << to_string(st.value);
     os << "\n";
   }
   os << "}";

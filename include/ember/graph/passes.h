@@ -66,8 +66,9 @@ std::vector<AlgorithmResult> measure_algorithms(const std::vector<AlgorithmProbl
 // becomes `attention`. With EMBER_LOG=fusion it prints each rewrite.
 FlowGraph rewrite_patterns(const FlowGraph& g);
 
-// Groups nodes into fused operators: injective producers are inlined into their single
-// consumer, and elementwise consumers of a reduction or a matmul become its epilogue.
+// Groups nodes into fused operators: injective producers are inlined into their consumer,
+// and elementwise consumers of a reduction or a matmul become its epilogue; a fused node's
+// outputs are its last value and the intermediates also returned or read outside it.
 // Last: after it, the graph's nodes are kernels. It asks the operators' traits (OpTraits);
 // with EMBER_LOG=fusion it prints each decision, and the reason for each refusal.
 FlowGraph fuse_operators(const FlowGraph& g);

@@ -12,6 +12,8 @@
 //             writes one or more (`out` is the first); a routine that takes an epilogue
 //             computes out[axes] = epilogue(its value) row by row.
 // In an epilogue, Acc stands for the reduced (matmul, routine's) value at the stage's axes.
+// A stage of a fused group with several outputs also writes further buffers of its output's
+// shape at the same index (Stage::stores): the intermediates a fused kernel stores too.
 // A buffer's shape is logical (it may use the graph's symbols); its layout (ember/ir/layout.h)
 // says where each element lies: plain (row-major, contiguous) unless the graph chose another.
 // Stages index buffers logically; the code generator addresses them through the layout.
@@ -65,6 +67,15 @@ struct Stage {
   // Reduce, Matmul and Call: the output value from Acc and the axes; undefined means Acc
   // itself. (A Call stage with one needs axes over its output.)
   Expr epilogue;
+  // Further outputs written by the same loop (a fused group's intermediates that are also
+  // read outside it: activations saved for the backward): buffer[axes] = value, the buffer of
+  // the output's declared shape, the value over Acc and the axes as the epilogue is (a
+  // Compute stage's over the axes). Every value is computed before any is stored.
+  struct Store {
+    int buffer = -1;
+    Expr value;
+  };
+  std::vector<Store> stores;
   // Call: ember_rt::lib::<routine>(ctx, inputs..., outputs..., params..., scalars...).
   // params are integer size expressions (they may use the graph's symbols); scalars are
   // passed as double. outputs[0] == out.

@@ -187,7 +187,9 @@ struct LayoutAttrs {
 };
 
 // A fused operator: the subgraph it runs as one kernel, and which of its nodes is the
-// anchor (the reduction or matmul the others were fused around; -1 for none).
+// anchor (the reduction or matmul the others were fused around; -1 for none). The
+// subgraph's outputs are the node's: its last value first, then the intermediates it also
+// stores.
 struct FusedAttrs {
   std::shared_ptr<const FlowGraph> graph;
   int anchor = -1;

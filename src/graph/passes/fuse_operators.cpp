@@ -3,19 +3,39 @@
 // Rules, applied in topological order; the pass asks each operator's traits (OpTraits),
 // never its name:
 //   - an anchor (reduction, matmul, composite) starts a group and is its one anchor;
-//   - a producer whose group has no anchor and whose output has exactly one consumer is
-//     inlined into that consumer's group if the consumer takes a prologue (for a
-//     reduction: its prologue; matmul and composite operators read materialized buffers);
-//   - a consumer that may be an epilogue (elementwise), reading the output of a group with
-//     an anchor (same shape, sole consumer), joins that group as its epilogue if the
-//     anchor's EpilogueRule allows it.
-// Every group has one output (the value of its last node), so grouping never creates cycles.
+//   - a producer whose group has no anchor and ends at it is inlined into a consumer's group
+//     if the consumer takes a prologue (for a reduction: its prologue; matmul and composite
+//     operators read materialized buffers);
+//   - a consumer that may be an epilogue (elementwise), reading the value of a group with
+//     an anchor (same shape), joins that group as its epilogue if the anchor's EpilogueRule
+//     allows it.
+//
+// A group may have several outputs: its last node's value first, then every value made
+// inside it that is a graph output or read by a node outside it (an activation a training
+// forward graph returns for the backward, a residual also read by a matmul). The fused
+// kernel writes them all in one loop, at one index: every output of a group has the shape
+// of its last node's value. A value read outside the group it joins (its producer's value
+// used twice, or a graph output) joins only when it is stored anyway: it is a graph output,
+// or another of its consumers takes no prologue (an anchor: it reads memory). Then storing
+// it from the consumer's kernel is cheaper than a kernel of its own (one launch and one
+// pass over it fewer) and cheaper than recomputing it in each consumer. A pure elementwise
+// value whose consumers could all inline it is materialized by a kernel of its own, as it
+// was before groups had several outputs: computed once, and its consumers stay free to fuse
+// with each other (storing it from the first would keep a diamond a -> {c, d} -> e from
+// fusing c, d and e).
+//
+// Merging two groups must not create a cycle, a path from the merged group through a node
+// outside it back into it (group -> outside -> group): before every merge the pass follows
+// the consumers of the merged nodes among the nodes placed so far and refuses when they
+// lead back. Groups are emitted in a topological order of the groups (by their last node
+// where the order is free).
 //
 // With EMBER_LOG=fusion every decision on a producer -> consumer edge is one line on
 // stderr: "fused Exp(y) into Sum(y_1): inlined", or "refused Exp(y) into Sum(y_1): y has 2
-// uses".
+// uses"; each group with several outputs is one more line: "Fused(y, h): Matmul, Add, Gelu".
 #include <algorithm>
 #include <map>
+#include <queue>
 #include <set>
 #include <string>
 
@@ -67,25 +87,104 @@ class Fuser {
     std::sort(groups_[to].nodes.begin(), groups_[to].nodes.end());
   }
 
-  // The group producing v, when its whole result is v and v is used once; else -1 and
-  // why not in `why`.
-  int inlinable_group(int v, std::string& why) const {
+  // Whether v, read by `consumer`, is also a graph output or read by another node (after
+  // the merge, an output of the fused group besides its last value).
+  bool read_elsewhere(int v, int consumer) const {
+    if (is_output_[v]) return true;
+    for (int c : consumers_[v])
+      if (c != consumer) return true;
+    return false;
+  }
+
+  // Whether the group `gi` has an output other than v: a value of its nodes that is a graph
+  // output or read outside it (by a node of another group, or not yet placed).
+  bool has_other_outputs(int gi, int v) const {
+    for (int n : groups_[gi].nodes)
+      for (int o : g_.nodes[n].outputs) {
+        if (o == v) continue;
+        if (is_output_[o]) return true;
+        for (int c : consumers_[o])
+          if (group_of_[c] != gi) return true;
+      }
+    return false;
+  }
+
+  // The group producing v, when v is the value of its last node and the group may join the
+  // group of `consumer`; else -1 and why not in `why`.
+  int joinable_group(int v, int consumer, std::string& why) const {
     int p = producer_[v];
     if (p < 0) return -1;
-    if (is_output_[v]) {
-      why = g_.names[v] + " is a graph output";
-      return -1;
-    }
-    if (consumers_[v].size() != 1) {
-      why = g_.names[v] + " has " + std::to_string(consumers_[v].size()) + " uses";
-      return -1;
-    }
     int gp = group_of_[p];
     if (groups_[gp].nodes.back() != p) {
       why = "the group of " + node_str(p) + " ends at another node";
       return -1;
     }
+    const bool kept = read_elsewhere(v, consumer);
+    const std::string uses =
+        is_output_[v] ? g_.names[v] + " is a graph output"
+                      : g_.names[v] + " has " + std::to_string(consumers_[v].size()) + " uses";
+    if (kept && !stored_anyway(v, consumer)) {
+      why = uses;
+      return -1;
+    }
+    if (kept || has_other_outputs(gp, v)) {
+      // Every output of a group is stored at one index: they share the last value's shape.
+      const Node& c = g_.nodes[consumer];
+      if (c.outputs.size() != 1 ||
+          !shape_equal(g_.values[c.outputs[0]].shape, g_.values[v].shape)) {
+        why = (kept ? uses : "the group of " + node_str(p) + " has other outputs") + " and " +
+              c.op->title + " writes another shape";
+        return -1;
+      }
+    }
     return gp;
+  }
+
+  // Whether v, read by `consumer` and elsewhere, is stored anyway: a graph output, or read
+  // by another consumer that takes no prologue (it reads memory).
+  bool stored_anyway(int v, int consumer) const {
+    if (is_output_[v]) return true;
+    for (int c : consumers_[v]) {
+      if (c == consumer) continue;
+      const OpTraits t = g_.nodes[c].op->traits();
+      if (t.anchor || !t.takes_prologue) return true;
+    }
+    return false;
+  }
+
+  // Whether merging groups a and b would create a cycle: a node outside both, reached from
+  // them, that leads back into them. Only nodes placed so far can (later ones have no group
+  // yet and come after every node of a and b); a group is entered whole.
+  bool creates_cycle(int a, int b) const {
+    std::vector<char> seen(g_.nodes.size(), 0), entered(groups_.size(), 0);
+    std::vector<int> stack;
+    auto inside = [&](int n) { return group_of_[n] == a || group_of_[n] == b; };
+    auto push_consumers = [&](int n) {
+      for (int o : g_.nodes[n].outputs)
+        for (int c : consumers_[o])
+          if (!seen[c] && group_of_[c] >= 0) {
+            seen[c] = 1;
+            stack.push_back(c);
+          }
+    };
+    for (int gi : {a, b})
+      for (int n : groups_[gi].nodes) push_consumers(n);
+    while (!stack.empty()) {
+      int n = stack.back();
+      stack.pop_back();
+      if (inside(n) || entered[group_of_[n]]) continue;  // inside, or done
+      entered[group_of_[n]] = 1;
+      for (int m : groups_[group_of_[n]].nodes) {
+        seen[m] = 1;
+        push_consumers(m);
+      }
+      // A node of the merged group reached through an outside node: a cycle.
+      for (int m : groups_[group_of_[n]].nodes)
+        for (int o : g_.nodes[m].outputs)
+          for (int c : consumers_[o])
+            if (group_of_[c] >= 0 && inside(c)) return true;
+    }
+    return false;
   }
 
   // Why the group `grp` (with an anchor) cannot take `consumer`, reading the group's
@@ -133,15 +232,17 @@ class Fuser {
     std::set<int> seen;
     for (int v : n.inputs) {
       if (!seen.insert(v).second || producer_[v] < 0) continue;
+      if (group_of_[producer_[v]] == group_of_[i]) continue;  // already in this node's group
       std::string why;
-      int gp = inlinable_group(v, why);
-      if (gp == group_of_[i]) continue;  // already in this node's group
+      int gp = joinable_group(v, i, why);
       if (gp < 0) {
         refused(producer_[v], i, why);
       } else if (groups_[gp].anchor < 0) {
         // Inline the producer (prologue of a reduction, or plain inlining).
         if (!traits.takes_prologue) {
           refused(producer_[v], i, n.op->title + " takes no prologue");
+        } else if (creates_cycle(gp, group_of_[i])) {
+          refused(producer_[v], i, "a path through another node leads back into the group");
         } else {
           merge(gp, group_of_[i]);
           fused(producer_[v], i, "inlined");
@@ -152,6 +253,8 @@ class Fuser {
         refused(producer_[v], i, n.op->title + " is already in another anchor's group");
       } else if (std::string refusal = epilogue_refusal(groups_[gp], n, v); !refusal.empty()) {
         refused(producer_[v], i, refusal);
+      } else if (creates_cycle(gp, group_of_[i])) {
+        refused(producer_[v], i, "a path through another node leads back into the group");
       } else {
         // Become the epilogue of the reduction, matmul or composite.
         merge(group_of_[i], gp);
@@ -182,7 +285,24 @@ class Fuser {
     return node_str(producer) + " into " + node_str(consumer);
   }
 
-  FlowGraph subgraph(const Group& grp, std::vector<int>& ext_inputs, int& anchor) const {
+  // The values the group writes: its last node's value first, then in node order every
+  // other value of its nodes that is a graph output or read outside it.
+  std::vector<int> group_outputs(int gi) const {
+    const Group& grp = groups_[gi];
+    const int last = g_.nodes[grp.nodes.back()].outputs[0];
+    std::vector<int> outs = {last};
+    for (int n : grp.nodes)
+      for (int o : g_.nodes[n].outputs) {
+        if (o == last) continue;
+        bool outside = is_output_[o];
+        for (int c : consumers_[o]) outside |= group_of_[c] != gi;
+        if (outside) outs.push_back(o);
+      }
+    return outs;
+  }
+
+  FlowGraph subgraph(const Group& grp, const std::vector<int>& outs, std::vector<int>& ext_inputs,
+                     int& anchor) const {
     FlowGraph sub;
     std::map<int, int> map;
     std::set<int> inside(grp.nodes.begin(), grp.nodes.end());
@@ -204,8 +324,43 @@ class Fuser {
       if (ni == grp.anchor) anchor = static_cast<int>(sub.nodes.size());
       sub.nodes.push_back(std::move(copy));
     }
-    sub.outputs = {map.at(g_.nodes[grp.nodes.back()].outputs[0])};
+    for (int v : outs) sub.outputs.push_back(map.at(v));
     return sub;
+  }
+
+  // The live groups in a topological order: a group after every group it reads from, by
+  // its last node where the order is free (as the nodes stood).
+  std::vector<int> group_order() const {
+    const int ng = static_cast<int>(groups_.size());
+    std::vector<std::set<int>> next(ng);
+    std::vector<int> pending(ng, 0);
+    for (int gi = 0; gi < ng; ++gi) {
+      if (!groups_[gi].alive) continue;
+      std::set<int> from;
+      for (int n : groups_[gi].nodes)
+        for (int v : g_.nodes[n].inputs)
+          if (producer_[v] >= 0 && group_of_[producer_[v]] != gi)
+            from.insert(group_of_[producer_[v]]);
+      for (int f : from) next[f].insert(gi);
+      pending[gi] = static_cast<int>(from.size());
+    }
+    using Item = std::pair<int, int>;  // (last node, group)
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+    for (int gi = 0; gi < ng; ++gi)
+      if (groups_[gi].alive && pending[gi] == 0) ready.push({groups_[gi].nodes.back(), gi});
+    std::vector<int> order;
+    while (!ready.empty()) {
+      int gi = ready.top().second;
+      ready.pop();
+      order.push_back(gi);
+      for (int m : next[gi])
+        if (--pending[m] == 0) ready.push({groups_[m].nodes.back(), m});
+    }
+    EMBER_ASSERT(order.size() ==
+                     static_cast<size_t>(std::count_if(groups_.begin(), groups_.end(),
+                                                       [](const Group& grp) { return grp.alive; })),
+                 "fusion made a cycle between groups");
+    return order;
   }
 
   FlowGraph rebuild() const {
@@ -215,13 +370,7 @@ class Fuser {
     out.inputs = g_.inputs;
     out.constants = g_.constants;
     out.outputs = g_.outputs;
-    // A group is emitted where its last node stood.
-    std::vector<int> order;
-    for (size_t gi = 0; gi < groups_.size(); ++gi)
-      if (groups_[gi].alive) order.push_back(static_cast<int>(gi));
-    std::sort(order.begin(), order.end(),
-              [&](int a, int b) { return groups_[a].nodes.back() < groups_[b].nodes.back(); });
-    for (int gi : order) {
+    for (int gi : group_order()) {
       const Group& grp = groups_[gi];
       if (grp.nodes.size() == 1) {
         out.nodes.push_back(g_.nodes[grp.nodes[0]]);
@@ -230,9 +379,18 @@ class Fuser {
       Node f;
       f.op = &fused_op();
       int anchor = -1;
-      auto sub = std::make_shared<FlowGraph>(subgraph(grp, f.inputs, anchor));
-      f.outputs = {g_.nodes[grp.nodes.back()].outputs[0]};
+      f.outputs = group_outputs(gi);
+      auto sub = std::make_shared<FlowGraph>(subgraph(grp, f.outputs, f.inputs, anchor));
       f.attrs = FusedAttrs{sub, anchor};
+      if (log_ && f.outputs.size() > 1) {
+        std::string line = "Fused(";
+        for (size_t k = 0; k < f.outputs.size(); ++k)
+          line += (k ? ", " : "") + g_.names[f.outputs[k]];
+        line += "):";
+        for (size_t k = 0; k < sub->nodes.size(); ++k)
+          line += (k ? ", " : " ") + sub->nodes[k].op->title;
+        log_message("fusion", line);
+      }
       out.nodes.push_back(std::move(f));
     }
     return eliminate_dead_code(out);

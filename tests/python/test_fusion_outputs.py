@@ -1,0 +1,156 @@
+"""Fused kernels with several outputs: an intermediate that is also returned (an activation
+a training forward graph saves for the backward) or read by a node outside the group is
+stored by the fused kernel itself. Values against numpy and eager torch, kernel counts, the
+printed graph, memory planning, symbolic shapes, and torch.compile in grad mode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from _helpers_core import assert_matches, np_softmax
+from torch import nn
+
+import ember
+import ember.torch
+
+E = ember.ops
+
+
+def np_gelu(h: np.ndarray) -> np.ndarray:
+    return torch.nn.functional.gelu(torch.from_numpy(h)).numpy()
+
+
+def test_elementwise_chain_writes_its_intermediate_in_the_same_kernel() -> None:
+    x = ember.symbol([6, 40], name="x")
+    a = x * 0.5
+    b = E.exp(a)
+    graph = ember.graph.optimize(ember.trace_from([b, a], x))
+    assert graph.node_titles == ["Fused"]
+    assert "y_1: float32[6, 40], y: float32[6, 40] = Fused(x, " in str(graph)
+    compiled = graph.build()
+    assert len(compiled.kernel_names) == 1
+    v = np.linspace(-3, 3, 240, dtype=np.float32).reshape(6, 40)
+    got_b, got_a = compiled.run([ember.asarray(v)])
+    assert_matches(got_a, v.astype(np.float64) * 0.5, "float32")
+    assert_matches(got_b, np.exp(v.astype(np.float64) * 0.5), "float32")
+
+
+def test_matmul_bias_gelu_stores_the_pre_activation() -> None:
+    rng = np.random.default_rng(0)
+    wv = rng.standard_normal((16, 24)).astype(np.float32)
+    cv = rng.standard_normal(24).astype(np.float32)
+    x = ember.symbol([10, 16], name="x")
+    h = E.matmul(x, ember.asarray(wv)) + ember.asarray(cv)
+    y = E.gelu(h)
+    graph = ember.graph.optimize(ember.trace_from([y, h], x))
+    assert graph.node_titles == ["Fused"]
+    assert "fused=[Matmul, Add, Gelu], anchor=Matmul" in str(graph)
+    compiled = graph.build()
+    assert len(compiled.kernel_names) == 1
+    xv = rng.standard_normal((10, 16)).astype(np.float32)
+    got_y, got_h = compiled.run([ember.asarray(xv)])
+    ref_h = xv.astype(np.float64) @ wv.astype(np.float64) + cv
+    assert_matches(got_h, ref_h, "float32")
+    assert_matches(got_y, np_gelu(ref_h), "float32")
+
+
+def test_layer_norm_and_softmax_groups_store_their_anchor_output() -> None:
+    rng = np.random.default_rng(1)
+    xv = rng.standard_normal((5, 32)).astype(np.float32)
+    x = ember.symbol([5, 32], name="x")
+    n = E.layer_norm(x, 1)
+    p = E.softmax(x, 1)
+    graph = ember.graph.optimize(ember.trace_from([n * 2.0 + 1.0, n, E.tanh(p), p], x))
+    assert graph.node_titles == ["Fused", "Fused"], str(graph)
+    text = str(graph)
+    assert "y_2: float32[5, 32], y: float32[5, 32] = Fused(x, c, c_1, fused=[LayerNorm" in text
+    assert "y_4: float32[5, 32], y_3: float32[5, 32] = Fused(x, fused=[Softmax, Tanh]" in text
+    compiled = graph.build()
+    assert len(compiled.kernel_names) == 2
+    out = compiled.run([ember.asarray(xv)])
+    x64 = xv.astype(np.float64)
+    ref_n = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    ref_p = np_softmax(x64, 1)
+    assert_matches(out[0], ref_n * 2.0 + 1.0, "float32")
+    assert_matches(out[1], ref_n, "float32")
+    assert_matches(out[2], np.tanh(ref_p), "float32")
+    assert_matches(out[3], ref_p, "float32")
+
+
+def test_no_fusion_through_a_cycle_and_values_stay_right() -> None:
+    """e = exp(x) is read by a sum and by e + sum(e): a group of exp and the add would have
+    to run both before and after the sum."""
+    x = ember.symbol([16], name="x")
+    e = E.exp(x)
+    y = E.sum(e, 0, keepdim=True) + e
+    graph = ember.graph.optimize(ember.trace_from(y, x))
+    assert len(graph.node_titles) == 3, str(graph)
+    v = np.linspace(-1, 1, 16, dtype=np.float32)
+    ev = np.exp(v.astype(np.float64))
+    assert_matches(graph.build().run([ember.asarray(v)])[0], ev.sum() + ev, "float32")
+
+
+def test_an_extra_output_read_by_later_kernels_keeps_its_memory() -> None:
+    """r is stored by the kernel of t = tanh(r) and read by a matmul two kernels later; the
+    memory planner keeps r alive until then while other intermediates come and go."""
+    rng = np.random.default_rng(2)
+    wv = rng.standard_normal((8, 8)).astype(np.float32)
+    x = ember.symbol(["n", 8], name="x")
+    r = x * 2.0 + 1.0
+    t = E.tanh(r)
+    u = E.matmul(t, ember.asarray(wv))
+    z = E.matmul(r, ember.asarray(wv)) + E.exp(u) * 0.1
+    graph = ember.graph.optimize(ember.trace_from(z, x))
+    # {Mul, Add, Tanh} writes t and r; {Matmul, Exp, Mul}; {Matmul, Add} reads r.
+    assert graph.node_titles == ["Fused", "Fused", "Fused"], str(graph)
+    assert "y_3: float32[n, 8], y_1: float32[n, 8] = Fused(x, " in str(graph)
+    compiled = graph.build()
+    for n in (1, 7, 33):
+        xv = rng.standard_normal((n, 8)).astype(np.float32)
+        rv = xv.astype(np.float64) * 2.0 + 1.0
+        ref = rv @ wv + np.exp(np.tanh(rv) @ wv) * 0.1
+        assert_matches(compiled.run([ember.asarray(xv)])[0], ref, "float32")
+
+
+@pytest.mark.parametrize("n", [1, 5, 67])
+def test_symbolic_shapes(n: int) -> None:
+    x = ember.symbol(["n", 3], name="x")
+    a = x + 1.0
+    b = E.tanh(a) * a
+    compiled = ember.graph.optimize(ember.trace_from([b, a], x)).build()
+    assert len(compiled.kernel_names) == 1
+    v = np.linspace(-2, 2, n * 3, dtype=np.float32).reshape(n, 3)
+    got_b, got_a = compiled.run([ember.asarray(v)])
+    av = v.astype(np.float64) + 1.0
+    assert_matches(got_a, av, "float32")
+    assert_matches(got_b, np.tanh(av) * av, "float32")
+
+
+@pytest.mark.usefixtures("fresh_dynamo")
+def test_training_forward_kernel_writes_the_saved_activation(tmp_path: Path) -> None:
+    """In grad mode AOTAutograd's forward graph returns the pre-activation of the GELU for
+    the backward: the matmul kernel stores it beside the activation, no GELU kernel of its
+    own; gradients match eager."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    eager = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    eager.load_state_dict(model.state_dict())
+    x = torch.randn(5, 8)
+    options = {"progress": False, "dump_dir": str(tmp_path)}
+    compiled = torch.compile(model, backend="ember", options=options)
+    compiled(x).square().sum().backward()
+    eager(x).square().sum().backward()
+    for p, q in zip(model.parameters(), eager.parameters(), strict=True):
+        assert p.grad is not None and q.grad is not None
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+    (dump,) = (tmp_path / "graph_0_forward").glob("*_fuse_operators.txt")
+    fused = dump.read_text()
+    lines = [line for line in fused.splitlines() if "fused=[Matmul, Add, Gelu]" in line]
+    assert len(lines) == 1, fused
+    assert lines[0].split(" = ")[0].count(":") == 2, lines[0]  # two outputs
+    assert "Gelu(" not in fused.replace("fused=[Matmul, Add, Gelu]", ""), fused
+    plans = (tmp_path / "graph_0_forward" / "kernels").glob("*.plan.txt")
+    assert any("also stores:" in p.read_text() for p in plans)
