@@ -13,6 +13,9 @@
 #include "math.h"
 #include "random.h"
 #include "lanes.h"
+// A module compiles the GEMM machinery once: gemm.h only declares it, and the unit that
+// includes gemm_erased.h defines it (make_translation_units).
+#define EMBER_RT_GEMM_EXTERN
 #include "gemm.h"
 #include "library.h"
 #include "depthwise.h"

@@ -45,7 +45,7 @@
 // The machinery is compiled once per translation unit whatever the epilogue: the epilogue
 // reaches it through a function pointer, called once per row segment (16-64 floats), which
 // costs nothing measurable next to the tile that produced the segment. (See gemm_erased for
-// compiling it once per ISA instead.)
+// compiling it once per shared object instead.)
 //
 // Performance on the 2-core Zen 3 development machine (AVX2, benchmarks/kernels/gemm_bench):
 // ~90% of the measured FMA peak for 512^3 and 1024^3 on one thread, 1.9x on two.
@@ -447,41 +447,20 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
   });
 }
 
-// The whole GEMM, with the epilogue type-erased. Normally an inline function compiled in every
-// translation unit that calls gemm (~0.5 s of compile time with the default kernels). A JIT may
-// instead compile it once per ISA: translation units defining EMBER_RT_GEMM_EXTERN only
-// declare it, and one translation unit defining EMBER_RT_GEMM_IMPLEMENTATION (with the same
-// ISA flags) provides the definition; the ISA-named namespace makes a flag mismatch a link
-// error rather than a silent ABI mismatch.
-#if defined(EMBER_RT_GEMM_EXTERN) && !defined(EMBER_RT_GEMM_IMPLEMENTATION)
-void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
-                 const GemmTuning& tune);
+// The whole GEMM, with the epilogue type-erased (its definition: gemm_erased.h). Normally an
+// inline function compiled in every translation unit that calls gemm (~0.5 s of compile time
+// with the default kernels), which the linker then keeps one copy of. Where
+// EMBER_RT_GEMM_EXTERN is defined (ember_rt/all.h, the header of generated modules) it is
+// only declared here, with hidden visibility, and the one translation unit of the shared
+// object that includes gemm_erased.h compiles it (codegen: make_translation_units). The
+// ISA-named namespace makes a flag mismatch between the units a link error rather than a
+// silent ABI mismatch.
+#if defined(EMBER_RT_GEMM_EXTERN)
+[[gnu::visibility("hidden")]] void gemm_erased(const GemmShape& s, const LaunchContext* ctx,
+                                               EpiFn epi, void* epi_ctx, const GemmTuning& tune);
 #else
-#if defined(EMBER_RT_GEMM_IMPLEMENTATION)
-#define EMBER_RT_GEMM_LINKAGE
-#else
-#define EMBER_RT_GEMM_LINKAGE inline
-#endif
-EMBER_RT_GEMM_LINKAGE void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
-                                       void* epi_ctx, const GemmTuning& tune) {
-  if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
-  if (s.K <= 0) {  // empty sum: C = 0, then the epilogue
-    const double work = static_cast<double>(s.batch) * s.M * s.N;
-    parallel_for(ctx, s.batch * s.M, work, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        float* row = s.C + (r / s.M) * s.c_batch + (r % s.M) * s.c_m;
-        for (int64_t n = 0; n < s.N; ++n) row[n] = 0.0f;
-        if (epi != nullptr) epi(epi_ctx, r / s.M, r % s.M, 0, s.N, row);
-      }
-    });
-    return;
-  }
-  const int path = choose_path(s, tune);
-  const int64_t parts = split_parts(s, tune, path);
-  if (parts > 1) return run_split_k(s, ctx, epi, epi_ctx, tune, path, parts);
-  run_path(s, ctx, epi, epi_ctx, tune, path);
-}
-#undef EMBER_RT_GEMM_LINKAGE
+inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
+                        const GemmTuning& tune);
 #endif
 
 }  // namespace gemm_detail
@@ -561,3 +540,7 @@ inline int64_t prepare_gemm_b_entry(const float* B, int64_t batches, int64_t b_b
 
 }  // namespace EMBER_RT_ISA_NS
 }  // namespace ember_rt
+
+#if !defined(EMBER_RT_GEMM_EXTERN)
+#include "gemm_erased.h"  // the inline definition
+#endif

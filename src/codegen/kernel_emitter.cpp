@@ -270,12 +270,12 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
     w_.line("g.B = nullptr;");
   }
   if (!p.value.defined()) {
-    w_.line("ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{}" + tune + ");");
+    w_.line(std::string(kGemmCall) + "g, ctx, ember_rt::NoEpilogue{}" + tune + ");");
     w_.close("}");
     return;
   }
   row_epilogue(p);
-  w_.line("ember_rt::gemm(g, ctx, epilogue" + tune + ");");
+  w_.line(std::string(kGemmCall) + "g, ctx, epilogue" + tune + ");");
   w_.close("}");
 }
 

@@ -15,7 +15,21 @@ const char* kPrelude =
     "#include \"ember_rt/scalar_ops.h\"\n"
     "#include <limits>\n\n";
 
+const char* kGemmDefinition = "#include \"ember_rt/gemm_erased.h\"";
+
+bool any_contains(const std::vector<std::string>& texts, const std::string& what) {
+  return std::any_of(texts.begin(), texts.end(),
+                     [&](const std::string& t) { return t.find(what) != std::string::npos; });
+}
+
 }  // namespace
+
+void define_gemm_once(std::vector<std::string>* units) {
+  if (units->empty() || !any_contains(*units, kGemmCall) || any_contains(*units, kGemmDefinition))
+    return;
+  (*units)[0] += std::string("\n// The GEMM machinery that every unit's ember_rt::gemm calls.\n") +
+                 kGemmDefinition + "\n";
+}
 
 std::vector<std::string> make_translation_units(const std::vector<std::string>& kernels,
                                                 int max_units) {
@@ -42,6 +56,7 @@ std::vector<std::string> make_translation_units(const std::vector<std::string>& 
   }
   // Round-robin keeps the units of similar size.
   for (size_t i = 0; i < kernels.size(); ++i) out[i % units] += kernels[i] + "\n";
+  define_gemm_once(&out);
   return out;
 }
 

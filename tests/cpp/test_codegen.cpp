@@ -179,6 +179,32 @@ TEST(Codegen, TranslationUnitsDefineTheAbiOnce) {
   EXPECT_NE(units[0].find("// c"), std::string::npos);
 }
 
+// The GEMM machinery is defined by the first unit only, and only when a kernel calls it.
+TEST(Codegen, TranslationUnitsDefineTheGemmOnce) {
+  const std::string gemm = "ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{});";
+  const std::string definition = "#include \"ember_rt/gemm_erased.h\"";
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  auto units = make_translation_units({"// a", "// b " + gemm, "// c " + gemm}, 3);
+  ASSERT_EQ(units.size(), 3u);
+  EXPECT_EQ(count(units[0], definition), 1);
+  EXPECT_EQ(count(units[1], definition), 0);
+  EXPECT_EQ(count(units[2], definition), 0);
+  for (const std::string& u : make_translation_units({"// a", "// b"}, 2))
+    EXPECT_EQ(count(u, definition), 0);
+  // Units written before (no definition anywhere) get it once; again changes nothing.
+  std::vector<std::string> old = {"// a", "// b " + gemm};
+  define_gemm_once(&old);
+  EXPECT_EQ(count(old[0], definition), 1);
+  EXPECT_EQ(count(old[1], definition), 0);
+  const std::vector<std::string> once = old;
+  define_gemm_once(&old);
+  EXPECT_EQ(old, once);
+}
+
 TEST(Codegen, IntegerAndLowPrecisionKernelsRun) {
   // int32 arithmetic wraps like C++ / torch, bfloat16 rounds to nearest even.
   Tensor a = from_values({1, -7, 100, 2147483647.0}, {4}, DType::int32);

@@ -1,5 +1,5 @@
-"""Helpers of the saved-model tests (test_deploy.py, test_deploy_storage.py): a new
-interpreter, a saved file's sections, loading bytes."""
+"""Helpers of the saved-model tests (test_deploy*.py): a new interpreter, a saved file's
+sections, a file made of sections, loading bytes."""
 
 from __future__ import annotations
 
@@ -38,3 +38,18 @@ def load_bytes(tmp_path, data, name="x.ember"):
     p = tmp_path / name
     p.write_bytes(data)
     return ember.load(p)
+
+
+def container(version: int, sections: dict[str, bytes]) -> bytes:
+    """A model file of `sections` (the layout docs/deploy.md describes; checksums by
+    ember._C._reseal)."""
+    align = lambda n: (n + 63) // 64 * 64  # noqa: E731
+    offset = align(64 + 32 * len(sections))
+    table, body = b"", b""
+    for tag, data in sections.items():
+        table += struct.pack("<8sQQQ", tag.encode(), offset, len(data), 0)
+        body += data + bytes(align(len(data)) - len(data))
+        offset += align(len(data))
+    header = b"EMBERMDL" + struct.pack("<IIQQ", version, len(sections), offset, 0)
+    head = header + bytes(64 - len(header)) + table
+    return ember._C._reseal(head + bytes(align(len(head)) - len(head)) + body)

@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 import pytest
 import torch
-from _helpers_deploy import QUIET, file_sections, load_bytes, run_python
+from _helpers_deploy import QUIET, container, file_sections, load_bytes, run_python
 
 import ember
 
@@ -96,21 +96,6 @@ def test_machine_code_is_stripped_and_compressed(tmp_path):
     assert e_shoff == 0 and e_shnum == 0  # no section headers, no symbol table
 
 
-def _container(version: int, sections: dict[str, bytes]) -> bytes:
-    """A model file of `sections` (the layout docs/deploy.md describes; checksums by
-    ember._C._reseal)."""
-    align = lambda n: (n + 63) // 64 * 64  # noqa: E731
-    offset = align(64 + 32 * len(sections))
-    table, body = b"", b""
-    for tag, data in sections.items():
-        table += struct.pack("<8sQQQ", tag.encode(), offset, len(data), 0)
-        body += data + bytes(align(len(data)) - len(data))
-        offset += align(len(data))
-    header = b"EMBERMDL" + struct.pack("<IIQQ", version, len(sections), offset, 0)
-    head = header + bytes(64 - len(header)) + table
-    return ember._C._reseal(head + bytes(align(len(head)) - len(head)) + body)
-
-
 def _records_before_version_4(prepared: bytes) -> bytes:
     """A "prepared" section of GEMM panels as format versions 2 and 3 wrote it: each record
     without the preparation that version 4 starts it with."""
@@ -140,7 +125,7 @@ def test_older_format_versions_still_load(tmp_path, version):
         for tag in ("module", "sources"):
             sections[tag] = zlib.decompress(sections[tag][8:])
     old = tmp_path / f"v{version}.ember"
-    old.write_bytes(_container(version, sections))
+    old.write_bytes(container(version, sections))
     loaded = ember.load(old)
     assert loaded.info()["format_version"] == version
     assert torch.equal(loaded(x), compiled(x))
@@ -239,7 +224,7 @@ def test_damaged_winograd_record_is_an_error(tmp_path):
     assert len(winograd) == 2
 
     def load_with(prepared: bytes) -> None:
-        load_bytes(tmp_path, _container(4, {**sections, "prepared": prepared}))
+        load_bytes(tmp_path, container(4, {**sections, "prepared": prepared}))
 
     at, _, _, source = winograd[0]
     unknown = bytearray(sections["prepared"])

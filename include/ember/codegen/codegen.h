@@ -51,10 +51,19 @@ std::string generate_kernel(const ir::Task& task, const std::string& fn_name,
                             const std::vector<std::string>& symbols,
                             const KernelConfig& config = {});
 
+// How a generated kernel calls the GEMM (runtime_include/ember_rt/gemm.h).
+inline constexpr const char* kGemmCall = "ember_rt::gemm(";
+
 // Groups kernel definitions into at most `max_units` translation units, each with the
-// includes it needs; the first one also defines ember_module_abi(), and
-// ember_rt::kPrepareGemmB when a kernel reads prepared operands.
+// includes it needs; the first one also defines ember_module_abi(), ember_rt::kPrepareGemmB
+// when a kernel reads prepared operands, and the GEMM machinery (define_gemm_once).
 std::vector<std::string> make_translation_units(const std::vector<std::string>& kernels,
                                                 int max_units);
+
+// The units of one shared object compile the GEMM machinery once: ember_rt/all.h only
+// declares it, and when any unit calls the GEMM, the first unit includes its definition
+// (ember_rt/gemm_erased.h) unless one already does. Sources saved by an ember that compiled it
+// in every unit go through this too before they are built again.
+void define_gemm_once(std::vector<std::string>* units);
 
 }  // namespace ember::codegen
