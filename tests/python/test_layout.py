@@ -121,3 +121,22 @@ def test_anchors_read_a_blocked_value_through_their_prologue_and_epilogue() -> N
     assert_matches(got[0], v64 @ w + e, "float32")
     assert_matches(got[1], e.sum(axis=(1, 3)), "float32")
     assert_matches(got[2], s + e, "float32")
+
+
+@pytest.mark.parametrize("layout", ["nChw16c", "channels_last"])
+@pytest.mark.parametrize("shape", [[1, 17, 3, 5], [2, 32, 4, 4]])
+def test_fused_group_with_a_second_output_on_a_blocked_value(shape: list[int],
+                                                             layout: str) -> None:
+    """relu's result is read inside the fused chain and by a second consumer outside it: the
+    fused kernel stores it too (a multi-output kernel), in the chain's layout."""
+    x = ember.symbol(shape, name="x")
+    r = E.relu(E.to_layout(x, layout))
+    chain = E.to_layout(E.mul(E.add(r, r), r), "plain")
+    side = E.sum(E.to_layout(r, "plain"), [1])
+    graph = ember.trace_from([chain, side], [x])
+    v = _input(shape).astype(np.float64)
+    relu = np.maximum(v, 0)
+    for g in (graph, ember.graph.optimize(graph)):
+        got = g(ember.asarray(v.astype(np.float32)))
+        assert_matches(got[0], 2 * relu * relu, "float32")
+        assert_matches(got[1], relu.sum(axis=1), "float32")
