@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,37 @@ nb::dict memory_stats(const CompiledGraph& g) {
   nb::dict d;
   d["workspace_bytes"] = s.workspace_bytes;
   d["unshared_bytes"] = s.unshared_bytes;
+  d["live_bytes"] = s.live_bytes;
   d["plans_made"] = s.plans_made;
+  return d;
+}
+
+// CompiledGraph.run(inputs, release_inputs=True): `inputs` is a list the caller gives up.
+// It is emptied before the run, so the graph's references are the only ones this call
+// adds; when the run fails before dropping any (a bad input), the list is refilled.
+std::vector<Tensor> run_releasing(const CompiledGraph& g, nb::handle inputs) {
+  EMBER_CHECK(PyList_Check(inputs.ptr()), "CompiledGraph.run: release_inputs=True takes a list "
+                                              << "of tensors (it is emptied), got an object of "
+                                              << "type " << Py_TYPE(inputs.ptr())->tp_name);
+  std::vector<Tensor> list = tensor_list(inputs, "CompiledGraph.run");
+  PyList_SetSlice(inputs.ptr(), 0, PyList_GET_SIZE(inputs.ptr()), nullptr);
+  try {
+    nb::gil_scoped_release release;
+    return g.run_releasing(list);
+  } catch (...) {
+    if (std::all_of(list.begin(), list.end(), [](const Tensor& t) { return t.defined(); })) {
+      for (const Tensor& t : list) nb::cast<nb::list>(inputs).append(nb::cast(t));
+    }
+    throw;
+  }
+}
+
+nb::dict pool_stats(const WorkspacePool& pool) {
+  WorkspacePool::Stats s = pool.stats();
+  nb::dict d;
+  d["idle"] = s.idle;
+  d["idle_bytes"] = s.idle_bytes;
+  d["allocations"] = s.allocations;
   return d;
 }
 
@@ -107,22 +138,40 @@ void bind_cache_admin(nb::module_& m) {
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
+  nb::class_<WorkspacePool>(
+      m, "WorkspacePool",
+      "Idle workspaces (the memory of a graph's intermediate values) lent to the runs of "
+      "CompiledGraphs. Graphs given one pool (CompiledGraph.workspace_pool) that run one "
+      "after the other keep one workspace between calls, the largest any of them needs; runs "
+      "in several threads at once each take their own.")
+      .def(nb::init<size_t>(), nb::arg("max_idle") = 8,
+           "A pool that keeps at most `max_idle` idle workspaces.")
+      .def_prop_ro("stats", &pool_stats,
+                   "{'idle', 'idle_bytes', 'allocations'}: the workspaces held between runs, "
+                   "their bytes, and how many were allocated since the pool was made.")
+      .def("clear", &WorkspacePool::clear,
+           "Frees the idle workspaces (the next run allocates one again).");
+
   nb::class_<CompiledGraph>(m, "CompiledGraph",
                             "A graph's compiled kernels with a memory plan; run() takes one call. "
                             "Several threads may run it at once.")
       .def(
           "run",
-          [](const CompiledGraph& g, nb::handle inputs) {
+          [](const CompiledGraph& g, nb::handle inputs, bool release_inputs) {
+            if (release_inputs) return run_releasing(g, inputs);
             // One tensor is one input (not a sequence of its rows).
             std::vector<Tensor> list = tensor_list(inputs, "CompiledGraph.run");
             nb::gil_scoped_release release;
             return g.run(list);
           },
-          nb::arg("inputs"),
-          nb::sig("def run(self, inputs: Tensor | collections.abc.Sequence[Tensor]) -> "
-                  "list[Tensor]"),
+          nb::arg("inputs"), nb::arg("release_inputs") = false,
+          nb::sig("def run(self, inputs: Tensor | collections.abc.Sequence[Tensor], "
+                  "release_inputs: bool = False) -> list[Tensor]"),
           "Runs every kernel on the input tensors (a list, or one tensor); returns a list of "
-          "new output tensors.")
+          "new output tensors. With release_inputs=True, `inputs` must be a list: it is "
+          "emptied, and each input is dropped right after the last kernel that reads it, so "
+          "one the caller holds no other reference to is freed during the run (refilled when "
+          "the run fails before dropping any).")
       .def(
           "__call__",
           [](const CompiledGraph& g, nb::args args) {
@@ -136,8 +185,15 @@ void bind_runtime(nb::module_& m) {
           },
           nb::sig("def __call__(self, *args: Tensor) -> Tensor | tuple[Tensor, ...]"),
           "run() with the inputs as arguments; returns a tensor, or a tuple for several outputs.")
-      .def_prop_ro("memory_stats", &memory_stats,
-                   "{'workspace_bytes', 'unshared_bytes', 'plans_made'} of the memory planner.")
+      .def_prop_ro(
+          "memory_stats", &memory_stats,
+          "{'workspace_bytes', 'unshared_bytes', 'live_bytes', 'plans_made'} of the memory "
+          "planner: the workspace, the intermediate values and scratch buffers without "
+          "reuse, the most of them live at one launch (no placement needs less).")
+      .def_prop_rw("workspace_pool", &CompiledGraph::workspace_pool,
+                   &CompiledGraph::set_workspace_pool,
+                   "The WorkspacePool its runs take their workspace from: by default one of "
+                   "its own; set one shared by graphs that run one after the other.")
       .def_prop_ro("prepared_weight_bytes", &CompiledGraph::prepared_weight_bytes,
                    "Bytes of the constants prepared once for the kernels (GEMM weights packed "
                    "in their micro-kernel's order), part of the graph's constants.")

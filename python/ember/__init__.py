@@ -31,6 +31,7 @@ from ember._C import (
     PruneResult,
     Tensor,
     TensorType,
+    WorkspacePool,
     asarray,
     cache_dir,
     cache_stats,
@@ -64,7 +65,7 @@ __version__: str = _C.__version__
 
 # Public types print as ember.<Name> (tracebacks say ember.EmberError, not ember._C.EmberError).
 for _type in (ArtifactError, CacheCategoryUsage, CacheUsage, CompiledGraph, DataError, DType,
-              EmberError, FlowGraph, InternalError, PruneResult, Tensor, TensorType):
+              EmberError, FlowGraph, InternalError, PruneResult, Tensor, TensorType, WorkspacePool):
     _type.__module__ = __name__
 del _type
 
@@ -82,6 +83,7 @@ __all__ = [
     "PruneResult",
     "Tensor",
     "TensorType",
+    "WorkspacePool",
     "__version__",
     "asarray",
     "bfloat16",

@@ -1,8 +1,8 @@
 // CompiledGraph: checks the inputs, binds the symbols, plans memory once per symbol values,
 // and launches the kernels.
 //
-// State shared between concurrent run() calls (the plan cache, the idle workspaces, the
-// statistics) sits behind mutexes; everything else a run needs lives on its own stack.
+// State shared between concurrent run() calls (the plan cache, the statistics, the workspace
+// pool) sits behind mutexes; everything else a run needs lives on its own stack.
 #include "ember/runtime/compiled_graph.h"
 
 #include <algorithm>
@@ -21,7 +21,6 @@ namespace ember {
 namespace {
 
 constexpr size_t kMaxCachedPlans = 16;
-constexpr size_t kMaxIdleWorkspaces = 8;
 
 enum class Role : uint8_t { Unused, Input, Constant, Intermediate, Output };
 
@@ -34,6 +33,7 @@ struct RunPlan {
   std::vector<std::vector<int64_t>> scratch_offsets;  // per launch, per scratch buffer
   int64_t workspace_bytes = 0;
   int64_t unshared_bytes = 0;
+  int64_t live_bytes = 0;
 };
 
 // Where a symbol's value comes from: a dimension of an input.
@@ -121,23 +121,36 @@ struct CompiledGraph::Impl {
   void check_input(size_t i, const Tensor& t, SymbolValues* env) const;
   std::shared_ptr<const RunPlan> plan_for(const SymbolValues& env);
   std::shared_ptr<const RunPlan> make_plan(const SymbolValues& env) const;
-  std::vector<Tensor> make_outputs(const RunPlan& rp, std::vector<void*>* ptrs) const;
+  void find_births_and_deaths();
+  std::vector<Tensor> copied_outputs(const RunPlan& rp, const std::vector<void*>& ptrs) const;
+  void allocate_outputs(int launch, const RunPlan& rp, std::vector<Tensor>* made,
+                        std::vector<void*>* ptrs) const;
+  std::vector<Tensor> gather_outputs(std::vector<Tensor>* made) const;
 
-  std::shared_ptr<Storage> take_workspace(int64_t bytes);
-  void return_workspace(std::shared_ptr<Storage> ws);
+  std::shared_ptr<WorkspacePool> pool() const;
 
   const ExecPlan& plan;
   std::vector<Role> role;     // per value
   std::vector<int> writer;    // per value: the launch that writes it, -1 if none
   std::vector<int> last_use;  // per value: the last launch that uses it, -1 if none
   std::map<std::string, SymbolSource> sources;
+  // The distinct values among the outputs (an output listed twice is returned twice, as one
+  // tensor); per output, its place among them.
+  std::vector<int> distinct_outputs;
+  std::vector<int> output_slot;
+  // Per launch: the distinct outputs it writes first (allocated just before it runs, so an
+  // output takes memory only from then on); the inputs it reads last (run_releasing drops
+  // them after it). Inputs no launch reads are dropped before the first.
+  std::vector<std::vector<int>> outputs_born;
+  std::vector<std::vector<int>> inputs_dying;
+  std::vector<int> inputs_unread;
 
   std::mutex cache_mu;
   std::list<std::pair<SymbolValues, std::shared_ptr<const RunPlan>>> cache;  // most recent first
   MemoryPlanStats stats;
 
-  std::mutex workspace_mu;
-  std::vector<std::shared_ptr<Storage>> idle_workspaces;
+  mutable std::mutex pool_mu;
+  std::shared_ptr<WorkspacePool> workspaces = std::make_shared<WorkspacePool>();
 };
 
 // ---- validation of the plan ---------------------------------------------------------------
@@ -147,6 +160,7 @@ CompiledGraph::Impl::Impl(const ExecPlan& p) : plan(p) {
   analyze_launches();
   check_constants();
   find_symbol_sources();
+  find_births_and_deaths();
 }
 
 void CompiledGraph::Impl::assign_roles() {
@@ -262,6 +276,24 @@ void CompiledGraph::Impl::find_symbol_sources() {
   }
 }
 
+void CompiledGraph::Impl::find_births_and_deaths() {
+  outputs_born.resize(plan.launches.size());
+  inputs_dying.resize(plan.launches.size());
+  std::map<int, int> slot_of;
+  for (int v : plan.outputs) {
+    auto [it, inserted] = slot_of.emplace(v, static_cast<int>(distinct_outputs.size()));
+    if (inserted) {
+      distinct_outputs.push_back(v);
+      if (role[v] == Role::Output) outputs_born[writer[v]].push_back(it->second);
+    }
+    output_slot.push_back(it->second);
+  }
+  for (int i = 0; i < static_cast<int>(plan.inputs.size()); ++i) {
+    int k = last_use[plan.inputs[i]];
+    (k >= 0 ? inputs_dying[k] : inputs_unread).push_back(i);
+  }
+}
+
 // ---- inputs ---------------------------------------------------------------------------------
 
 void CompiledGraph::Impl::check_input(size_t i, const Tensor& t, SymbolValues* env) const {
@@ -359,6 +391,7 @@ std::shared_ptr<const RunPlan> CompiledGraph::Impl::make_plan(const SymbolValues
   for (size_t b = 0; b < buffers.size(); ++b) *placed[b] = layout.offsets[b];
   rp->workspace_bytes = layout.workspace_bytes;
   rp->unshared_bytes = layout.unshared_bytes;
+  rp->live_bytes = layout.live_bytes;
   return rp;
 }
 
@@ -370,6 +403,7 @@ std::shared_ptr<const RunPlan> CompiledGraph::Impl::plan_for(const SymbolValues&
       cache.splice(cache.begin(), cache, it);
       stats.workspace_bytes = it->second->workspace_bytes;
       stats.unshared_bytes = it->second->unshared_bytes;
+      stats.live_bytes = it->second->live_bytes;
       return it->second;
     }
   }
@@ -384,64 +418,96 @@ std::shared_ptr<const RunPlan> CompiledGraph::Impl::plan_for(const SymbolValues&
   }
   stats.workspace_bytes = rp->workspace_bytes;
   stats.unshared_bytes = rp->unshared_bytes;
+  stats.live_bytes = rp->live_bytes;
   return rp;
 }
 
 // ---- workspaces -----------------------------------------------------------------------------
 
-std::shared_ptr<Storage> CompiledGraph::Impl::take_workspace(int64_t bytes) {
+std::shared_ptr<Storage> WorkspacePool::take(int64_t bytes) {
   const size_t need = static_cast<size_t>(bytes);
+  std::shared_ptr<Storage> dropped;  // freed outside the lock
   {
-    std::lock_guard<std::mutex> lock(workspace_mu);
-    auto best = idle_workspaces.end();
-    for (auto it = idle_workspaces.begin(); it != idle_workspaces.end(); ++it) {
-      if ((*it)->nbytes() >= need &&
-          (best == idle_workspaces.end() || (*it)->nbytes() < (*best)->nbytes())) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto best = idle_.end();
+    for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+      if ((*it)->nbytes() >= need && (best == idle_.end() || (*it)->nbytes() < (*best)->nbytes())) {
         best = it;
       }
     }
-    if (best != idle_workspaces.end()) {
+    if (best != idle_.end()) {
       auto ws = std::move(*best);
-      idle_workspaces.erase(best);
+      idle_.erase(best);
       return ws;
     }
     // None is large enough: drop the largest idle one, this run's will replace it.
-    if (!idle_workspaces.empty()) {
-      auto largest =
-          std::max_element(idle_workspaces.begin(), idle_workspaces.end(),
-                           [](const auto& a, const auto& b) { return a->nbytes() < b->nbytes(); });
-      idle_workspaces.erase(largest);
+    if (!idle_.empty()) {
+      auto largest = std::max_element(idle_.begin(), idle_.end(), [](const auto& a, const auto& b) {
+        return a->nbytes() < b->nbytes();
+      });
+      dropped = std::move(*largest);
+      idle_.erase(largest);
     }
+    ++allocations_;
   }
+  dropped.reset();  // before allocating: the old and the new one are never both held
   return Storage::allocate(need, Device::cpu());
 }
 
-void CompiledGraph::Impl::return_workspace(std::shared_ptr<Storage> ws) {
-  std::lock_guard<std::mutex> lock(workspace_mu);
-  if (idle_workspaces.size() < kMaxIdleWorkspaces) idle_workspaces.push_back(std::move(ws));
+void WorkspacePool::give_back(std::shared_ptr<Storage> workspace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_.size() < max_idle_) idle_.push_back(std::move(workspace));
+}
+
+void WorkspacePool::clear() {
+  std::vector<std::shared_ptr<Storage>> idle;
+  std::lock_guard<std::mutex> lock(mu_);
+  idle.swap(idle_);
+}
+
+WorkspacePool::Stats WorkspacePool::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stats s;
+  s.idle = static_cast<int64_t>(idle_.size());
+  for (const auto& ws : idle_) s.idle_bytes += static_cast<int64_t>(ws->nbytes());
+  s.allocations = allocations_;
+  return s;
+}
+
+std::shared_ptr<WorkspacePool> CompiledGraph::Impl::pool() const {
+  std::lock_guard<std::mutex> lock(pool_mu);
+  return workspaces;
 }
 
 // ---- run ------------------------------------------------------------------------------------
 
-std::vector<Tensor> CompiledGraph::Impl::make_outputs(const RunPlan& rp,
-                                                      std::vector<void*>* ptrs) const {
-  std::vector<Tensor> outputs;
-  outputs.reserve(plan.outputs.size());
-  std::map<int, Tensor> made;  // an output listed twice is returned twice, as one tensor
-  for (int v : plan.outputs) {
-    auto it = made.find(v);
-    if (it == made.end()) {
-      Tensor t = Tensor::empty(concrete_shape(rp.dims[v]), plan.values[v].dtype);
-      if (role[v] == Role::Input || role[v] == Role::Constant) {
-        // No kernel writes it: the caller gets a copy it may modify freely.
-        std::memcpy(t.data(), (*ptrs)[v], static_cast<size_t>(t.nbytes()));
-      } else {
-        (*ptrs)[v] = t.data();
-      }
-      it = made.emplace(v, std::move(t)).first;
-    }
-    outputs.push_back(it->second);
+// The distinct outputs no kernel writes (inputs and constants), copied: the caller gets
+// tensors it may modify freely. The others stay undefined until allocate_outputs.
+std::vector<Tensor> CompiledGraph::Impl::copied_outputs(const RunPlan& rp,
+                                                        const std::vector<void*>& ptrs) const {
+  std::vector<Tensor> made(distinct_outputs.size());
+  for (size_t d = 0; d < distinct_outputs.size(); ++d) {
+    int v = distinct_outputs[d];
+    if (role[v] != Role::Input && role[v] != Role::Constant) continue;
+    made[d] = Tensor::empty(concrete_shape(rp.dims[v]), plan.values[v].dtype);
+    std::memcpy(made[d].data(), ptrs[v], static_cast<size_t>(made[d].nbytes()));
   }
+  return made;
+}
+
+void CompiledGraph::Impl::allocate_outputs(int launch, const RunPlan& rp, std::vector<Tensor>* made,
+                                           std::vector<void*>* ptrs) const {
+  for (int d : outputs_born[launch]) {
+    int v = distinct_outputs[d];
+    (*made)[d] = Tensor::empty(concrete_shape(rp.dims[v]), plan.values[v].dtype);
+    (*ptrs)[v] = (*made)[d].data();
+  }
+}
+
+std::vector<Tensor> CompiledGraph::Impl::gather_outputs(std::vector<Tensor>* made) const {
+  std::vector<Tensor> outputs;
+  outputs.reserve(output_slot.size());
+  for (int d : output_slot) outputs.push_back((*made)[d]);
   return outputs;
 }
 
@@ -451,7 +517,11 @@ CompiledGraph::CompiledGraph(ExecPlan plan)
 CompiledGraph::~CompiledGraph() = default;
 
 std::vector<Tensor> CompiledGraph::run(const std::vector<Tensor>& inputs) const {
-  return run_timed(inputs, nullptr);
+  return run_timed(inputs, nullptr, nullptr);
+}
+
+std::vector<Tensor> CompiledGraph::run_releasing(std::vector<Tensor>& inputs) const {
+  return run_timed(inputs, nullptr, &inputs);
 }
 
 GraphProfile CompiledGraph::profile(const std::vector<Tensor>& inputs, int runs) const {
@@ -466,7 +536,7 @@ GraphProfile CompiledGraph::profile(const std::vector<Tensor>& inputs, int runs)
   std::vector<std::vector<double>> per_launch(n);
   std::vector<double> seconds;
   for (int r = 0; r < runs; ++r) {
-    run_timed(inputs, &seconds);
+    run_timed(inputs, &seconds, nullptr);
     for (size_t k = 0; k < n; ++k) per_launch[k].push_back(seconds[k]);
   }
   std::vector<double> whole;
@@ -507,8 +577,11 @@ GraphProfile CompiledGraph::profile(const std::vector<Tensor>& inputs, int runs)
   return p;
 }
 
+// `release`, when given, is `inputs` itself (run_releasing): each input is dropped after the
+// last launch that reads it, and only after every check has passed.
 std::vector<Tensor> CompiledGraph::run_timed(const std::vector<Tensor>& inputs,
-                                             std::vector<double>* launch_seconds) const {
+                                             std::vector<double>* launch_seconds,
+                                             std::vector<Tensor>* release) const {
   Impl& m = *impl_;
   SymbolValues env = m.bind(inputs);
   std::vector<int64_t> syms;
@@ -518,14 +591,18 @@ std::vector<Tensor> CompiledGraph::run_timed(const std::vector<Tensor>& inputs,
   std::vector<void*> ptrs(plan_.values.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) ptrs[plan_.inputs[i]] = inputs[i].data();
   for (const auto& [v, t] : plan_.constants) ptrs[v] = t.data();
-  std::vector<Tensor> outputs = m.make_outputs(*rp, &ptrs);
+  std::vector<Tensor> made = m.copied_outputs(*rp, ptrs);
+  if (release) {
+    for (int i : m.inputs_unread) (*release)[i] = Tensor();
+  }
 
-  std::shared_ptr<Storage> ws = m.take_workspace(rp->workspace_bytes);
+  std::shared_ptr<WorkspacePool> pool_of_run = m.pool();
+  std::shared_ptr<Storage> ws = pool_of_run->take(rp->workspace_bytes);
   struct Return {  // the workspace goes back to the pool even when a kernel throws
-    Impl& m;
+    WorkspacePool& pool;
     std::shared_ptr<Storage>& ws;
-    ~Return() { m.return_workspace(std::move(ws)); }
-  } give_back{m, ws};
+    ~Return() { pool.give_back(std::move(ws)); }
+  } give_back{*pool_of_run, ws};
   char* base = static_cast<char*>(ws->data());
   for (size_t v = 0; v < ptrs.size(); ++v) {
     if (rp->offsets[v] >= 0) ptrs[v] = base + rp->offsets[v];
@@ -544,6 +621,7 @@ std::vector<Tensor> CompiledGraph::run_timed(const std::vector<Tensor>& inputs,
   if (launch_seconds) launch_seconds->assign(plan_.launches.size(), 0.0);
   for (size_t k = 0; k < plan_.launches.size(); ++k) {
     const KernelLaunch& l = plan_.launches[k];
+    m.allocate_outputs(static_cast<int>(k), *rp, &made, &ptrs);
     args.clear();
     for (int v : l.args) args.push_back(ptrs[v]);
     for (int64_t off : rp->scratch_offsets[k]) args.push_back(base + off);
@@ -556,14 +634,25 @@ std::vector<Tensor> CompiledGraph::run_timed(const std::vector<Tensor>& inputs,
       l.fn(args.data(), sym_ptr, &ctx);
     }
     if (error.state.load(std::memory_order_acquire) != 0) throw_data_error(l, error);
+    if (release) {
+      for (int i : m.inputs_dying[k]) (*release)[i] = Tensor();
+    }
   }
-  return outputs;
+  return m.gather_outputs(&made);
 }
 
 MemoryPlanStats CompiledGraph::memory_stats() const {
   std::lock_guard<std::mutex> lock(impl_->cache_mu);
   return impl_->stats;
 }
+
+void CompiledGraph::set_workspace_pool(std::shared_ptr<WorkspacePool> pool) {
+  EMBER_CHECK(pool != nullptr, "CompiledGraph.set_workspace_pool: the pool is null");
+  std::lock_guard<std::mutex> lock(impl_->pool_mu);
+  impl_->workspaces = std::move(pool);
+}
+
+std::shared_ptr<WorkspacePool> CompiledGraph::workspace_pool() const { return impl_->pool(); }
 
 int64_t CompiledGraph::prepared_weight_bytes() const {
   int64_t bytes = 0;

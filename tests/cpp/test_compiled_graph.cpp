@@ -137,22 +137,34 @@ TEST(CompiledGraphTest, OutputsAreFreshTensors) {
 
 TEST(CompiledGraphTest, RejectsWrongInputs) {
   CompiledGraph g(chain_plan());
-  EXPECT_EQ(error_of([&] { g.run({ones({4, 3}), ones({4, 4})}); }),
+  EXPECT_EQ(error_of([&] {
+              g.run({ones({4, 3}), ones({4, 4})});
+            }),
             "CompiledGraph.run: input 0 has shape [4, 3] but the graph expects [n, 4]: "
             "dimension 1 must be 4");
-  EXPECT_EQ(error_of([&] { g.run({ones({3, 4}), ones({5, 4})}); }),
+  EXPECT_EQ(error_of([&] {
+              g.run({ones({3, 4}), ones({5, 4})});
+            }),
             "CompiledGraph.run: input 1 has shape [5, 4] but the graph expects [n, 4]: "
             "dimension 0 must be n = 3, as set by dimension 0 of input 0");
-  EXPECT_EQ(error_of([&] { g.run({ones({3}), ones({3, 4})}); }),
+  EXPECT_EQ(error_of([&] {
+              g.run({ones({3}), ones({3, 4})});
+            }),
             "CompiledGraph.run: input 0 has shape [3] but the graph expects [n, 4]: the rank "
             "must be 2");
-  EXPECT_EQ(error_of([&] { g.run({ones({3, 4}, DType::float16), ones({3, 4})}); }),
+  EXPECT_EQ(error_of([&] {
+              g.run({ones({3, 4}, DType::float16), ones({3, 4})});
+            }),
             "CompiledGraph.run: input 0 has type float16[3, 4] but the graph expects "
             "float32[n, 4]: the dtype must be float32");
-  EXPECT_EQ(error_of([&] { g.run({ones({3, 4})}); }),
+  EXPECT_EQ(error_of([&] {
+              g.run({ones({3, 4})});
+            }),
             "CompiledGraph.run: the graph takes 2 inputs but 1 were given");
   Tensor sym = Tensor::symbol({3, 4}, DType::float32);
-  EXPECT_EQ(error_of([&] { g.run({ones({3, 4}), sym}); }),
+  EXPECT_EQ(error_of([&] {
+              g.run({ones({3, 4}), sym});
+            }),
             "CompiledGraph.run: input 1 is a symbolic tensor (float32[3, 4]); run() needs "
             "tensors that hold values");
 }
@@ -169,7 +181,9 @@ TEST(CompiledGraphTest, ChecksDimensionsThatAreExpressions) {
   CompiledGraph g(std::move(p));
   auto out = g.run({ones({2, 4}), ones({4, 4})});
   EXPECT_EQ(floats(out[0]), std::vector<float>(8, 2.0f));
-  EXPECT_EQ(error_of([&] { g.run({ones({2, 4}), ones({5, 4})}); }),
+  EXPECT_EQ(error_of([&] {
+              g.run({ones({2, 4}), ones({5, 4})});
+            }),
             "CompiledGraph.run: input 1 has shape [5, 4] but the graph expects [" +
                 ir::to_string(n * 2) + ", 4]: dimension 0 must be " + ir::to_string(n * 2) +
                 " = 4 with n = 2");
@@ -248,6 +262,83 @@ TEST(CompiledGraphTest, ManySymbolValuesKeepABoundedCache) {
   EXPECT_EQ(g.memory_stats().plans_made, 40);  // n = 40 was still cached
   g.run({ones({1, 4}), ones({1, 4})});
   EXPECT_EQ(g.memory_stats().plans_made, 41);  // n = 1 had been evicted
+}
+
+// A copy of `t` whose memory records, when it is freed, how many launches had run by then.
+Tensor watched(const Tensor& t, int64_t* launches_at_free) {
+  auto keep = std::make_shared<Tensor>(t);
+  std::shared_ptr<void> owner(nullptr, [keep, launches_at_free](void*) mutable {
+    *launches_at_free = g_launches.load();
+    keep.reset();
+  });
+  auto storage = Storage::borrow(t.data(), static_cast<size_t>(t.nbytes()), Device::cpu(), owner);
+  return Tensor::from_storage(std::move(storage), t.shape(), t.dtype());
+}
+
+TEST(CompiledGraphTest, RunReleasingDropsEachInputAfterItsLastRead) {
+  // chain_plan reads y last in launch 0 and x in launch 2 (of 4).
+  CompiledGraph g(chain_plan());
+  Tensor x = randn({3, 4}), y = randn({3, 4});
+  const std::vector<float> expected = expected_chain(x, y);
+  int64_t x_freed = -1, y_freed = -1;
+  std::vector<Tensor> inputs = {watched(x, &x_freed), watched(y, &y_freed)};
+  const int64_t before = g_launches.load();
+  std::vector<Tensor> out = g.run_releasing(inputs);
+  EXPECT_EQ(floats(out[0]), expected);
+  EXPECT_EQ(y_freed - before, 1);
+  EXPECT_EQ(x_freed - before, 3);
+  EXPECT_FALSE(inputs[0].defined());
+  EXPECT_FALSE(inputs[1].defined());
+
+  // Checks come first: a bad input leaves every input in place.
+  std::vector<Tensor> bad = {randn({3, 4}), randn({2, 4})};
+  EXPECT_THROW(g.run_releasing(bad), Error);
+  EXPECT_TRUE(bad[0].defined() && bad[1].defined());
+}
+
+TEST(CompiledGraphTest, GraphsSharingAPoolKeepOneWorkspace) {
+  CompiledGraph small(chain_plan()), large(chain_plan());
+  auto pool = std::make_shared<WorkspacePool>();
+  small.set_workspace_pool(pool);
+  large.set_workspace_pool(pool);
+  EXPECT_EQ(large.workspace_pool(), pool);
+  Tensor xs = randn({2, 4}), ys = randn({2, 4}), xl = randn({64, 4}), yl = randn({64, 4});
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(floats(small.run({xs, ys})[0]), expected_chain(xs, ys));
+    EXPECT_EQ(floats(large.run({xl, yl})[0]), expected_chain(xl, yl));
+  }
+  // The small graph's workspace was replaced by the large one's, which both then use.
+  WorkspacePool::Stats s = pool->stats();
+  EXPECT_EQ(s.idle, 1);
+  EXPECT_EQ(s.idle_bytes, large.memory_stats().workspace_bytes);
+  EXPECT_EQ(s.allocations, 2);
+  pool->clear();
+  EXPECT_EQ(pool->stats().idle, 0);
+  small.run({xs, ys});
+  EXPECT_EQ(pool->stats().allocations, 3);
+}
+
+TEST(CompiledGraphTest, GraphsSharingAPoolRunConcurrently) {
+  CompiledGraph a(chain_plan()), b(chain_plan());
+  auto pool = std::make_shared<WorkspacePool>();
+  a.set_workspace_pool(pool);
+  b.set_workspace_pool(pool);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      const CompiledGraph& g = t % 2 ? a : b;
+      for (int iter = 0; iter < 20; ++iter) {
+        int64_t n = 5000 + 100 * t + iter;
+        Tensor x = randn({n, 4}, DType::float32, Device::cpu(), t * 1000 + iter);
+        Tensor y = randn({n, 4}, DType::float32, Device::cpu(), t * 1000 + iter + 500);
+        if (floats(g.run({x, y})[0]) != expected_chain(x, y)) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_LE(pool->stats().idle, 4);  // at most one per run that was in progress at once
 }
 
 TEST(CompiledGraphTest, SetNumThreads) {
@@ -340,6 +431,17 @@ TEST(MemoryPlanTest, BuffersLiveDuringOneLaunchDoNotShare) {
   EXPECT_NE(m.offsets[0], m.offsets[2]);
   EXPECT_NE(m.offsets[1], m.offsets[2]);
   EXPECT_EQ(m.workspace_bytes, 192);
+}
+
+TEST(MemoryPlanTest, PlacementBySizeAvoidsTheHoleOfLaunchOrder) {
+  // a [0, 0] and b [0, 2] are placed at 0 and 64 in launch order; c (128 bytes, born at 1)
+  // does not fit in a's freed 64 bytes and goes above b: 256 bytes. By size, c goes first at
+  // 0 and b above it: 192, the most live at once (b and c).
+  MemoryLayout m = plan_memory({{64, 0, 0}, {64, 0, 2}, {128, 1, 1}}, 3);
+  EXPECT_EQ(m.offsets, (std::vector<int64_t>{0, 128, 0}));
+  EXPECT_EQ(m.workspace_bytes, 192);
+  EXPECT_EQ(m.live_bytes, 192);
+  EXPECT_EQ(m.unshared_bytes, 256);
 }
 
 }  // namespace

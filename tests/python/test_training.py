@@ -142,8 +142,9 @@ def test_gradients_and_sgd_steps_match_eager(name):
     compiled = torch.compile(model, backend="ember", options=OPTIONS)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
-    with mock.patch.object(wrap.CompiledSegment, "__call__", autospec=True,
-                           side_effect=wrap.CompiledSegment.__call__) as segment_calls:
+    # _inputs: on the way to every run of a CompiledGraph (boxed or not)
+    with mock.patch.object(wrap.CompiledSegment, "_inputs", autospec=True,
+                           side_effect=wrap.CompiledSegment._inputs) as segment_calls:
 
         with warnings.catch_warnings():
             warnings.filterwarnings("error", message=".*ember")  # no fallback, no failure
@@ -193,8 +194,9 @@ def test_eval_model_without_no_grad_runs_in_ember():
     model, x, _ = cnn_case()
     model.eval()
     compiled = torch.compile(model, backend="ember", options=OPTIONS)
-    with mock.patch.object(wrap.CompiledSegment, "__call__", autospec=True,
-                           side_effect=wrap.CompiledSegment.__call__) as segment_calls:
+    # _inputs: on the way to every run of a CompiledGraph (boxed or not)
+    with mock.patch.object(wrap.CompiledSegment, "_inputs", autospec=True,
+                           side_effect=wrap.CompiledSegment._inputs) as segment_calls:
         out = compiled(x)  # grad mode on, parameters require grad
     assert segment_calls.call_count == 1
     assert out.requires_grad

@@ -5,7 +5,7 @@
 // symbolic dimensions from the input shapes, plans intermediate memory once per set of
 // symbol values (liveness-based reuse inside one workspace), and runs every kernel.
 // It owns no global state: several threads may call run() at once (each run takes its own
-// workspace from a small pool).
+// workspace from a WorkspacePool: the graph's own, or one its owner shares between graphs).
 #pragma once
 
 #include <map>
@@ -122,9 +122,41 @@ struct GraphProfile {
   int threads = 0;  // the threads the kernels ran with
 };
 
+// Idle workspaces lent to the runs of CompiledGraphs. A graph has a pool of its own unless it
+// is given one to share (CompiledGraph::set_workspace_pool): graphs that run one after the
+// other (a training step's forward and backward, the segments of a model) then keep one
+// workspace between calls, the largest any of them needs, instead of one each. A run takes
+// the smallest idle workspace that is large enough (when none is, it drops the largest idle
+// one and allocates), and gives it back when it ends: runs in several threads at once each
+// hold their own, and a run that follows another of the same size allocates nothing.
+// Thread-safe.
+class WorkspacePool {
+ public:
+  struct Stats {
+    int64_t idle = 0;         // workspaces held between runs
+    int64_t idle_bytes = 0;   // their total size
+    int64_t allocations = 0;  // workspaces allocated since the pool was made
+  };
+
+  explicit WorkspacePool(size_t max_idle = 8) : max_idle_(max_idle) {}
+
+  std::shared_ptr<Storage> take(int64_t bytes);
+  void give_back(std::shared_ptr<Storage> workspace);
+  // Frees the idle workspaces (those lent to runs in progress come back later).
+  void clear();
+  Stats stats() const;
+
+ private:
+  size_t max_idle_;
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<Storage>> idle_;
+  int64_t allocations_ = 0;
+};
+
 struct MemoryPlanStats {
   int64_t workspace_bytes = 0;  // intermediate values + scratch, after reuse
   int64_t unshared_bytes = 0;   // what they would take without reuse
+  int64_t live_bytes = 0;       // the most of them live at one launch: no placement needs less
   int64_t plans_made = 0;       // number of distinct plans (one per symbol values)
 };
 
@@ -137,6 +169,13 @@ class CompiledGraph {
   // dimensions, consistent symbols): otherwise ember::Error naming the input, the expected
   // and the actual type. Outputs are new tensors.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  // run(), dropping each of `inputs` (resetting it to an undefined Tensor) right after the
+  // last kernel that reads it: when the caller gave up its own references, an input's memory
+  // is freed during the run, not after it (a training step's backward frees the activations
+  // the forward saved as it goes, as eager PyTorch does). The inputs are checked before any
+  // is dropped: when a check fails (ember::Error), `inputs` is left whole. A kernel's bad
+  // data (ember::DataError) may come after some were dropped.
+  std::vector<Tensor> run_releasing(std::vector<Tensor>& inputs) const;
 
   // Runs `runs` times (after one warm-up run) timing each launch, then `runs` times without
   // the timers; medians. `runs` >= 1.
@@ -144,6 +183,10 @@ class CompiledGraph {
 
   const ExecPlan& plan() const { return plan_; }
   MemoryPlanStats memory_stats() const;
+  // Where runs take their workspace: by default a pool of the graph's own. Runs already
+  // started give theirs back to the pool they took it from.
+  void set_workspace_pool(std::shared_ptr<WorkspacePool> pool);
+  std::shared_ptr<WorkspacePool> workspace_pool() const;
   // Bytes of the constants prepared for the kernels (ExecPlan::prepared), counted in the
   // plan's constants too.
   int64_t prepared_weight_bytes() const;
@@ -155,7 +198,8 @@ class CompiledGraph {
  private:
   struct Impl;
   std::vector<Tensor> run_timed(const std::vector<Tensor>& inputs,
-                                std::vector<double>* launch_seconds) const;
+                                std::vector<double>* launch_seconds,
+                                std::vector<Tensor>* release) const;
   ExecPlan plan_;
   int num_threads_;  // 0: follow get_num_threads()
   std::unique_ptr<Impl> impl_;

@@ -27,6 +27,7 @@ import ember
 from ember.torch import report
 from ember.torch.config import InvalidOptionError, Settings, resolve_settings
 from ember.torch.interpreter import is_fake
+from ember.torch.phases.wrap import WORKSPACES
 from ember.torch.pipeline import compile_graph
 from ember.torch.training import compile_training
 
@@ -38,13 +39,14 @@ _lock = threading.Lock()
 
 def reset() -> None:
     """Clears ember's in-memory state for torch.compile: compiled kernels held in memory,
-    one-time warnings, dry-run reports and graph numbering. (torch._dynamo.reset() calls
-    it too.)"""
+    the idle workspaces of the compiled graphs, one-time warnings, dry-run reports and graph
+    numbering. (torch._dynamo.reset() calls it too.)"""
     global _graph_counter
     with _lock:
         _graph_counter = itertools.count()
     report.clear_warnings()
     report.dryrun_reports.clear()
+    WORKSPACES.clear()
     clear = getattr(ember, "clear_memory_cache", None)
     if clear is not None:
         clear()

@@ -12,8 +12,10 @@ warning, ``strict``, ``min_block_size``, ``dryrun``, ``correctness_report`` and
 ``dump_dir`` behaviour as inference.
 
 Both compiled functions use the boxed calling convention: they take the list of their
-arguments and empty it, so the saved activations the backward receives are released when
-it returns instead of living as long as the caller's list. Parameters reach the graphs as
+arguments and empty it. A graph ember compiled whole runs with CompiledSegment.call_boxed,
+which drops each input after the last kernel that reads it, so the saved activations the
+backward receives are freed during the backward, as eager PyTorch frees them; a graph split
+into ember segments and eager operators frees them when it returns. Parameters reach the graphs as
 runtime inputs (never as captured constants): the optimizer updates them in place between
 steps, and a compiled graph reads the new values without converting again.
 """
@@ -29,6 +31,7 @@ import torch.fx
 
 from ember.torch import report
 from ember.torch.config import Settings
+from ember.torch.phases.wrap import CompiledSegment
 from ember.torch.pipeline import compile_graph
 
 __all__ = ["compile_training", "decompositions"]
@@ -65,11 +68,14 @@ class _Boxed:
         self.compiled: Callable[..., Any] | None = None
 
     def __call__(self, args: list[Any]) -> Any:
+        if self.compiled is None:
+            examples = [v.detach() if isinstance(v, torch.Tensor) else v for v in args]
+            self.compiled = compile_graph(self.gm, examples, self.settings, self.index)
+            del examples
+        if isinstance(self.compiled, CompiledSegment):
+            return self.compiled.call_boxed(args)
         values = list(args)
         args.clear()
-        if self.compiled is None:
-            examples = [v.detach() if isinstance(v, torch.Tensor) else v for v in values]
-            self.compiled = compile_graph(self.gm, examples, self.settings, self.index)
         return self.compiled(*values)
 
 

@@ -12,6 +12,14 @@ CompiledGraph in one C++ call. It converts and builds itself again if the weight
 captured are replaced or updated in place (unless the static single-call path is on), and
 runs its FX graph eagerly if ember fails at run time (bad data, ember.DataError, is raised
 to the caller instead).
+
+Memory: every CompiledGraph of the backend takes its workspace from one pool, WORKSPACES
+(graphs that run one after the other, such as a training step's forward and backward or the
+segments of a model, keep one workspace between calls: the largest any of them needs;
+concurrent calls from several threads each take their own). ``call_boxed`` is the call for
+AOTAutograd's boxed convention: it empties the argument list and runs the graph with
+``release_inputs``, so an input the caller gave up (an activation the forward saved for the
+backward) is freed after the last kernel that reads it.
 """
 
 from __future__ import annotations
@@ -32,7 +40,10 @@ from ember.torch.interpreter import Conversion
 from ember.torch.phases import build, convert
 from ember.torch.phases.partition import Partition
 
-__all__ = ["CompiledSegment", "wrap"]
+__all__ = ["WORKSPACES", "CompiledSegment", "wrap"]
+
+# The workspace pool of every graph the torch backend compiles (see the module docstring).
+WORKSPACES = ember.WorkspacePool()
 
 
 def wrap(parts: Partition, settings: Settings) -> Callable[..., Any]:
@@ -112,6 +123,12 @@ class CompiledSegment:
         self.captured = list(conversion.captured)
         self.spec = conversion.output_spec
         self.compiled = compiled
+        if compiled is not None:
+            compiled.workspace_pool = WORKSPACES
+        # The arguments the outputs are assembled from (returned as they are, or read for
+        # their sizes): call_boxed keeps them.
+        self.kept_args = set(_spec_args(self.spec))
+        self.kept_args |= {i for i, _ in conversion.symbol_sources.values()}
 
     def _rebuild(self, args: list[Any]) -> None:
         """Converts and builds the graph again, with the weights of this call."""
@@ -141,22 +158,58 @@ class CompiledSegment:
             return self.gm(*args)
         return _assemble(self.spec, tensors, args, self.conversion.symbol_sources)
 
+    def call_boxed(self, args: list[Any]) -> Any:
+        """The call with AOTAutograd's boxed convention: `args` is emptied, and the tensors
+        the graph reads are dropped during the run after their last use (the module
+        docstring). A failure before the run started runs the FX graph eagerly, as
+        __call__ does; one after some inputs were dropped is raised."""
+        if self.failed or self.compiled is None or self._auto_profile.due():
+            values = list(args)
+            args.clear()
+            return self(*values)
+        if not self.static and self._weights_changed(tuple(args)):
+            self._rebuild(list(args))
+        inputs = self._inputs(tuple(args))
+        given = len(inputs)
+        kept = [a if i in self.kept_args or not isinstance(a, torch.Tensor) else None
+                for i, a in enumerate(args)]
+        args.clear()
+        try:
+            outputs = [o.torch() for o in self.compiled.run(inputs, release_inputs=True)]
+        except ember.DataError:
+            raise
+        except Exception as e:
+            if self.settings.strict or len(inputs) != given:  # inputs dropped: no way back
+                raise
+            self.failed = True
+            report.warn_once(f"run-{self.label}", f"ember failed to run {self.label} "
+                             f"({type(e).__name__}: {e}); it runs in eager PyTorch from now on.")
+            for i, t in zip(self.input_index, inputs, strict=False):
+                kept[i] = t.torch()
+            return self.gm(*kept)
+        return _assemble(self.spec, outputs, tuple(kept), self.conversion.symbol_sources)
+
     def _weights_changed(self, args: tuple) -> bool:
         for i, t in self.weight_args:
             if args[i] is not t and not _same_scalar(args[i], t):
                 return True
         return any(tensor_version(t) != v for t, v in self.captured)
 
-    def _run(self, args: tuple) -> list[Any]:
-        if self.compiled is None:
-            return []
+    def _inputs(self, args: tuple) -> list[Any]:
+        """The CompiledGraph's inputs for a call with `args` (no copies where torch's tensors
+        are contiguous)."""
         inputs = []
         for i in self.input_index:
             t = args[i]
             if t.is_neg():
                 t = t.resolve_neg()
             inputs.append(ember.from_torch(t if t.is_contiguous() else t.contiguous()))
-        inputs += _extra_inputs(self, args)
+        return inputs + _extra_inputs(self, args)
+
+    def _run(self, args: tuple) -> list[Any]:
+        if self.compiled is None:
+            return []
+        inputs = self._inputs(args)
         outputs = [o.torch() for o in self.compiled.run(inputs)]
         if self._auto_profile.due():  # the second call: profiled with its own inputs
             self._auto_profile.run(self.compiled, inputs)
@@ -209,6 +262,18 @@ def _assemble(spec: Any, tensors: list[Any], args: tuple, sources: dict) -> Any:
     if tag == "item":
         return _assemble(spec[1], tensors, args, sources).item()
     return tag(_assemble(s, tensors, args, sources) for s in spec[1])
+
+
+def _spec_args(spec: Any) -> list[int]:
+    """The arguments an output spec returns as they are ("arg" entries)."""
+    tag = spec[0]
+    if tag == "arg":
+        return [spec[1]]
+    if tag == "item":
+        return _spec_args(spec[1])
+    if tag in ("out", "const", "value", "sym"):
+        return []
+    return [i for s in spec[1] for i in _spec_args(s)]
 
 
 def _eval_symbolic(value: Any, args: tuple, sources: dict) -> Any:
