@@ -96,6 +96,9 @@ void bind_graph(nb::module_& m) {
           nb::sig("def shape(self, /) -> tuple[int | str, ...]"))
       .def_prop_ro("device", [](const TensorType& t) { return t.device.str(); })
       .def_prop_ro("ndim", &TensorType::rank)
+      .def_prop_ro(
+          "layout", [](const TensorType& t) { return t.layout.name(t.shape.size()); },
+          "'plain', or the layout's name for the rank ('nhwc', 'nChw16c').")
       .def("__str__", &TensorType::str)
       .def("__repr__", [](const TensorType& t) { return "TensorType(" + t.str() + ")"; });
 

@@ -218,6 +218,16 @@ void bind_transforms(nb::module_& m) {
       "expand", [](const Tensor& x, const ShapeArg& shape) { return ops::expand(x, shape.get()); },
       nb::arg("x"), nb::arg("shape"), "Broadcasts x to shape; -1 keeps a dimension.");
   m.def(
+      "to_layout",
+      [](const Tensor& x, const std::string& layout) {
+        return ops::to_layout(x, parse_layout(layout));
+      },
+      nb::arg("x"), nb::arg("layout"),
+      "x stored in another layout: 'plain' (row-major), 'channels_last' ('nhwc', 'nwc') or "
+      "channel-blocked ('nChw16c', 'nCw8c', 'blocked16') for [N, C, ...] tensors of rank 3 to "
+      "5. The values stay the same; only inside a traced graph, whose outputs must be plain "
+      "again.");
+  m.def(
       "gather",
       [](const Tensor& x, int64_t axis, const Tensor& index) {
         return ops::gather(x, axis, index);

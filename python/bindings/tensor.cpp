@@ -158,6 +158,9 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("dtype", &Tensor::dtype)
       .def_prop_ro("device", [](const Tensor& t) { return t.device().str(); })
       .def_prop_ro("ndim", &Tensor::rank)
+      .def_prop_ro(
+          "layout", [](const Tensor& t) { return t.type().layout.name(t.shape().size()); },
+          "'plain' (always, for a tensor with memory), or a traced value's layout ('nChw16c').")
       .def_prop_ro("is_symbolic", &Tensor::is_symbolic,
                    "True when the tensor has no memory (a graph input or a traced value).")
       .def_prop_ro("trace", &trace_of, nb::sig("def trace(self, /) -> tuple[str, int] | None"),

@@ -50,6 +50,7 @@ unsqueeze = _ops.unsqueeze
 concat = _ops.concat
 slice = _ops.slice
 expand = _ops.expand
+to_layout = _ops.to_layout
 gather = _ops.gather
 op_names = _ops.op_names
 conv2d = _ops.conv2d
@@ -134,6 +135,7 @@ __all__ = [
     "elu",
     "embedding",
     "expand",
+    "to_layout",
     "flatten",
     "gather",
     "full",

@@ -104,7 +104,7 @@ TaskCost task_cost(const ir::Task& task) {
   Expr bytes = Expr(0);
   for (size_t b = 0; b < task.buffers.size(); ++b) {
     const ir::Buffer& buf = task.buffers[b];
-    const Expr size = shape_numel_expr(buf.shape);
+    const Expr size = buf.layout.physical_numel(buf.shape);  // padding lanes included
     const Expr elem = Expr(static_cast<int64_t>(dtype_size(buf.dtype)));
     const int i = static_cast<int>(b);
     if (buf.role == ir::BufferRole::Output) {

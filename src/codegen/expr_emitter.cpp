@@ -98,12 +98,11 @@ std::string ExprEmitter::emit_const(const Expr& e) const {
 }
 
 Expr ExprEmitter::offset(int b, const std::vector<Expr>& indices) const {
-  const Shape& shape = task_.buffers.at(b).shape;
-  EMBER_ASSERT(shape.size() == indices.size(), "load of b" << b << " with " << indices.size()
-                                                           << " indices for rank " << shape.size());
-  Expr off = ir::const_int(0);
-  for (size_t d = 0; d < indices.size(); ++d) off = off * shape[d] + indices[d];
-  return ir::simplify_index(off);
+  const ir::Buffer& buf = task_.buffers.at(b);
+  EMBER_ASSERT(buf.shape.size() == indices.size(), "load of b" << b << " with " << indices.size()
+                                                               << " indices for rank "
+                                                               << buf.shape.size());
+  return buf.layout.offset(buf.shape, indices);
 }
 
 std::string ExprEmitter::emit_index(const Expr& e) const {
@@ -149,6 +148,8 @@ bool reads_data(const Expr& e) {
 
 std::string ExprEmitter::checked_offset(int b, const std::vector<Expr>& indices) const {
   const ir::Buffer& buf = task_.buffers.at(b);
+  // The kernel writer's tasks are physical (physical.h): every buffer is plain.
+  EMBER_ASSERT(buf.layout.is_plain(), "a checked load of the non-plain buffer " << buf.name);
   std::string off;
   for (size_t d = 0; d < indices.size(); ++d) {
     const std::string size = emit_index(buf.shape[d]);

@@ -39,7 +39,8 @@ class ExprEmitter {
   std::string emit(const ir::Expr& e) const;
   // Integer index arithmetic.
   std::string emit_index(const ir::Expr& e) const;
-  // The flat, row-major offset of `indices` into buffer `b`.
+  // The flat offset of `indices` into buffer `b`, as its layout addresses it
+  // (Layout::offset; row-major for a plain buffer).
   ir::Expr offset(int b, const std::vector<ir::Expr>& indices) const;
   // A statement storing `value` (already emitted) at `indices` of buffer `b`.
   std::string store(int b, const std::vector<ir::Expr>& indices, const std::string& value) const;

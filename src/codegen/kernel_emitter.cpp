@@ -9,6 +9,7 @@
 #include "expr_emitter.h"
 #include "gemm_config.h"
 #include "kernel_writer.h"
+#include "physical.h"
 #include "row_split.h"
 #include "writer.h"
 
@@ -318,7 +319,8 @@ void KernelWriter::call_stage(const StagePlan& p) {
 
 std::string generate_kernel(const Task& task, const std::string& fn_name,
                             const std::vector<std::string>& symbols, const KernelConfig& config) {
-  KernelWriter kw(task, symbols, config);
+  const Task physical = physical_task(task);  // every buffer plain (physical.h)
+  KernelWriter kw(physical, symbols, config);
   return kw.run(fn_name);
 }
 

@@ -8,6 +8,7 @@
 #include "ember/ir/simplify.h"
 #include "expr_emitter.h"
 #include "kernel_writer.h"
+#include "physical.h"
 #include "row_split.h"
 #include "task_loads.h"
 
@@ -342,10 +343,20 @@ void plan_call(const std::shared_ptr<const Task>& task, StagePlan& p) {
 
 }  // namespace
 
-KernelPlan plan_kernel(const Task& task) {
+KernelPlan plan_kernel(const Task& logical) {
   KernelPlan plan;
-  plan.task_name = task.name;
-  auto shared = std::make_shared<const Task>(task);
+  plan.task_name = logical.name;
+  // Planned over the buffers' memory as it lies (physical.h): plain buffers only.
+  auto shared = std::make_shared<const Task>(physical_task(logical));
+  const Task& task = *shared;
+  for (size_t b = 0; b < logical.buffers.size(); ++b) {
+    const ir::Buffer& buf = logical.buffers[b];
+    if (buf.layout.is_plain()) continue;
+    plan.layouts.push_back("b" + std::to_string(b) + " (" + buf.name +
+                           "): " + dtype_name(buf.dtype) + shape_str(buf.shape) +
+                           buf.layout.suffix(buf.shape.size()) + ", memory " +
+                           shape_str(task.buffers[b].shape));
+  }
   for (size_t i = 0; i < task.stages.size(); ++i) {
     StagePlan p;
     p.index = static_cast<int>(i);
@@ -363,6 +374,7 @@ KernelPlan plan_kernel(const Task& task) {
 std::string KernelPlan::str() const {
   std::ostringstream os;
   os << "kernel plan of " << task_name << "\n";
+  for (const std::string& l : layouts) os << "layout " << l << "\n";
   for (const StagePlan& p : stages) {
     const Task& t = *p.task;
     const ir::Buffer& out = t.buffers[p.stage.out];

@@ -239,6 +239,16 @@ FlowGraph prepare_on_host(const FlowGraph& graph, ExecPlan* plan) {
 std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOptions& options) {
   validate(options);
   given.verify();
+  // Tensors passed in and returned are plain (row-major); other layouts live inside.
+  auto check_plain = [&](int v, const char* what) {
+    const TensorType& t = given.values[v];
+    EMBER_CHECK(t.layout.is_plain(), "the graph's " << what << " '" << given.names[v] << "' is "
+                                                    << t.str() << "; a graph's inputs and outputs "
+                                                    << "are plain: convert it with to_layout(x, "
+                                                    << "'plain')");
+  };
+  for (int v : given.inputs) check_plain(v, "input");
+  for (int v : given.outputs) check_plain(v, "output");
   ExecPlan plan;
   const FlowGraph graph = prepare_on_host(given, &plan);
   std::vector<std::string> symbols = graph.symbols();

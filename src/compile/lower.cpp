@@ -29,12 +29,12 @@ class GroupLowering {
     producer_ = g.producers();
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       int v = g.inputs[i];
-      buffer_of_[v] =
-          task_.add_buffer(g.names[v], g.values[v].dtype, g.values[v].shape, ir::BufferRole::Input);
+      buffer_of_[v] = task_.add_buffer(g.names[v], g.values[v].dtype, g.values[v].shape,
+                                       ir::BufferRole::Input, g.values[v].layout);
     }
     for (int v : g.outputs)
       buffer_of_[v] = task_.add_buffer(g.names[v], g.values[v].dtype, g.values[v].shape,
-                                       ir::BufferRole::Output);
+                                       ir::BufferRole::Output, g.values[v].layout);
   }
 
   ir::Task run(int anchor) {
@@ -215,6 +215,10 @@ class GroupLowering {
                                   ir::BufferRole::Scratch);
         continue;
       }
+      const ir::Buffer& buf = task_.buffers[map[i]];
+      EMBER_CHECK(buf.layout.is_plain(), a.op->title << " reads and writes plain buffers only, but "
+                                                     << buf.name << " has the layout "
+                                                     << buf.layout.name(buf.shape.size()));
       task_.buffers[map[i]].shape = t.buffers[i].shape;
     }
     auto remap = [&](const Expr& e) {

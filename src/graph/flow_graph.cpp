@@ -80,11 +80,13 @@ void FlowGraph::verify() const {
       in.push_back(values[v]);
     }
     if (n.op->infer) {
-      auto out = n.op->infer(in, n.attrs);
+      // infer_types rejects an input layout the operator does not take (an ember::Error).
+      auto out = n.op->infer_types(in, n.attrs);
       EMBER_ASSERT(out.size() == n.outputs.size(), n.op->title << ": output count");
       for (size_t i = 0; i < out.size(); ++i)
         EMBER_ASSERT(out[i].dtype == values[n.outputs[i]].dtype &&
-                         shape_equal(out[i].shape, values[n.outputs[i]].shape),
+                         shape_equal(out[i].shape, values[n.outputs[i]].shape) &&
+                         out[i].layout == values[n.outputs[i]].layout,
                      n.op->title << ": output type " << values[n.outputs[i]].str()
                                  << " but the operator infers " << out[i].str());
     }

@@ -11,8 +11,9 @@ const char* reduce_op_name(ReduceOp op) {
   return names[static_cast<int>(op)];
 }
 
-int Task::add_buffer(const std::string& name, DType dtype, const Shape& shape, BufferRole role) {
-  buffers.push_back({name, dtype, shape, role});
+int Task::add_buffer(const std::string& name, DType dtype, const Shape& shape, BufferRole role,
+                     Layout layout) {
+  buffers.push_back({name, dtype, shape, role, layout});
   return static_cast<int>(buffers.size()) - 1;
 }
 
@@ -40,7 +41,7 @@ std::string Task::str() const {
   for (size_t i = 0; i < buffers.size(); ++i) {
     const Buffer& b = buffers[i];
     os << "  b" << i << " " << roles[static_cast<int>(b.role)] << " " << b.name << ": "
-       << dtype_name(b.dtype) << shape_str(b.shape) << "\n";
+       << dtype_name(b.dtype) << shape_str(b.shape) << b.layout.suffix(b.shape.size()) << "\n";
   }
   for (const Stage& s : stages) {
     os << "  b" << s.out << "[" << join_exprs(s.axes) << "] = ";

@@ -59,6 +59,15 @@ bool SliceAttrs::operator==(const SliceAttrs& o) const {
 
 AttrFields CastAttrs::fields() const { return {{"dtype", dtype_name(dtype)}}; }
 
+AttrFields LayoutAttrs::fields() const {
+  // The rank-free spelling; the output's type names the layout for its rank.
+  const std::string name = layout.kind == LayoutKind::Plain ? "plain"
+                           : layout.kind == LayoutKind::ChannelsLast
+                               ? "channels_last"
+                               : "blocked" + std::to_string(layout.block);
+  return {{"layout", name}};
+}
+
 AttrFields ConvAttrs::fields() const {
   AttrFields f = {{"stride", int_list(stride)},
                   {"padding", int_list(padding)},

@@ -39,7 +39,7 @@ std::vector<Tensor> apply(const OpDef& def, const std::vector<Tensor>& inputs,
     symbolic = symbolic || inputs[i].is_symbolic();
   }
   opdefs::check_arity(op, types, def.num_inputs);
-  const std::vector<TensorType> outs = def.infer(types, attrs);
+  const std::vector<TensorType> outs = def.infer_types(types, attrs);
   // An operator whose shape or attributes name symbols (a factory of a symbolic shape, an
   // arange from n) is traced too: it runs inside a graph whose inputs bind them.
   symbolic = symbolic || attrs_use_symbols(attrs);
@@ -57,6 +57,11 @@ std::vector<Tensor> apply(const OpDef& def, const std::vector<Tensor>& inputs,
     }
     return results;
   }
+  for (const TensorType& t : outs)
+    EMBER_CHECK(t.layout.is_plain(),
+                op << ": its output would have the layout " << t.layout.name(t.shape.size())
+                   << ", but a tensor with memory is always plain; non-plain layouts exist only "
+                      "inside traced graphs (trace the operator on symbolic inputs)");
   // An operator that only reinterprets the shape returns a view of the same memory.
   if (def.traits().is_view) {
     return {Tensor::from_storage(inputs[0].storage(), outs[0].shape, outs[0].dtype)};
@@ -321,6 +326,10 @@ Tensor slice_exact(const Tensor& x, const std::vector<int64_t>& axes, const Shap
   for (Shape* bounds : {&a.starts, &a.stops})
     for (ir::Expr& d : *bounds) d = opdefs::canonical_dim(d);
   return apply1("slice", {x}, a);
+}
+
+Tensor to_layout(const Tensor& x, const Layout& layout) {
+  return apply1("to_layout", {x}, LayoutAttrs{layout});
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {

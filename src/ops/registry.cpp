@@ -34,6 +34,7 @@ OpTraits default_traits(OpKind kind) {
     case OpKind::Elementwise:
       t.takes_prologue = true;
       t.fusable_epilogue = true;
+      t.layouts = LayoutRule::Keep;
       break;
     case OpKind::Injective: t.takes_prologue = true; break;
     case OpKind::Reduce:
@@ -51,6 +52,40 @@ OpTraits default_traits(OpKind kind) {
       break;
   }
   return t;
+}
+
+std::vector<TensorType> OpDef::infer_types(const std::vector<TensorType>& in,
+                                           const OpAttrs& attrs) const {
+  const LayoutRule rule = traits().layouts;
+  int first = -1;  // the first non-plain input
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Layout& l = in[i].layout;
+    if (l.is_plain()) continue;
+    EMBER_CHECK(rule != LayoutRule::Plain,
+                name << ": input " << i << " (" << in[i].str() << ") has the layout "
+                     << l.name(in[i].shape.size()) << ", but " << name
+                     << " reads plain (row-major) tensors only; convert it first with "
+                        "to_layout(x, 'plain')");
+    if (rule == LayoutRule::Keep && first >= 0)
+      EMBER_CHECK(l == in[first].layout,
+                  name << ": inputs " << first << " (" << in[first].str() << ") and " << i << " ("
+                       << in[i].str() << ") have different layouts; convert one with to_layout");
+    if (first < 0) first = static_cast<int>(i);
+  }
+  std::vector<TensorType> out = infer(in, attrs);
+  if (rule == LayoutRule::Own) return out;
+  const Layout layout = first >= 0 ? in[first].layout : Layout::plain();
+  for (TensorType& t : out) {
+    t.layout = layout;
+    if (layout.is_plain()) continue;
+    layout.check_rank(t.shape.size(), name);
+    for (size_t i = 0; i < in.size(); ++i)
+      EMBER_CHECK(in[i].layout.is_plain() || in[i].shape.size() == t.shape.size(),
+                  name << ": input " << i << " (" << in[i].str() << ") would be broadcast to rank "
+                       << t.shape.size() << "; an input with a non-plain layout must have the "
+                       << "output's rank (dimension 1 is the channel)");
+  }
+  return out;
 }
 
 const OpDef* find_op_def(const std::string& name) {

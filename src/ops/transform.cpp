@@ -1,8 +1,8 @@
 // Transforms: operators that move elements without computing on them (Injective). Each
 // compute maps the output index to the input index it reads.
 //
-// reshape, permute (transpose), squeeze, unsqueeze, concat, slice, expand. flatten is a
-// reshape (ember::ops::flatten builds it).
+// reshape, permute (transpose), squeeze, unsqueeze, concat, slice, expand, to_layout. flatten
+// is a reshape (ember::ops::flatten builds it).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -400,6 +400,27 @@ EMBER_REGISTER_OP {
   d.compute = [](const ComputeArgs& a) {
     return a.load(0, broadcast_index(a.idx, a.inputs[0].shape));
   };
+  return d;
+}
+
+// ---- to_layout ----
+
+// The same tensor in another layout (ember/ir/layout.h). Its compute is the identity on the
+// logical index: the kernel's addressing of its input and output buffers comes from their
+// layouts, and a kernel writing a blocked buffer writes zeros into the channel-padding lanes.
+EMBER_REGISTER_OP {
+  OpDef d = injective("to_layout", "ToLayout", 1);
+  OpTraits t = default_traits(OpKind::Injective);
+  t.layouts = LayoutRule::Own;
+  d.declared_traits = t;
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
+    check_arity("to_layout", in, 1);
+    TensorType out = in[0];
+    out.layout = attrs_as<LayoutAttrs>(a).layout;
+    out.layout.check_rank(out.shape.size(), "to_layout");
+    return std::vector<TensorType>{out};
+  };
+  d.compute = [](const ComputeArgs& a) { return a.load(0, a.idx); };
   return d;
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ember/runtime/artifact.h"
+#include "ember/support/error.h"
 
 namespace ember::artifact_file {
 
@@ -46,6 +47,10 @@ class Writer {
     for (int x : v) i64(x);
   }
   void type(const TensorType& t) {
+    // The format has no field for a layout: a graph with a non-plain value is not saved.
+    EMBER_CHECK(t.layout.is_plain(), "cannot save this compiled graph: its value of type "
+                                         << t.str() << " has a non-plain layout, which the "
+                                         << "model file format does not store yet");
     str(dtype_name(t.dtype));
     u32(static_cast<uint32_t>(t.shape.size()));
     for (const auto& d : t.shape) str(ir::to_string(d));

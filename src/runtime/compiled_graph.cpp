@@ -340,8 +340,10 @@ std::shared_ptr<const RunPlan> CompiledGraph::Impl::make_plan(const SymbolValues
     if (role[v] == Role::Unused) continue;
     rp->dims[v] = eval_shape(plan.values[v].shape, env, "value " + std::to_string(v));
     if (role[v] != Role::Intermediate) continue;
-    buffers.push_back(
-        {bytes_of(rp->dims[v], plan.values[v].dtype), writer[v], std::max(writer[v], last_use[v])});
+    // Its memory as its layout lays it out (a blocked value's padding lanes included).
+    const Shape memory = plan.values[v].layout.physical_shape(concrete_shape(rp->dims[v]));
+    buffers.push_back({bytes_of(shape_values(memory), plan.values[v].dtype), writer[v],
+                       std::max(writer[v], last_use[v])});
     placed.push_back(&rp->offsets[v]);
   }
   for (int k = 0; k < static_cast<int>(plan.launches.size()); ++k) {

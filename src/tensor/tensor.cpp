@@ -176,7 +176,9 @@ std::string Device::str() const {
 
 // ---- types --------------------------------------------------------------------------------------
 
-std::string TensorType::str() const { return dtype_name(dtype) + shape_str(shape); }
+std::string TensorType::str() const {
+  return dtype_name(dtype) + shape_str(shape) + layout.suffix(shape.size());
+}
 
 // ---- Tensor ---------------------------------------------------------------------------------
 

@@ -128,6 +128,10 @@ struct StagePlan {
 // The plan of one task's kernel.
 struct KernelPlan {
   std::string task_name;
+  // One line per non-plain buffer: its logical type and the memory it was planned over
+  // ("b1 (y): float32[1, 17, 4, 4]{nChw16c}, memory [1, 2, 4, 4, 16]"); the stages below
+  // see that memory as a plain buffer.
+  std::vector<std::string> layouts;
   std::vector<StagePlan> stages;
   // A readable description, one block per stage.
   std::string str() const;

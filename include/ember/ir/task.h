@@ -12,7 +12,9 @@
 //             writes one or more (`out` is the first); a routine that takes an epilogue
 //             computes out[axes] = epilogue(its value) row by row.
 // In an epilogue, Acc stands for the reduced (matmul, routine's) value at the stage's axes.
-// Buffers are row-major and contiguous; their shapes may use the graph's symbols.
+// A buffer's shape is logical (it may use the graph's symbols); its layout (ember/ir/layout.h)
+// says where each element lies: plain (row-major, contiguous) unless the graph chose another.
+// Stages index buffers logically; the code generator addresses them through the layout.
 #pragma once
 
 #include <string>
@@ -20,6 +22,7 @@
 
 #include "ember/ir/dtype.h"
 #include "ember/ir/expr.h"
+#include "ember/ir/layout.h"
 #include "ember/ir/shape.h"
 
 namespace ember::ir {
@@ -31,6 +34,7 @@ struct Buffer {
   DType dtype;
   Shape shape;
   BufferRole role;
+  Layout layout = {};
 };
 
 enum class StageKind : uint8_t { Compute, Reduce, Matmul, Call };
@@ -80,7 +84,8 @@ struct Task {
   std::vector<Buffer> buffers;
   std::vector<Stage> stages;
 
-  int add_buffer(const std::string& name, DType dtype, const Shape& shape, BufferRole role);
+  int add_buffer(const std::string& name, DType dtype, const Shape& shape, BufferRole role,
+                 Layout layout = {});
   std::vector<int> buffers_with(BufferRole role) const;
   // Text form for tests and dumps.
   std::string str() const;

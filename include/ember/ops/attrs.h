@@ -179,6 +179,13 @@ struct AttentionAttrs {
   bool operator==(const AttentionAttrs&) const = default;
 };
 
+// to_layout: the layout of its output (ember/ir/layout.h).
+struct LayoutAttrs {
+  Layout layout;
+  AttrFields fields() const;
+  bool operator==(const LayoutAttrs&) const = default;
+};
+
 // A fused operator: the subgraph it runs as one kernel, and which of its nodes is the
 // anchor (the reduction or matmul the others were fused around; -1 for none).
 struct FusedAttrs {
@@ -192,7 +199,7 @@ struct FusedAttrs {
 using OpAttrs =
     std::variant<NoAttrs, ReduceAttrs, AxisAttrs, ShapeAttrs, DimsAttrs, SliceAttrs, CastAttrs,
                  ConvAttrs, PoolAttrs, AdaptivePoolAttrs, UpsampleAttrs, ArangeAttrs, FullAttrs,
-                 TriAttrs, ClampAttrs, NormAttrs, AttentionAttrs, FusedAttrs>;
+                 TriAttrs, ClampAttrs, NormAttrs, AttentionAttrs, LayoutAttrs, FusedAttrs>;
 
 AttrFields attr_fields(const OpAttrs& a);
 // The size expressions the attributes hold (slice bounds, target shapes, arange bounds;

@@ -58,6 +58,17 @@ enum class EpilogueRule : uint8_t {
   Gemm,     // a float32 product of two float32 matrices (rank >= 2): the GEMM's row epilogue
 };
 
+// How an operator treats layouts; OpDef::infer_types applies the rule, so a graph that breaks
+// it is an ember::Error where it is traced and where a pass's result is verified.
+enum class LayoutRule : uint8_t {
+  Plain,  // reads plain inputs only (an input of another layout is an error); plain outputs
+  // Elementwise: its inputs may have one non-plain layout (each such input of the output's
+  // rank, a plain one broadcast as usual, e.g. a per-channel bias [C, 1, 1]); the outputs
+  // take it. It indexes every input logically, so the layout changes only the addressing.
+  Keep,
+  Own,  // any inputs; infer gives the output layouts (to_layout, a fused group)
+};
+
 // What passes ask about an operator. Each kind has defaults (default_traits); an operator
 // that differs from its kind declares its own (OpDef::declared_traits).
 struct OpTraits {
@@ -78,13 +89,13 @@ struct OpTraits {
   // Matmul: its second operand is stored [..., N, K] (as a Linear layer stores its weight)
   // and the product reads it transposed in place: b[..., k, n] is b_stored[..., n, k].
   bool b_transposed = false;
-  // Not declared yet, and no pass asks: how the operator maps its inputs' layouts to its
-  // output's (every tensor is row-major and contiguous today, docs/tensors.md), and its
-  // gradient. They belong here when a pass needs them.
+  // Which layouts (ember/ir/layout.h) its inputs may have, and its outputs' (LayoutRule).
+  LayoutRule layouts = LayoutRule::Plain;
+  // Not declared yet, and no pass asks: its gradient. It belongs here when a pass needs it.
 };
 
 // The traits of an operator of this kind that declares none:
-//   Elementwise: takes a prologue, may be an epilogue;
+//   Elementwise: takes a prologue, may be an epilogue, keeps its inputs' layout;
 //   Injective:   takes a prologue;
 //   Reduce:      anchor, takes a prologue, any epilogue;
 //   Matmul:      anchor, GEMM epilogue;
@@ -141,6 +152,11 @@ struct OpDef {
 
   // What passes ask about this operator: its declared traits, else its kind's defaults.
   OpTraits traits() const { return declared_traits.value_or(default_traits(kind)); }
+  // infer with the layout rule of its traits applied: an input layout the operator does not
+  // take is an ember::Error, and the outputs get their layouts. Everything that infers an
+  // operator's output types calls this, not infer.
+  std::vector<TensorType> infer_types(const std::vector<TensorType>& in,
+                                      const OpAttrs& attrs) const;
 };
 
 // The registry of operator definitions. Ops register themselves at static-init time

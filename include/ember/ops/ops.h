@@ -100,6 +100,10 @@ Tensor slice(const Tensor& x, const std::vector<int64_t>& axes, const std::vecto
 Tensor slice_exact(const Tensor& x, const std::vector<int64_t>& axes, const Shape& starts,
                    const Shape& stops, const std::vector<int64_t>& steps = {});
 Tensor expand(const Tensor& x, const Shape& shape);  // -1 keeps a dimension
+// x in another layout (ember/ir/layout.h): the same values, stored otherwise. Only inside a
+// traced graph (a tensor with memory is always plain); a graph's outputs must be converted
+// back to plain.
+Tensor to_layout(const Tensor& x, const Layout& layout);
 // out[.., i, ..] = x[.., index[.., i, ..], ..] along axis (torch.gather); index values are
 // checked when the kernel runs (ember::DataError).
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);

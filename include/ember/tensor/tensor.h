@@ -1,16 +1,20 @@
 // Tensors: a shape, a dtype, a device, and either memory (a concrete tensor) or a trace
 // (a symbolic tensor: which operator produces it, and which of its outputs it is).
 //
-// Tensors are row-major and contiguous; a view with other strides is not a Tensor (the
-// torch bridge refuses non-contiguous memory, see docs/tensors.md).
+// Tensors with memory are row-major and contiguous (the plain layout); a view with other
+// strides is not a Tensor (the torch bridge refuses non-contiguous memory, see
+// docs/tensors.md). Inside a traced graph a value may have another layout
+// (ember/ir/layout.h), made by ops::to_layout.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/ir/dtype.h"
+#include "ember/ir/layout.h"
 #include "ember/ir/shape.h"
 
 namespace ember {
@@ -30,11 +34,15 @@ struct Device {
 
 // The type of a value in a graph.
 struct TensorType {
+  TensorType() = default;
+  TensorType(DType dtype, Shape shape, Device device = {}, Layout layout = {})
+      : dtype(dtype), shape(std::move(shape)), device(device), layout(layout) {}
   DType dtype = DType::float32;
-  Shape shape;
+  Shape shape;  // logical, whatever the layout
   Device device;
+  Layout layout;  // plain unless a to_layout made it otherwise
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-  std::string str() const;  // "float32[2, 3]"
+  std::string str() const;  // "float32[2, 3]", "float32[1, 64, 56, 56]{nChw16c}"
 };
 
 // Owned or borrowed memory.

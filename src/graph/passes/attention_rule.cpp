@@ -195,7 +195,7 @@ std::optional<RuleMatch> match_attention(const FlowGraph& g,
   std::vector<TensorType> in = {g.values[q], g.values[k], g.values[v]};
   if (a.has_mask) in.push_back(g.values[mask]);
   try {
-    const std::vector<TensorType> out = attention->infer(in, a);
+    const std::vector<TensorType> out = attention->infer_types(in, a);
     const TensorType& want = g.values[root.outputs.at(0)];
     if (out.size() != 1 || out[0].dtype != want.dtype || !shape_equal(out[0].shape, want.shape))
       return std::nullopt;

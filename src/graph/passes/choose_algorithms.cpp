@@ -20,7 +20,7 @@ std::vector<TensorType> prepared_types(const std::vector<TensorType>& in,
                                        const AlgorithmChoice& choice) {
   std::vector<TensorType> out = in;
   for (size_t i = 0; i < choice.prepare.size() && i < in.size(); ++i)
-    if (choice.prepare[i]) out[i] = choice.prepare[i]->infer({in[i]}, NoAttrs{}).at(0);
+    if (choice.prepare[i]) out[i] = choice.prepare[i]->infer_types({in[i]}, NoAttrs{}).at(0);
   return out;
 }
 
@@ -98,7 +98,7 @@ FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning) {
     for (size_t k = 0; k < choice.prepare.size() && k < n.inputs.size(); ++k) {
       const OpDef* prep = choice.prepare[k];
       if (!prep) continue;
-      const std::vector<TensorType> types = prep->infer({g.values[n.inputs[k]]}, NoAttrs{});
+      const std::vector<TensorType> types = prep->infer_types({g.values[n.inputs[k]]}, NoAttrs{});
       Node p;
       p.op = prep;
       p.inputs = {n.inputs[k]};

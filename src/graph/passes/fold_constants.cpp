@@ -14,6 +14,8 @@ FlowGraph fold_constants(const FlowGraph& g) {
     for (int v : n.inputs) all_const = all_const && out.constants.count(v);
     // A result whose shape depends on the inputs' symbols is not a constant.
     for (int v : n.outputs) all_const = all_const && shape_is_concrete(g.values[v].shape);
+    // A tensor with memory is plain: a value of another layout stays computed by a kernel.
+    for (int v : n.outputs) all_const = all_const && g.values[v].layout.is_plain();
     if (!all_const) {
       out.nodes.push_back(n);
       continue;

@@ -100,6 +100,11 @@ class Fuser {
     const TensorType& in = g_.values[v];
     if (!shape_equal(out.shape, in.shape))
       return title + " writes " + out.str() + " but " + g_.names[v] + " is " + in.str();
+    // An anchor's stage writes its output plain (a reduction, a GEMM, a routine): an epilogue
+    // that takes another layout from an operand runs as its own kernel.
+    if (!(out.layout == in.layout))
+      return title + " writes the layout " + out.layout.name(out.shape.size()) + " but " +
+             g_.names[v] + " has " + in.layout.name(in.shape.size());
     switch (a.op->traits().epilogue) {
       case EpilogueRule::None: return a.op->title + " takes no epilogue";
       case EpilogueRule::Any: return "";
@@ -264,6 +269,7 @@ EMBER_REGISTER_OP {
   // Its group is already fused: it takes no epilogue.
   OpTraits traits = default_traits(OpKind::Composite);
   traits.epilogue = EpilogueRule::None;
+  traits.layouts = LayoutRule::Own;  // its subgraph's values carry theirs
   d.declared_traits = traits;
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
     const auto& f = attrs_as<FusedAttrs>(attrs);

@@ -1,0 +1,99 @@
+// Layouts in the code generator (physical.h).
+#include "physical.h"
+
+#include <map>
+
+#include "ember/ir/simplify.h"
+#include "ember/support/error.h"
+
+namespace ember::codegen {
+
+using ir::Expr;
+using ir::ExprKind;
+
+namespace {
+
+std::string buffer_text(const ir::Buffer& b) {
+  return "'" + b.name + "' (" + dtype_name(b.dtype) + shape_str(b.shape) +
+         b.layout.suffix(b.shape.size()) + ")";
+}
+
+// Every load of a non-plain buffer of `task` in e, read at its physical index; a load at
+// exactly `at` (the logical index of a stage's physical axes) of a buffer with `out`'s shape
+// and layout reads at `physical` (those axes) directly.
+Expr physical_loads(const ir::Task& task, const Expr& e, const ir::Buffer* out = nullptr,
+                    const std::vector<Expr>& at = {}, const std::vector<Expr>& physical = {}) {
+  if (!e.defined()) return e;
+  return ir::rewrite(e, [&](const Expr& x) -> Expr {
+    if (x.kind() != ExprKind::Load) return {};
+    const ir::Buffer& b = task.buffers.at(x->buffer);
+    if (b.layout.is_plain()) return {};
+    if (out && b.layout == out->layout && shape_equal(b.shape, out->shape) &&
+        x->args.size() == at.size()) {
+      bool same = true;
+      for (size_t d = 0; d < at.size(); ++d) same = same && ir::equal(x->args[d], at[d]);
+      if (same) return ir::load(x->buffer, x.dtype(), physical);
+    }
+    std::vector<Expr> idx = b.layout.physical_index(b.shape, x->args);
+    for (Expr& i : idx) i = ir::simplify_index(i);
+    return ir::load(x->buffer, x.dtype(), std::move(idx));
+  });
+}
+
+}  // namespace
+
+ir::Task physical_task(const ir::Task& task) {
+  bool any = false;
+  for (const ir::Buffer& b : task.buffers) any = any || !b.layout.is_plain();
+  if (!any) return task;
+  ir::Task p = task;
+  for (size_t si = 0; si < p.stages.size(); ++si) {
+    ir::Stage& s = p.stages[si];
+    auto check_plain = [&](int b, const char* what) {
+      EMBER_CHECK(b < 0 || task.buffers.at(b).layout.is_plain(),
+                  "kernel " << task.name << ": a " << what << " reads and writes plain buffers "
+                            << "only, but " << buffer_text(task.buffers.at(b))
+                            << " is not plain; convert it with to_layout(x, 'plain')");
+    };
+    if (s.kind == ir::StageKind::Matmul) {
+      check_plain(s.out, "matrix product");
+      check_plain(s.a, "matrix product");
+      check_plain(s.b, "matrix product");
+    } else if (s.kind == ir::StageKind::Call) {
+      for (int b : s.call_inputs) check_plain(b, "library routine");
+      for (int b : s.call_outputs) check_plain(b, "library routine");
+    } else if (s.kind == ir::StageKind::Reduce) {
+      check_plain(s.out, "reduction");
+    }
+    const ir::Buffer& out = task.buffers.at(s.out);
+    if (s.kind != ir::StageKind::Compute || out.layout.is_plain()) {
+      s.value = physical_loads(task, s.value);
+      s.epilogue = physical_loads(task, s.epilogue);
+      continue;
+    }
+    // A Compute stage writing a non-plain buffer: loop over its memory in storage order.
+    const Shape phys = out.layout.physical_shape(out.shape);
+    std::vector<Expr> paxes;
+    for (size_t d = 0; d < phys.size(); ++d)
+      paxes.push_back(ir::var("__p" + std::to_string(si) + "_" + std::to_string(d)));
+    const std::vector<Expr> logical = out.layout.logical_index(out.shape, paxes);
+    std::map<std::string, Expr> sub;
+    for (size_t d = 0; d < s.axes.size(); ++d) sub[s.axes[d]->name] = logical[d];
+    Expr value = physical_loads(task, ir::substitute(s.value, sub), &out, logical, paxes);
+    if (out.layout.kind == LayoutKind::Blocked) {
+      const auto channels = out.shape[1].as_int();
+      if (!channels || *channels % out.layout.block != 0)
+        value = ir::select(ir::binary(ir::BinaryOp::Lt, logical[1], out.shape[1]), value,
+                           ir::const_of(0, value.dtype()));
+    }
+    s.axes = paxes;
+    s.value = value;
+  }
+  for (ir::Buffer& b : p.buffers) {
+    b.shape = b.layout.physical_shape(b.shape);
+    b.layout = Layout::plain();
+  }
+  return p;
+}
+
+}  // namespace ember::codegen

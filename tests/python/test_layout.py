@@ -1,0 +1,123 @@
+"""Layouts: ember.ops.to_layout inside traced graphs (channel-blocked and channels-last, 3-d
+and 4-d, channels a multiple of the block or not), elementwise chains on them against numpy,
+the printed layouts, the errors of operators that read plain tensors only, and the memory a
+blocked value takes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _helpers_core import assert_matches
+
+import ember
+
+E = ember.ops
+
+
+def _input(shape: list[int]) -> np.ndarray:
+    return np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("layout", ["nChw16c", "nChw8c", "channels_last", "blocked4"])
+@pytest.mark.parametrize(
+    "shape", [[2, 3, 5, 4], [1, 17, 3, 3], [1, 64, 2, 5], [2, 17, 9], [1, 3, 4]]
+)
+def test_round_trip_gives_the_users_tensor(shape: list[int], layout: str) -> None:
+    x = ember.symbol(shape, name="x")
+    y = E.to_layout(x, layout)
+    assert y.layout != "plain"
+    back = E.to_layout(y, "plain")
+    assert back.layout == "plain"
+    v = _input(shape)
+    # Unoptimized: to_layout is a kernel of its own, its blocked output a buffer in memory.
+    graph = ember.trace_from(back, x)
+    np.testing.assert_array_equal(graph(ember.asarray(v)).numpy(), v)
+    np.testing.assert_array_equal(ember.graph.optimize(graph)(ember.asarray(v)).numpy(), v)
+
+
+def _chain(shape: list[int], layout: str) -> tuple[ember.FlowGraph, np.ndarray]:
+    """x -> to_layout -> relu -> add(per-channel bias) -> mul(scale) -> to_layout(plain)."""
+    x = ember.symbol(shape, name="x")
+    c = shape[1]
+    bias = np.linspace(-1, 1, c, dtype=np.float32).reshape([c] + [1] * (len(shape) - 2))
+    y = E.to_layout(x, layout)
+    out = E.to_layout(E.mul(E.add(E.relu(y), ember.asarray(bias)), y), "plain")
+    return ember.trace_from(out, x), bias
+
+
+@pytest.mark.parametrize("layout", ["nChw16c", "nChw8c", "channels_last"])
+@pytest.mark.parametrize("shape", [[2, 3, 5, 4], [1, 17, 3, 3], [1, 64, 4, 4], [2, 17, 6]])
+def test_elementwise_chain_matches_numpy(shape: list[int], layout: str) -> None:
+    graph, bias = _chain(shape, layout)
+    v = _input(shape)
+    ref = (np.maximum(v.astype(np.float64), 0) + bias) * v
+    for g in (graph, ember.graph.optimize(graph)):
+        assert_matches(g(ember.asarray(v)), ref, "float32")
+
+
+def test_printed_graph_shows_layouts() -> None:
+    graph, _ = _chain([1, 64, 56, 56], "nChw16c")
+    text = str(graph)
+    assert "float32[1, 64, 56, 56]{nChw16c} = ToLayout(x, layout=blocked16)" in text
+    assert "{nChw16c} = Relu(" in text
+    assert "layout=plain" in text
+    nhwc, _ = _chain([1, 8, 4, 4], "nhwc")
+    assert "float32[1, 8, 4, 4]{nhwc}" in str(nhwc)
+    ncw, _ = _chain([1, 8, 4], "nCw8c")
+    assert "float32[1, 8, 4]{nCw8c}" in str(ncw)
+
+
+def test_blocked_value_is_sized_by_its_memory() -> None:
+    # 17 channels in blocks of 16 take 32 channels of memory: every intermediate of the
+    # unoptimized chain (to_layout, relu, add, mul) is blocked, 1 * 2 * 4 * 4 * 16 floats.
+    graph, bias = _chain([1, 17, 4, 4], "nChw16c")
+    compiled = graph.build()
+    v = _input([1, 17, 4, 4])
+    ref = (np.maximum(v.astype(np.float64), 0) + bias) * v
+    assert_matches(compiled.run([ember.asarray(v)])[0], ref, "float32")
+    assert compiled.memory_stats["unshared_bytes"] == 4 * (2 * 4 * 4 * 16 * 4)
+
+
+def test_operators_that_read_plain_tensors_refuse_other_layouts() -> None:
+    x = ember.symbol([1, 16, 4, 4], name="x")
+    y = E.to_layout(x, "nChw16c")
+    with pytest.raises(ember.EmberError, match=r"softmax: input 0 .*nChw16c.* plain"):
+        E.softmax(y, 1)
+    with pytest.raises(ember.EmberError, match="reads plain"):
+        E.matmul(y, y)
+    with pytest.raises(ember.EmberError, match="different layouts"):
+        E.add(y, E.to_layout(x, "nhwc"))
+    with pytest.raises(ember.EmberError, match="inputs and outputs are plain"):
+        ember.trace_from(E.relu(y), x).build()
+    with pytest.raises(ember.EmberError, match="always plain"):
+        E.to_layout(ember.asarray(np.zeros([1, 2, 2, 2], np.float32)), "nChw8c")
+    with pytest.raises(ember.EmberError, match="unknown layout 'nchw'"):
+        E.to_layout(x, "nchw")
+    with pytest.raises(ember.EmberError, match="rank 2"):
+        E.to_layout(ember.symbol([4, 4]), "nhwc")
+
+
+def test_anchors_read_a_blocked_value_through_their_prologue_and_epilogue() -> None:
+    # y is blocked between kernels; each conversion back to plain has one consumer and is
+    # inlined: into a GEMM's epilogue, a reduction's prologue and softmax's epilogue.
+    rng = np.random.default_rng(0)
+    x = ember.symbol([1, 17, 3, 5], name="x")
+    w = rng.standard_normal([5, 5]).astype(np.float32)
+    y = E.exp(E.to_layout(x, "nChw8c"))
+    mm = E.add(E.matmul(x, ember.asarray(w)), E.to_layout(y, "plain"))
+    red = E.sum(E.to_layout(y, "plain"), [1, 3])
+    sm = E.add(E.softmax(x, 3), E.to_layout(y, "plain"))
+    graph = ember.graph.optimize(ember.trace_from([mm, red, sm], x))
+    text = str(graph)
+    assert "{nChw8c} = Fused(x, fused=[ToLayout, Exp])" in text
+    assert "fused=[Matmul, ToLayout, Add], anchor=Matmul" in text
+    assert "fused=[ToLayout, Sum], anchor=Sum" in text
+    v = _input([1, 17, 3, 5])
+    v64 = v.astype(np.float64)
+    e = np.exp(v64)
+    s = np.exp(v64 - v64.max(3, keepdims=True))
+    s /= s.sum(3, keepdims=True)
+    got = graph(ember.asarray(v))
+    assert_matches(got[0], v64 @ w + e, "float32")
+    assert_matches(got[1], e.sum(axis=(1, 3)), "float32")
+    assert_matches(got[2], s + e, "float32")
