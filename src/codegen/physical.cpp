@@ -59,7 +59,7 @@ ir::Task physical_task(const ir::Task& task) {
       check_plain(s.out, "matrix product");
       check_plain(s.a, "matrix product");
       check_plain(s.b, "matrix product");
-    } else if (s.kind == ir::StageKind::Call) {
+    } else if (s.kind == ir::StageKind::Call && !s.call_takes_layouts) {
       for (int b : s.call_inputs) check_plain(b, "library routine");
       for (int b : s.call_outputs) check_plain(b, "library routine");
     } else if (s.kind == ir::StageKind::Reduce) {
