@@ -2,6 +2,7 @@
 #include "physical.h"
 
 #include <map>
+#include <set>
 
 #include "ember/ir/simplify.h"
 #include "ember/support/error.h"
@@ -47,6 +48,9 @@ ir::Task physical_task(const ir::Task& task) {
   for (const ir::Buffer& b : task.buffers) any = any || !b.layout.is_plain();
   if (!any) return task;
   ir::Task p = task;
+  // Buffers a routine's epilogue sees as rows (a blocked Call output): their physical shape,
+  // whose last two dimensions become one.
+  std::set<int> row_views;
   for (size_t si = 0; si < p.stages.size(); ++si) {
     ir::Stage& s = p.stages[si];
     auto check_plain = [&](int b, const char* what) {
@@ -66,6 +70,33 @@ ir::Task physical_task(const ir::Task& task) {
       check_plain(s.out, "reduction");
     }
     const ir::Buffer& out = task.buffers.at(s.out);
+    if (s.kind == ir::StageKind::Call && s.call_takes_layouts && s.epilogue.defined() &&
+        out.layout.kind == LayoutKind::Blocked) {
+      // The routine calls the epilogue on rows of its blocked output viewed [N, CB, spatial...,
+      // W * b] (a row segment is whole pixels of b lanes, ember_rt/conv_blocked.h): the stage's
+      // axes become that view's, the last q = w * b + lane.
+      const int64_t b = out.layout.block;
+      const Shape phys = out.layout.physical_shape(out.shape);  // [N, CB, spatial..., b]
+      std::vector<Expr> paxes;
+      for (size_t d = 0; d + 1 < phys.size(); ++d)  // the view: [N, CB, spatial..., W * b]
+        paxes.push_back(ir::var("__p" + std::to_string(si) + "_" + std::to_string(d)));
+      const Expr q = paxes.back();
+      std::vector<Expr> pidx(paxes.begin(), paxes.end() - 1);
+      pidx.push_back(ir::floordiv(q, Expr(b)));
+      pidx.push_back(ir::mod(q, Expr(b)));
+      const std::vector<Expr> logical = out.layout.logical_index(out.shape, pidx);
+      std::map<std::string, Expr> sub;
+      for (size_t d = 0; d < s.axes.size(); ++d) sub[s.axes[d]->name] = logical[d];
+      Expr value = physical_loads(task, ir::substitute(s.epilogue, sub));
+      const auto channels = out.shape[1].as_int();
+      if (!channels || *channels % b != 0)  // the padding lanes stay zero
+        value = ir::select(ir::binary(ir::BinaryOp::Lt, logical[1], out.shape[1]), value,
+                           ir::const_of(0, value.dtype()));
+      s.axes = paxes;
+      s.epilogue = value;
+      row_views.insert(s.out);
+      continue;
+    }
     if (s.kind != ir::StageKind::Compute || out.layout.is_plain()) {
       s.value = physical_loads(task, s.value);
       s.epilogue = physical_loads(task, s.epilogue);
@@ -89,9 +120,15 @@ ir::Task physical_task(const ir::Task& task) {
     s.axes = paxes;
     s.value = value;
   }
-  for (ir::Buffer& b : p.buffers) {
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    ir::Buffer& b = p.buffers[i];
     b.shape = b.layout.physical_shape(b.shape);
     b.layout = Layout::plain();
+    if (row_views.count(static_cast<int>(i))) {
+      const Expr last = b.shape.back();
+      b.shape.pop_back();
+      b.shape.back() = b.shape.back() * last;
+    }
   }
   return p;
 }

@@ -408,9 +408,8 @@ OpDef conv2d_blocked_def() {
   d.name = "conv2d_blocked";
   d.title = "Conv2dBlocked";
   d.kind = OpKind::Composite;
-  OpTraits traits = default_traits(OpKind::Composite);
+  OpTraits traits = default_traits(OpKind::Composite);  // its routine applies the epilogue
   traits.layouts = LayoutRule::Own;
-  traits.epilogue = EpilogueRule::None;
   d.declared_traits = traits;
   d.num_inputs = 2;
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {

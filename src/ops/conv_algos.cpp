@@ -362,7 +362,9 @@ ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType
 // One Call stage of ember_rt::lib::conv2d_blocked_layout on x [N, C, H, W] and out
 // [N, O, OH, OW], both laid out nChw<b>c (the routine addresses their memory itself:
 // Stage::call_takes_layouts), and the prepared weight wp [OB, CB, KH, KW, b, b]; the block is
-// passed too, and the routine refuses one that is not its vector width.
+// passed too, and the routine refuses one that is not its vector width. The routine applies a
+// fused epilogue to each finished row segment in place (physical_task plans it over the
+// output's rows of OW * b floats, ember_rt::lib::conv2d_blocked_layout).
 ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType& out) {
   const int64_t b = x.layout.block;
   EMBER_ASSERT(x.layout.kind == LayoutKind::Blocked && out.layout == x.layout && g.groups == 1 &&
@@ -382,6 +384,7 @@ ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType&
                  // a multiply-add per tap and input channel
                  Expr(2 * g.cg * g.kh * g.kw) * g.n * Expr(g.o) * g.oh * g.ow);
   s.call_takes_layouts = true;
+  s.axes = make_vars("d", 4);  // the fused epilogue's, over the output
   t.stages.push_back(std::move(s));
   return t;
 }

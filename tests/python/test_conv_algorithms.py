@@ -387,7 +387,8 @@ def test_blocked_matches_float64(n: int, c: int, o: int, hw: tuple[int, int], k:
 
 
 def test_blocked_with_bias_relu_and_a_symbolic_batch() -> None:
-    """The elementwise ops after the blocked convolution, and a batch known only at run time."""
+    """The elementwise ops after the blocked convolution fused into it, and a batch known only
+    at run time."""
     rng = np.random.default_rng(5)
     w = (rng.standard_normal((20, 9, 3, 3)) / 9.0).astype(np.float32)
     bias = rng.standard_normal(20).astype(np.float32)
@@ -395,6 +396,9 @@ def test_blocked_with_bias_relu_and_a_symbolic_batch() -> None:
     y = ops.conv2d(xs, ember.asarray(w), padding=(1, 1), algo="blocked")
     y = ops.relu(ops.add(y, ember.asarray(bias.reshape(20, 1, 1))))
     graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+    # The bias and the relu are the routine's row epilogue, on the blocked rows (20 channels:
+    # a partial last block, whose padding lanes the epilogue writes as zeros).
+    assert "fused=[Conv2dBlocked, Add, Relu]" in str(graph), str(graph)
     for n in (1, 3):
         x = rng.standard_normal((n, 9, 10, 11)).astype(np.float32)
         got = graph(ember.asarray(x))
