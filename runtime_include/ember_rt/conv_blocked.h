@@ -451,8 +451,8 @@ inline void conv_blocked_filter(const LaunchContext* ctx, const float* w, float*
 // conv2d_blocked as a Call stage of a graph's kernel runs it (the conv2d_blocked operator):
 // `block` is the channel block of its buffers' layout, which the graph chose for the ISA the
 // kernel was compiled for; another block (the kernel compiled for another ISA) is reported as
-// an error and nothing is computed. A graph's fused epilogue is called on row segments of
-// out viewed [N, OB, OH, OW * B]: epi(n * OB + ob, oh, ow0 * B, len * B, p).
+// an error and nothing is computed. A graph's fused epilogue is called on each pixel of out
+// viewed [N, OB, OH * OW, B]: epi(n * OB + ob, oh * OW + ow, 0, B, p).
 template <class Epi = NoEpilogue>
 inline void conv2d_blocked_layout(const LaunchContext* ctx, const float* x, const float* wp,
                                   float* out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O,
@@ -466,10 +466,11 @@ inline void conv2d_blocked_layout(const LaunchContext* ctx, const float* x, cons
   if constexpr (std::is_same_v<Epi, NoEpilogue>) {
     conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
   } else {
-    // The graph's epilogue sees out as rows [N, OB, OH] of OW * B floats: a segment of len
-    // outputs from ow0 is the floats [ow0 * B, (ow0 + len) * B) of its row.
-    const auto rows = [&epi](int64_t plane, int64_t oh, int64_t ow0, int64_t len, float* p) {
-      epi(plane, oh, ow0 * vf::width, len * vf::width, p);
+    // The graph's epilogue sees out as [N, OB, OH * OW, B]: called on each pixel's B lanes,
+    // a vector (its per-channel operands are read along the lanes).
+    const auto rows = [&epi, OW](int64_t plane, int64_t oh, int64_t ow0, int64_t len, float* p) {
+      for (int64_t i = 0; i < len; ++i)
+        epi(plane, oh * OW + ow0 + i, 0, vf::width, p + i * vf::width);
     };
     conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, rows);
   }

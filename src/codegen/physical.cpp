@@ -48,9 +48,8 @@ ir::Task physical_task(const ir::Task& task) {
   for (const ir::Buffer& b : task.buffers) any = any || !b.layout.is_plain();
   if (!any) return task;
   ir::Task p = task;
-  // Buffers a routine's epilogue sees as rows (a blocked Call output): their physical shape,
-  // whose last two dimensions become one.
-  std::set<int> row_views;
+  // Blocked Call outputs whose epilogue sees them per pixel: [N, CB, H * W, b].
+  std::set<int> pixel_views;
   for (size_t si = 0; si < p.stages.size(); ++si) {
     ir::Stage& s = p.stages[si];
     auto check_plain = [&](int b, const char* what) {
@@ -71,30 +70,30 @@ ir::Task physical_task(const ir::Task& task) {
     }
     const ir::Buffer& out = task.buffers.at(s.out);
     if (s.kind == ir::StageKind::Call && s.call_takes_layouts && s.epilogue.defined() &&
-        out.layout.kind == LayoutKind::Blocked) {
-      // The routine calls the epilogue on rows of its blocked output viewed [N, CB, spatial...,
-      // W * b] (a row segment is whole pixels of b lanes, ember_rt/conv_blocked.h): the stage's
-      // axes become that view's, the last q = w * b + lane.
+        out.layout.kind == LayoutKind::Blocked && out.shape.size() == 4) {
+      // The routine calls the epilogue on each pixel of its blocked output [N, CB, H, W, b],
+      // viewed [N, CB, H * W, b] (ember_rt/conv_blocked.h): the stage's axes become that
+      // view's, (n, cb, pixel, lane), so that a per-channel operand is read at cb * b + lane,
+      // a vector along the lanes.
       const int64_t b = out.layout.block;
-      const Shape phys = out.layout.physical_shape(out.shape);  // [N, CB, spatial..., b]
       std::vector<Expr> paxes;
-      for (size_t d = 0; d + 1 < phys.size(); ++d)  // the view: [N, CB, spatial..., W * b]
+      for (size_t d = 0; d < 4; ++d)
         paxes.push_back(ir::var("__p" + std::to_string(si) + "_" + std::to_string(d)));
-      const Expr q = paxes.back();
-      std::vector<Expr> pidx(paxes.begin(), paxes.end() - 1);
-      pidx.push_back(ir::floordiv(q, Expr(b)));
-      pidx.push_back(ir::mod(q, Expr(b)));
+      const Expr& w = out.shape[3];
+      const std::vector<Expr> pidx = {paxes[0], paxes[1], ir::floordiv(paxes[2], w),
+                                      ir::mod(paxes[2], w), paxes[3]};
       const std::vector<Expr> logical = out.layout.logical_index(out.shape, pidx);
       std::map<std::string, Expr> sub;
       for (size_t d = 0; d < s.axes.size(); ++d) sub[s.axes[d]->name] = logical[d];
-      Expr value = physical_loads(task, ir::substitute(s.epilogue, sub));
+      // An operand laid out as the output (a residual) is read at the pixel's lanes directly.
+      Expr value = physical_loads(task, ir::substitute(s.epilogue, sub), &out, logical, pidx);
       const auto channels = out.shape[1].as_int();
       if (!channels || *channels % b != 0)  // the padding lanes stay zero
         value = ir::select(ir::binary(ir::BinaryOp::Lt, logical[1], out.shape[1]), value,
                            ir::const_of(0, value.dtype()));
       s.axes = paxes;
       s.epilogue = value;
-      row_views.insert(s.out);
+      pixel_views.insert(s.out);
       continue;
     }
     if (s.kind != ir::StageKind::Compute || out.layout.is_plain()) {
@@ -124,11 +123,8 @@ ir::Task physical_task(const ir::Task& task) {
     ir::Buffer& b = p.buffers[i];
     b.shape = b.layout.physical_shape(b.shape);
     b.layout = Layout::plain();
-    if (row_views.count(static_cast<int>(i))) {
-      const Expr last = b.shape.back();
-      b.shape.pop_back();
-      b.shape.back() = b.shape.back() * last;
-    }
+    if (pixel_views.count(static_cast<int>(i)))
+      b.shape = {b.shape[0], b.shape[1], b.shape[2] * b.shape[3], b.shape[4]};
   }
   return p;
 }

@@ -363,8 +363,8 @@ ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType
 // [N, O, OH, OW], both laid out nChw<b>c (the routine addresses their memory itself:
 // Stage::call_takes_layouts), and the prepared weight wp [OB, CB, KH, KW, b, b]; the block is
 // passed too, and the routine refuses one that is not its vector width. The routine applies a
-// fused epilogue to each finished row segment in place (physical_task plans it over the
-// output's rows of OW * b floats, ember_rt::lib::conv2d_blocked_layout).
+// fused epilogue to each finished pixel's b lanes in place (physical_task plans it over the
+// output viewed [N, OB, OH * OW, b], ember_rt::lib::conv2d_blocked_layout).
 ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType& out) {
   const int64_t b = x.layout.block;
   EMBER_ASSERT(x.layout.kind == LayoutKind::Blocked && out.layout == x.layout && g.groups == 1 &&
