@@ -457,7 +457,7 @@ def test_tuned_choice_is_measured_once_and_read_back(monkeypatch: pytest.MonkeyP
     # Every algorithm that applies was timed; the log names the rules' choice.
     lines = [line for line in log.splitlines() if f"[1, {c}, {size}, {size}]" in line]
     assert len(lines) == 1 and ": chose " in lines[0], log
-    for algo in ("winograd", "implicit", "wide", "im2col"):
+    for algo in ("winograd", "implicit", "wide", "im2col", "blocked"):
         assert re.search(rf"{algo} [0-9.e+-]+ ms", lines[0]), lines[0]
     chosen = re.search(r": chose (\w+) \(the rules': winograd\)", lines[0])
     assert chosen, lines[0]
