@@ -100,3 +100,13 @@ def test_conversions_back_and_forth_cancel() -> None:
     ref_z = torch.conv2d(ref_y, torch.from_numpy(w2).double())
     np.testing.assert_allclose(got_y, ref_y.numpy(), rtol=0, atol=1e-5 * float(ref_y.abs().max()))
     np.testing.assert_allclose(got_z, ref_z.numpy(), rtol=0, atol=1e-5 * float(ref_z.abs().max()))
+
+
+def test_unknown_algorithm_in_the_environment_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "direct")
+    xs = ember.symbol([1, 4, 8, 8], name="x")
+    y = ops.conv2d(xs, ember.asarray(np.ones((4, 4, 3, 3), np.float32)))
+    with pytest.raises(ember.EmberError,
+                       match=r"EMBER_CONV_ALGORITHM: unknown convolution algorithm 'direct'; "
+                             r"known: gemm1x1, winograd, blocked"):
+        ember.graph.optimize(ember.trace_from([y], [xs]))
