@@ -6,7 +6,8 @@
 //   - an operator that keeps its inputs' layout (OpTraits::layouts == LayoutRule::Keep: the
 //     elementwise ones, a bias, a folded or unfolded batch norm, relu, a residual add) reading
 //     a value that exists in a non-plain layout reads that form instead, and its output takes
-//     the layout (its plain form stays, as a conversion, for readers that need it);
+//     the layout (its plain form stays, as a conversion, for readers that need it), unless
+//     another operand of the output's size exists only plain (then it stays plain);
 //   - a conversion to a layout in which its input already exists reads that form (a
 //     to_layout(plain) followed by to_layout(blocked) cancels, and a value converted for two
 //     readers is converted once); a conversion to the layout its input has is dropped.
@@ -73,10 +74,14 @@ FlowGraph choose_layouts(const FlowGraph& g) {
       Layout layout;
       bool any = false, agree = true;
       for (int& v : inputs) {
+        const TensorType& t = out.values[static_cast<size_t>(v)];
         auto it = laid.find(v);
-        if (it == laid.end() ||
-            out.values[static_cast<size_t>(v)].shape.size() != result.shape.size())
-          continue;
+        // A full-size plain operand with no other form (a GEMM's result): reading it in
+        // another layout would cost as much as the conversion saved, and the operator may
+        // still be its producer's epilogue. Broadcast operands (a per-channel bias) stay plain.
+        if (it == laid.end() && shape_equal(t.shape, result.shape) && t.layout.is_plain())
+          agree = false;
+        if (it == laid.end() || t.shape.size() != result.shape.size()) continue;
         const Layout l = out.values[static_cast<size_t>(it->second)].layout;
         agree = agree && (!any || l == layout);
         layout = l;
