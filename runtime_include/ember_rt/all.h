@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+// The order matters (EMBER_RT_GEMM_EXTERN before gemm.h): clang-format must not sort it.
+// clang-format off
 #include "kernel.h"
 #include "half.h"
 #include "vec.h"
@@ -19,9 +21,11 @@
 #include "gemm.h"
 #include "library.h"
 #include "depthwise.h"
+#include "conv_blocked.h"
 #include "resize.h"
 #include "attention.h"
 #include "linalg.h"
 #include "linalg_orthogonal.h"
 #include "winograd.h"
 #include "scalar_ops.h"  // float64 / integer helpers, in namespace ember_rt
+// clang-format on

@@ -437,6 +437,45 @@ inline void conv2d_blocked(const LaunchContext* ctx, const float* x, const float
   conv_blocked_detail::run(ctx, x, wp, out, g, epi);
 }
 
+// conv_blocked_prepare as a Call stage (the conv_blocked_filter operator on a weight that is
+// not a constant of a graph): `block` as in conv2d_blocked_layout.
+inline void conv_blocked_filter(const LaunchContext* ctx, const float* w, float* wp, int64_t O,
+                                int64_t C, int64_t KH, int64_t KW, int64_t block) {
+  if (block != vf::width) {
+    report_error(ctx, KernelError::kLayout, "conv_blocked_filter", block, vf::width);
+    return;
+  }
+  conv_blocked_prepare(w, O, C, KH, KW, wp);
+}
+
+// conv2d_blocked as a Call stage of a graph's kernel runs it (the conv2d_blocked operator):
+// `block` is the channel block of its buffers' layout, which the graph chose for the ISA the
+// kernel was compiled for; another block (the kernel compiled for another ISA) is reported as
+// an error and nothing is computed. A graph's fused epilogue is called on each pixel of out
+// viewed [N, OB, OH * OW, B]: epi(n * OB + ob, oh * OW + ow, 0, B, p).
+template <class Epi = NoEpilogue>
+inline void conv2d_blocked_layout(const LaunchContext* ctx, const float* x, const float* wp,
+                                  float* out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O,
+                                  int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                  int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                                  int64_t block, const Epi& epi = Epi{}) {
+  if (block != vf::width) {
+    report_error(ctx, KernelError::kLayout, "conv2d_blocked", block, vf::width);
+    return;
+  }
+  if constexpr (std::is_same_v<Epi, NoEpilogue>) {
+    conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
+  } else {
+    // The graph's epilogue sees out as [N, OB, OH * OW, B]: called on each pixel's B lanes,
+    // a vector (its per-channel operands are read along the lanes).
+    const auto rows = [&epi, OW](int64_t plane, int64_t oh, int64_t ow0, int64_t len, float* p) {
+      for (int64_t i = 0; i < len; ++i)
+        epi(plane, oh * OW + ow0 + i, 0, vf::width, p + i * vf::width);
+    };
+    conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, rows);
+  }
+}
+
 // dst [N, ceil(C / B), H * W, B] = src [N, C, H * W] (lanes past C zero), and back.
 inline void nchw_to_blocked(const float* src, int64_t N, int64_t C, int64_t HW, float* dst) {
   const int64_t b = vf::width, CB = (C + b - 1) / b;

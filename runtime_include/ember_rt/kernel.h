@@ -21,11 +21,18 @@ namespace ember_rt {
 using ChunkFn = void (*)(void* closure, int64_t begin, int64_t end);
 
 // Bad data a kernel met: an index read from a tensor that is out of range, an integer
-// division by zero. The kernel does not stop (its threads cannot unwind through the pool):
-// it records the first error here, goes on with a harmless value (index 0, quotient 0), and
-// the runtime throws once the launch returns. Only the error path touches the atomic.
+// division by zero, a channel block (value) not the vector width (bound) it was compiled for. The
+// kernel does not stop (its threads cannot unwind through the pool): it records the first error
+// here, goes on with a harmless value (index 0, quotient 0), and the runtime throws once the launch
+// returns. Only the error path touches the atomic.
 struct KernelError {
-  enum Kind : int { kNone = 0, kIndexOutOfRange = 1, kDivisionByZero = 2, kLinalg = 3 };
+  enum Kind : int {
+    kNone = 0,
+    kIndexOutOfRange = 1,
+    kDivisionByZero = 2,
+    kLinalg = 3,
+    kLayout = 4
+  };
   std::atomic<int> state{0};  // 0: no error; 1: the first report is being written; 2: written
   int kind = kNone;
   const char* site = nullptr;  // static text in the kernel: what was checked

@@ -2,6 +2,7 @@
 #include "physical.h"
 
 #include <map>
+#include <set>
 
 #include "ember/ir/simplify.h"
 #include "ember/support/error.h"
@@ -47,6 +48,8 @@ ir::Task physical_task(const ir::Task& task) {
   for (const ir::Buffer& b : task.buffers) any = any || !b.layout.is_plain();
   if (!any) return task;
   ir::Task p = task;
+  // Blocked Call outputs whose epilogue sees them per pixel: [N, CB, H * W, b].
+  std::set<int> pixel_views;
   for (size_t si = 0; si < p.stages.size(); ++si) {
     ir::Stage& s = p.stages[si];
     auto check_plain = [&](int b, const char* what) {
@@ -59,7 +62,7 @@ ir::Task physical_task(const ir::Task& task) {
       check_plain(s.out, "matrix product");
       check_plain(s.a, "matrix product");
       check_plain(s.b, "matrix product");
-    } else if (s.kind == ir::StageKind::Call) {
+    } else if (s.kind == ir::StageKind::Call && !s.call_takes_layouts) {
       for (int b : s.call_inputs) check_plain(b, "library routine");
       for (int b : s.call_outputs) check_plain(b, "library routine");
     } else if (s.kind == ir::StageKind::Reduce) {
@@ -73,6 +76,36 @@ ir::Task physical_task(const ir::Task& task) {
                   "kernel " << task.name << ": a stage writing " << buffer_text(out)
                             << " also stores " << buffer_text(b)
                             << ", which has another layout; a fused group's outputs share one");
+    }
+    if (s.kind == ir::StageKind::Call && s.call_takes_layouts && s.epilogue.defined() &&
+        out.layout.kind == LayoutKind::Blocked && out.shape.size() == 4) {
+      // The routine calls the epilogue on each pixel of its blocked output [N, CB, H, W, b],
+      // viewed [N, CB, H * W, b] (ember_rt/conv_blocked.h): the stage's axes become that
+      // view's, (n, cb, pixel, lane), so that a per-channel operand is read at cb * b + lane,
+      // a vector along the lanes.
+      EMBER_CHECK(s.stores.empty(), "kernel " << task.name << ": a library routine writing the "
+                                              << "blocked " << buffer_text(out)
+                                              << " cannot also store its epilogue's intermediates");
+      const int64_t b = out.layout.block;
+      std::vector<Expr> paxes;
+      for (size_t d = 0; d < 4; ++d)
+        paxes.push_back(ir::var("__p" + std::to_string(si) + "_" + std::to_string(d)));
+      const Expr& w = out.shape[3];
+      const std::vector<Expr> pidx = {paxes[0], paxes[1], ir::floordiv(paxes[2], w),
+                                      ir::mod(paxes[2], w), paxes[3]};
+      const std::vector<Expr> logical = out.layout.logical_index(out.shape, pidx);
+      std::map<std::string, Expr> sub;
+      for (size_t d = 0; d < s.axes.size(); ++d) sub[s.axes[d]->name] = logical[d];
+      // An operand laid out as the output (a residual) is read at the pixel's lanes directly.
+      Expr value = physical_loads(task, ir::substitute(s.epilogue, sub), &out, logical, pidx);
+      const auto channels = out.shape[1].as_int();
+      if (!channels || *channels % b != 0)  // the padding lanes stay zero
+        value = ir::select(ir::binary(ir::BinaryOp::Lt, logical[1], out.shape[1]), value,
+                           ir::const_of(0, value.dtype()));
+      s.axes = paxes;
+      s.epilogue = value;
+      pixel_views.insert(s.out);
+      continue;
     }
     if (s.kind != ir::StageKind::Compute || out.layout.is_plain()) {
       s.value = physical_loads(task, s.value);
@@ -104,9 +137,12 @@ ir::Task physical_task(const ir::Task& task) {
     s.axes = paxes;
     s.value = value;
   }
-  for (ir::Buffer& b : p.buffers) {
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    ir::Buffer& b = p.buffers[i];
     b.shape = b.layout.physical_shape(b.shape);
     b.layout = Layout::plain();
+    if (pixel_views.count(static_cast<int>(i)))
+      b.shape = {b.shape[0], b.shape[1], b.shape[2] * b.shape[3], b.shape[4]};
   }
   return p;
 }

@@ -224,6 +224,8 @@ FlowGraph prepare_on_host(const FlowGraph& graph, ExecPlan* plan) {
     pc.kind = *n.op->constant_preparation;
     pc.source = n.inputs[0];
     pc.value = n.outputs[0];
+    if (pc.kind == Preparation::ConvBlockedFilter)
+      pc.block = graph.values[pc.value].shape.back().as_int().value_or(0);
     Tensor made = prepare_constant(nullptr, out.constants.at(pc.source), &pc);
     EMBER_ASSERT(
         made.type().dtype == graph.values[pc.value].dtype &&

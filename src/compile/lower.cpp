@@ -249,10 +249,17 @@ class GroupLowering {
                                   ir::BufferRole::Scratch);
         continue;
       }
+      // The group's buffer must be laid out as the composite's task declares it (plain,
+      // or the layout a routine that takes layouts addresses: the blocked convolution).
       const ir::Buffer& buf = task_.buffers[map[i]];
-      EMBER_CHECK(buf.layout.is_plain(), a.op->title << " reads and writes plain buffers only, but "
-                                                     << buf.name << " has the layout "
-                                                     << buf.layout.name(buf.shape.size()));
+      EMBER_CHECK(buf.layout == t.buffers[i].layout,
+                  a.op->title << " reads and writes "
+                              << (t.buffers[i].layout.is_plain()
+                                      ? std::string("plain buffers only")
+                                      : t.buffers[i].name + " in the layout " +
+                                            t.buffers[i].layout.name(t.buffers[i].shape.size()))
+                              << ", but " << buf.name << " has the layout "
+                              << buf.layout.name(buf.shape.size()));
       task_.buffers[map[i]].shape = t.buffers[i].shape;
     }
     auto remap = [&](const Expr& e) {

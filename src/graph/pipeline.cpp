@@ -8,10 +8,13 @@
 //   3. choose_algorithms    - after folding: a rule may depend on an input being a constant
 //                             (Winograd transforms a constant weight once: the transform
 //                             is a node that the build prepares, OpDef::constant_preparation);
-//   4. rewrite_patterns     - after folding, so that masks and scales built from constants
+//   4. choose_layouts       - after choose_algorithms, which converts around each operator that
+//                             runs on another layout (a blocked convolution): chains of them
+//                             and the elementwise operators between them stay in that layout;
+//   5. rewrite_patterns     - after folding, so that masks and scales built from constants
 //                             are constants the rules can read (a causal tril mask);
 //                             before fusion, which would hide the patterns in fused groups;
-//   5. fuse_operators       - last: it turns groups of nodes into kernels, and passes that
+//   6. fuse_operators       - last: it turns groups of nodes into kernels, and passes that
 //                             match single operators would no longer see them.
 #include "ember/graph/pipeline.h"
 
@@ -46,6 +49,7 @@ const std::vector<PassEntry>& pipeline() {
       {"eliminate_dead_code", plain<passes::eliminate_dead_code>},
       {"fold_constants", plain<passes::fold_constants>},
       {"choose_algorithms", choose_algorithms},
+      {"choose_layouts", plain<passes::choose_layouts>},
       {"rewrite_patterns", plain<passes::rewrite_patterns>},
       {"fuse_operators", plain<passes::fuse_operators>},
   };

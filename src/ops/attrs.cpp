@@ -74,6 +74,7 @@ AttrFields ConvAttrs::fields() const {
                   {"dilation", int_list(dilation)},
                   {"groups", std::to_string(groups)}};
   if (!algo.empty()) f.emplace_back("algo", algo);
+  if (out_channels > 0) f.emplace_back("out_channels", std::to_string(out_channels));
   return f;
 }
 

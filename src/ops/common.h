@@ -108,8 +108,13 @@ Expr cast_to(const Expr& e, DType t);
 // prepares its weight first ("" for none); an unknown algorithm is an Error.
 struct ConvAlgoOps {
   std::string op, prepare_weight;
+  // Non-plain: the operator reads its input in this layout (converted first) and writes its
+  // output in it (converted back): the channel-blocked layout of conv2d_blocked.
+  Layout layout;
+  int64_t out_channels = 0;  // ConvAttrs::out_channels for the operator (0: not set)
 };
-ConvAlgoOps conv_algo_ops(const std::string& op, const std::string& algo);
+// `o`: the weight's output channels.
+ConvAlgoOps conv_algo_ops(const std::string& op, const std::string& algo, int64_t o);
 
 // ---- composite tasks ----
 

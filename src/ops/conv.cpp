@@ -9,10 +9,12 @@
 #include "conv.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ember/support/cpu.h"
 #include "ember/support/error.h"
 
 namespace ember::opdefs {
@@ -105,6 +107,8 @@ ConvGeom conv_geom(const std::string& op, int spatial, const TensorType& x, cons
 
 }  // namespace
 
+Layout conv_block_layout() { return Layout::blocked(isa_float_lanes(isa_from_env())); }
+
 // Index helpers: conv1d drops the height index.
 Index spatial_index(const ConvGeom& g, Expr a, Expr b, Expr hi, Expr wi) {
   if (g.spatial == 2) return {std::move(a), std::move(b), std::move(hi), std::move(wi)};
@@ -170,8 +174,19 @@ ReduceDef reduce_conv(const std::string& op, int spatial, const std::vector<Tens
   return r;
 }
 
-// The rules' choice: the first algorithm that applies and wins.
+const ConvAlgo& conv_algo_named(const std::string& op, const std::string& name);
+
+// EMBER_CONV_ALGORITHM: an algorithm the rules take wherever it applies (null: unset).
+const ConvAlgo* preferred_conv_algo() {
+  const char* env = std::getenv("EMBER_CONV_ALGORITHM");
+  if (env == nullptr || *env == '\0') return nullptr;
+  return &conv_algo_named("EMBER_CONV_ALGORITHM", env);
+}
+
+// The rules' choice: the algorithm EMBER_CONV_ALGORITHM names where it applies, else the
+// first algorithm that applies and wins.
 const ConvAlgo& choose_conv_algo(const ConvProblem& p) {
+  if (const ConvAlgo* a = preferred_conv_algo(); a && a->applies(p)) return *a;
   for (const ConvAlgo& a : conv_algos())
     if (a.applies(p) && (a.wins == nullptr || a.wins(p))) return a;
   throw InternalError("no convolution algorithm applies");
@@ -239,6 +254,11 @@ std::vector<AlgorithmChoice> choose_conv(const std::string& op, int spatial,
     chosen.algo = algo.name;
     c.attrs = chosen;
     c.prepare = {nullptr, algo.prepare_weight ? &op_def(algo.prepare_weight) : nullptr};
+    if (algo.blocked) {
+      chosen.out_channels = g.o;
+      c.attrs = chosen;
+      c.layouts = {conv_block_layout(), Layout::plain()};
+    }
     return c;
   };
   std::vector<AlgorithmChoice> out = {choice(rule)};
@@ -349,16 +369,123 @@ OpDef winograd_filter_def() {
   return d;
 }
 
+// conv2d_blocked: x [N, C, H, W] in the channel-blocked layout (block b) and wp [ceil(O / b),
+// ceil(C / b), KH, KW, b, b], the weight prepared by conv_blocked_filter; the attributes are
+// conv2d's with algo 'blocked' and out_channels O. The output is blocked as x is.
+ConvGeom blocked_geom(const std::vector<TensorType>& in, const ConvAttrs& a) {
+  const std::string op = "conv2d_blocked";
+  check_arity(op, in, 2);
+  const TensorType& x = in[0];
+  const TensorType& wp = in[1];
+  const int64_t b = x.layout.kind == LayoutKind::Blocked ? x.layout.block : 0;
+  bool known = wp.rank() == 6;
+  for (size_t d = 0; known && d < 6; ++d) known = wp.shape[d].as_int().has_value();
+  EMBER_CHECK(b > 0 && x.rank() == 4 && x.shape[1].as_int() && known && is_const(wp.shape[4], b) &&
+                  is_const(wp.shape[5], b) && a.out_channels > 0 && a.algo == "blocked",
+              op << ": takes an input [N, C, H, W] in a channel-blocked layout (nChw<b>c), the "
+                    "weight prepared by conv_blocked_filter [ceil(O / b), ceil(C / b), KH, KW, b, "
+                    "b], algo 'blocked' and out_channels O; got "
+                 << x.str() << ", " << wp.str() << ", algo '" << a.algo << "', out_channels "
+                 << a.out_channels);
+  const int64_t c = *x.shape[1].as_int();
+  EMBER_CHECK(
+      is_const(wp.shape[0], (a.out_channels + b - 1) / b) && is_const(wp.shape[1], (c + b - 1) / b),
+      op << ": the prepared weight " << wp.str() << " does not hold " << a.out_channels
+         << " output and " << c << " input channels in blocks of " << b);
+  const TensorType w{
+      wp.dtype, {Expr(a.out_channels), Expr(c), wp.shape[2], wp.shape[3]}, wp.device};
+  TensorType xp = x;
+  xp.layout = Layout::plain();
+  const ConvGeom g = conv_geom(op, 2, xp, w, a);
+  EMBER_CHECK(
+      g.groups == 1 && x.dtype == DType::float32,
+      op << ": takes a float32 input and groups 1, got " << x.str() << " and groups " << g.groups);
+  return g;
+}
+
+OpDef conv2d_blocked_def() {
+  OpDef d;
+  d.name = "conv2d_blocked";
+  d.title = "Conv2dBlocked";
+  d.kind = OpKind::Composite;
+  OpTraits traits = default_traits(OpKind::Composite);  // its routine applies the epilogue
+  traits.layouts = LayoutRule::Own;
+  d.declared_traits = traits;
+  d.num_inputs = 2;
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
+    const ConvGeom g = blocked_geom(in, attrs_as<ConvAttrs>(a));
+    TensorType out{in[0].dtype, {g.n, Expr(g.o), g.oh, g.ow}, common_device("conv2d_blocked", in)};
+    out.layout = in[0].layout;
+    return std::vector<TensorType>{out};
+  };
+  d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
+               const OpAttrs& a) {
+    ir::Task t = lower_blocked(blocked_geom(in, attrs_as<ConvAttrs>(a)), in.at(0), out.at(0));
+    t.name = "conv2d_blocked";
+    return t;
+  };
+  return d;
+}
+
+// conv_blocked_filter: w [O, C, KH, KW] (float32) -> wp [ceil(O / b), ceil(C / b), KH, KW, b,
+// b] in ember_rt::lib::conv_blocked_prepare's order (zero past O and C), b the channel block
+// of this ISA (conv_block_layout): one Call stage, or, when w is a constant, a prepared
+// constant made once at build time (and again at load from a saved model's w).
+OpDef conv_blocked_filter_def() {
+  OpDef d;
+  d.name = "conv_blocked_filter";
+  d.title = "ConvBlockedFilter";
+  d.kind = OpKind::Composite;
+  OpTraits traits;
+  traits.anchor = true;
+  traits.epilogue = EpilogueRule::None;
+  d.declared_traits = traits;
+  d.constant_preparation = Preparation::ConvBlockedFilter;
+  d.num_inputs = 1;
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs&) {
+    const std::string op = "conv_blocked_filter";
+    check_arity(op, in, 1);
+    const TensorType& w = in[0];
+    bool known = w.rank() == 4;
+    for (size_t k = 0; known && k < 4; ++k) known = w.shape[k].as_int().has_value();
+    EMBER_CHECK(w.dtype == DType::float32 && known,
+                op << ": expected a float32 weight [O, C, KH, KW] of known size, got " << w.str());
+    const int64_t b = conv_block_layout().block;
+    auto blocks = [&](size_t k) { return Expr((*w.shape[k].as_int() + b - 1) / b); };
+    return std::vector<TensorType>{TensorType{
+        w.dtype, {blocks(0), blocks(1), w.shape[2], w.shape[3], Expr(b), Expr(b)}, w.device}};
+  };
+  d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
+               const OpAttrs&) {
+    ir::Task t;
+    t.name = "conv_blocked_filter";
+    const Shape& w = in.at(0).shape;
+    const int wb = t.add_buffer("w", in[0].dtype, w, ir::BufferRole::Input);
+    const int pb = t.add_buffer("wp", out.at(0).dtype, out[0].shape, ir::BufferRole::Output);
+    t.stages.push_back(call_stage("conv_blocked_filter", {wb}, {pb},
+                                  {w[0], w[1], w[2], w[3], out[0].shape[5]}, Expr(0)));
+    return t;
+  };
+  return d;
+}
+
 }  // namespace
 
-ConvAlgoOps conv_algo_ops(const std::string& op, const std::string& algo) {
+ConvAlgoOps conv_algo_ops(const std::string& op, const std::string& algo, int64_t o) {
   const ConvAlgo& a = conv_algo_named(op, algo);
-  return {a.op ? a.op : op, a.prepare_weight ? a.prepare_weight : ""};
+  ConvAlgoOps r{a.op ? a.op : op, a.prepare_weight ? a.prepare_weight : "", {}, 0};
+  if (a.blocked) {
+    r.layout = conv_block_layout();
+    r.out_channels = o;
+  }
+  return r;
 }
 
 EMBER_REGISTER_OP { return conv_def("conv2d", "Conv2d", 2); }
 EMBER_REGISTER_OP { return conv_def("conv1d", "Conv1d", 1); }
 EMBER_REGISTER_OP { return conv2d_winograd_def(); }
 EMBER_REGISTER_OP { return winograd_filter_def(); }
+EMBER_REGISTER_OP { return conv2d_blocked_def(); }
+EMBER_REGISTER_OP { return conv_blocked_filter_def(); }
 
 }  // namespace ember::opdefs

@@ -47,14 +47,27 @@ struct ConvAlgo {
   // Where it applies and wins, the algorithms after it that apply would compute the same
   // product with extra copies: tuning measures none of them (it is the only candidate).
   bool dominates = false;
+  // It runs on the channel-blocked layout (ember/ir/layout.h, block = the ISA's float lanes):
+  // the input is converted to it first and the output back (choose_algorithms inserts the
+  // conversions, the layout pass removes those between blocked operators).
+  bool blocked = false;
 };
 
 // In order of preference: a convolution takes the first algorithm that applies and wins.
 const std::vector<ConvAlgo>& conv_algos();
 
+// The channel-blocked layout of this ISA's vectors (block = its float lanes: 16 on AVX-512,
+// 8 on AVX2), which blocked algorithms run on.
+Layout conv_block_layout();
+
 // Winograd F(4x4, 3x3): conv2d_winograd's lowering on the transformed filter u [36, O, C].
 constexpr int64_t kWinogradPoints = 36;  // 6x6 transformed values per tile
 ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType& out);
+
+// The direct convolution on the channel-blocked layout (ember_rt/conv_blocked.h):
+// conv2d_blocked's lowering, x and out blocked (block b), wp the weight prepared by
+// conv_blocked_filter, [ceil(O / b), ceil(C / b), KH, KW, b, b].
+ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType& out);
 
 // A Call stage of ember_rt::lib::<routine> making `flops` operations (the profile's count).
 ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,

@@ -15,6 +15,9 @@
 //     materialized col [N, C*KH*KW, OH*Wp] copied from the padded x (vectorized runs);
 //   - im2col: a padded copy of x (when padded), col [N, C*KH*KW, OH*OW], and the Matmul
 //     into out viewed [N, O, OH*OW] (no wasted columns);
+//   - blocked: a constant weight, any geometry: conv2d_blocked on the input converted to the
+//     channel-blocked layout nChw<b>c and the weight prepared by conv_blocked_filter, a direct
+//     convolution (ember_rt/conv_blocked.h) whose output stays blocked;
 //   - depthwise: float32 with one input channel per group (any channel multiplier): one Call
 //     stage of ember_rt::lib::depthwise_conv2d (ember_rt/depthwise.h), which applies the
 //     fused epilogue to each output row it finishes;
@@ -354,6 +357,38 @@ ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType
   return t;
 }
 
+// ---- the direct convolution on the channel-blocked layout (ember_rt/conv_blocked.h) ----
+//
+// One Call stage of ember_rt::lib::conv2d_blocked_layout on x [N, C, H, W] and out
+// [N, O, OH, OW], both laid out nChw<b>c (the routine addresses their memory itself:
+// Stage::call_takes_layouts), and the prepared weight wp [OB, CB, KH, KW, b, b]; the block is
+// passed too, and the routine refuses one that is not its vector width. The routine applies a
+// fused epilogue to each finished pixel's b lanes in place (physical_task plans it over the
+// output viewed [N, OB, OH * OW, b], ember_rt::lib::conv2d_blocked_layout).
+ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType& out) {
+  const int64_t b = x.layout.block;
+  EMBER_ASSERT(x.layout.kind == LayoutKind::Blocked && out.layout == x.layout && g.groups == 1 &&
+                   g.spatial == 2,
+               "conv2d_blocked lowered on " << x.str() << " -> " << out.str());
+  const int64_t cb = (*g.c.as_int() + b - 1) / b, ob = (g.o + b - 1) / b;
+  ir::Task t;
+  const int xb = t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input, x.layout);
+  const int wb =
+      t.add_buffer("w", x.dtype, {Expr(ob), Expr(cb), Expr(g.kh), Expr(g.kw), Expr(b), Expr(b)},
+                   ir::BufferRole::Input);
+  const int outb = t.add_buffer("out", out.dtype, out.shape, ir::BufferRole::Output, out.layout);
+  ir::Stage s =
+      call_stage("conv2d_blocked_layout", {xb, wb}, {outb},
+                 {g.n, g.c, g.h, g.w, Expr(g.o), g.oh, g.ow, Expr(g.kh), Expr(g.kw), Expr(g.sh),
+                  Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw), Expr(b)},
+                 // a multiply-add per tap and input channel
+                 Expr(2 * g.cg * g.kh * g.kw) * g.n * Expr(g.o) * g.oh * g.ow);
+  s.call_takes_layouts = true;
+  s.axes = make_vars("d", 4);  // the fused epilogue's, over the output
+  t.stages.push_back(std::move(s));
+  return t;
+}
+
 namespace {
 
 // Whether Winograd beats the GEMM forms (wide, im2col), measured on the 2-core AVX-512
@@ -426,6 +461,14 @@ const std::vector<ConvAlgo>& conv_algos() {
        },
        [](const ConvProblem& p) { return winograd_wins(p.g); }, lower_winograd, "conv2d_winograd",
        "winograd_filter"},
+      // The direct convolution on the channel-blocked layout, on a constant weight (prepared
+      // once): any kernel, stride, padding and dilation. Only when forced or tuned for now.
+      {"blocked",
+       [](const ConvProblem& p) {
+         return dense_float32(p) && p.weight_constant && p.g.spatial == 2 && p.g.c.as_int();
+       },
+       [](const ConvProblem&) { return false; }, nullptr, "conv2d_blocked", "conv_blocked_filter",
+       /*dominates=*/false, /*blocked=*/true},
       // The columns read in place (implicit_wins).
       {"implicit", dense_float32, [](const ConvProblem& p) { return implicit_wins(p.g); },
        lower_implicit},

@@ -1,6 +1,7 @@
 // The functions of include/ember/ops/nn.h: each builds its operator's attributes and calls
 // ops::apply. Per-dimension arguments given as one value are repeated here, so that the
 // attributes are canonical (equal convolutions share one compiled kernel).
+#include <optional>
 #include <string>
 
 #include "common.h"
@@ -33,10 +34,14 @@ Tensor conv(const std::string& op, size_t n, const Tensor& x, const Tensor& w,
   a.groups = groups;
   a.algo = algo;
   if (algo.empty()) return apply1(op, {x, w}, a);
-  const opdefs::ConvAlgoOps run_as = opdefs::conv_algo_ops(op, algo);
+  const auto o = w.shape().empty() ? std::nullopt : w.shape()[0].as_int();
+  const opdefs::ConvAlgoOps run_as = opdefs::conv_algo_ops(op, algo, o.value_or(0));
   const Tensor weight =
       run_as.prepare_weight.empty() ? w : apply1(run_as.prepare_weight, {w}, NoAttrs{});
-  return apply1(run_as.op, {x, weight}, a);
+  a.out_channels = run_as.out_channels;
+  if (run_as.layout.is_plain()) return apply1(run_as.op, {x, weight}, a);
+  const Tensor xl = apply1("to_layout", {x}, LayoutAttrs{run_as.layout});
+  return apply1("to_layout", {apply1(run_as.op, {xl, weight}, a)}, LayoutAttrs{Layout::plain()});
 }
 
 PoolAttrs pool_attrs(const std::string& op, const std::vector<int64_t>& kernel,
@@ -161,7 +166,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   double eps) {
   NormAttrs a;
   a.eps = eps;
-  const std::vector<Tensor> inputs = with_optional({x, running_mean, running_var}, weight, bias, &a);
+  const std::vector<Tensor> inputs =
+      with_optional({x, running_mean, running_var}, weight, bias, &a);
   return apply1("batch_norm", inputs, a);
 }
 

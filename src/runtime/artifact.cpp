@@ -264,7 +264,12 @@ void CompiledModel::save(const std::string& path) {
     plan.ints(l.args);
     plan.i64(l.num_inputs);
     plan.u32(static_cast<uint32_t>(l.scratch.size()));
-    for (const auto& s : l.scratch) plan.type(s);
+    for (const auto& s : l.scratch) {
+      EMBER_CHECK(s.layout.is_plain(), "cannot save this compiled graph: a scratch buffer of "
+                                           << l.name << " has the type " << s.str()
+                                           << ", whose layout the model file does not store");
+      plan.type(s);
+    }
   }
 
   // Which constants are prepared forms of which (ExecPlan::prepared), and how: load makes
@@ -303,10 +308,21 @@ void CompiledModel::save(const std::string& path) {
     costs.str(l.bytes.defined() ? ir::to_string(l.bytes) : "");
   }
 
+  // The values whose layout is not plain (format version 5): value, kind, block.
+  Writer layouts;
+  std::vector<int64_t> laid;
+  for (size_t v = 0; v < p.values.size(); ++v) {
+    const Layout& l = p.values[v].layout;
+    if (!l.is_plain())
+      laid.insert(laid.end(), {static_cast<int64_t>(v), static_cast<int64_t>(l.kind), l.block});
+  }
+  layouts.u32(static_cast<uint32_t>(laid.size() / 3));
+  for (int64_t x : laid) layouts.i64(x);
+
   std::vector<std::pair<const char*, std::string_view>> sections = {
-      {"meta", meta.out},  {"plan", plan.out},       {"weights", weights},
-      {"module", module},  {"sources", sources_rec}, {"prepared", prepared.out},
-      {"costs", costs.out}};
+      {"meta", meta.out},   {"plan", plan.out},       {"weights", weights},
+      {"module", module},   {"sources", sources_rec}, {"prepared", prepared.out},
+      {"costs", costs.out}, {"layouts", layouts.out}};
   write_sections(path, sections);
   info_.file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
 }
@@ -340,6 +356,27 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
   Reader pr = section("plan");
   uint32_t num_values = pr.count(5);
   for (uint32_t v = 0; v < num_values; ++v) plan.values.push_back(pr.type());
+  if (sections.count("layouts")) {  // format version 5: the values whose layout is not plain
+    Reader lr = section("layouts");
+    const uint32_t n = lr.count(3 * 8);
+    for (uint32_t i = 0; i < n; ++i) {
+      const int v = lr.index(num_values);
+      const int64_t kind = lr.i64(), block = lr.i64();
+      Layout l;
+      if (kind == static_cast<int64_t>(LayoutKind::ChannelsLast)) {
+        l = Layout::channels_last();
+      } else if (kind == static_cast<int64_t>(LayoutKind::Blocked) && block >= 1) {
+        l = Layout::blocked(block);
+      } else {
+        lr.fail("a value has the unknown layout " + std::to_string(kind));
+      }
+      const size_t rank = plan.values[static_cast<size_t>(v)].shape.size();
+      if (rank < 3 || rank > 5)
+        lr.fail("a value of rank " + std::to_string(rank) + " has a layout");
+      plan.values[static_cast<size_t>(v)].layout = l;
+    }
+    if (!lr.done()) lr.fail("it has bytes after its last record");
+  }
   plan.inputs = pr.ints(num_values);
   plan.outputs = pr.ints(num_values);
   plan.symbols = pr.strs();
@@ -386,7 +423,8 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
       if (version >= 4) {
         const int64_t kind = pp.i64();
         if (kind != static_cast<int64_t>(Preparation::GemmPanels) &&
-            kind != static_cast<int64_t>(Preparation::WinogradFilter))
+            kind != static_cast<int64_t>(Preparation::WinogradFilter) &&
+            kind != static_cast<int64_t>(Preparation::ConvBlockedFilter))
           pp.fail("a prepared constant has the unknown preparation " + std::to_string(kind));
         pc.kind = static_cast<Preparation>(kind);
       }
@@ -403,6 +441,19 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
             !shape_is_concrete(src.shape) || !is_three(src.shape[2]) || !is_three(src.shape[3]) ||
             !shape_equal(made.shape, want))
           pp.fail("a Winograd filter does not match its source");
+        plan.prepared.push_back(pc);
+        continue;
+      }
+      if (pc.kind == Preparation::ConvBlockedFilter) {
+        // The source [O, C, KH, KW] is stored, the filter [OB, CB, KH, KW, b, b] made at load
+        // for the block b its type names.
+        const int64_t b = made.shape.size() == 6 ? made.shape[5].as_int().value_or(0) : 0;
+        if (!plan.constants.count(pc.source) || plan.constants.count(pc.value) ||
+            src.dtype != DType::float32 || made.dtype != DType::float32 || b < 1 ||
+            src.shape.size() != 4 || !shape_is_concrete(src.shape) ||
+            !shape_is_concrete(made.shape))
+          pp.fail("a blocked convolution filter does not match its source");
+        pc.block = b;
         plan.prepared.push_back(pc);
         continue;
       }
@@ -504,6 +555,18 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
                                "compiler, which this program does not link (link ember::ember "
                                "instead of ember::runtime, or load it from Python)") +
             "; or compile and save the model again on a machine like this one");
+      }
+      // Blocked values are laid out in blocks of the saved kernels' vector width: kernels
+      // compiled for another width would read them wrongly.
+      const int lanes = isa_float_lanes(isa_from_env());
+      for (const TensorType& t : plan.values) {
+        if (t.layout.kind == LayoutKind::Blocked && t.layout.block != lanes) {
+          throw ArtifactError(path + ": " + why + ", and its values use the channel-blocked " +
+                              "layout " + t.layout.name(t.shape.size()) + " of that instruction " +
+                              "set, which kernels rebuilt for " + isa_name(isa_from_env()) +
+                              " (blocks of " + std::to_string(lanes) + ") cannot read; " +
+                              "compile and save the model again on a machine like this one");
+        }
       }
       detail::RebuiltKernels rebuilt = rebuild(sources, kernel_names);
       fns = rebuilt.fns;

@@ -46,11 +46,8 @@ class Writer {
     u32(static_cast<uint32_t>(v.size()));
     for (int x : v) i64(x);
   }
+  // The dtype and shape; a value's layout is stored apart (the "layouts" section).
   void type(const TensorType& t) {
-    // The format has no field for a layout: a graph with a non-plain value is not saved.
-    EMBER_CHECK(t.layout.is_plain(), "cannot save this compiled graph: its value of type "
-                                         << t.str() << " has a non-plain layout, which the "
-                                         << "model file format does not store yet");
     str(dtype_name(t.dtype));
     u32(static_cast<uint32_t>(t.shape.size()));
     for (const auto& d : t.shape) str(ir::to_string(d));

@@ -100,6 +100,10 @@ std::vector<int64_t> eval_shape(const Shape& shape, const SymbolValues& env,
   } else if (e.kind == ember_rt::KernelError::kLinalg) {
     os << op << ": matrix " << e.bound << " of the batch is " << e.site << " (info " << e.value
        << ", as torch's *_ex operators report it), which torch raises as an error too.";
+  } else if (e.kind == ember_rt::KernelError::kLayout) {
+    os << op << ": its data is laid out in channel blocks of " << e.value << " but its kernel ("
+       << e.site << ") was compiled for vectors of " << e.bound << " floats; compile the model "
+       << "again on this machine.";
   } else {
     os << op << ": the kernel reported bad data (error kind " << e.kind << ")";
   }

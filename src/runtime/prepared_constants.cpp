@@ -1,7 +1,8 @@
 // Constants prepared for the kernels that read them (ExecPlan::prepared): GEMM packing
 // through the kernel module's own function, unpacking (the layout is ember_rt/gemm_prepared.h's)
 // and preparing again for kernels compiled for another ISA; the Winograd filter transform
-// (ember_rt/winograd_filter.h) on the host.
+// (ember_rt/winograd_filter.h) and the blocked convolution's weight order
+// (ember_rt/conv_blocked.h) on the host.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -56,6 +57,33 @@ Tensor winograd_filter(const Tensor& w) {
   return u;
 }
 
+// wp [OB, CB, KH, KW, b_in, b_out] from w [O, C, KH, KW], zero past O and C: the order of
+// ember_rt::lib::conv_blocked_prepare, for the block b the kernels were compiled with.
+Tensor conv_blocked_filter(const Tensor& w, int64_t b) {
+  const Shape& s = w.shape();
+  auto dim = [&](size_t d) { return s.size() == 4 ? s[d].as_int().value_or(-1) : -1; };
+  EMBER_CHECK(w.dtype() == DType::float32 && dim(0) >= 1 && dim(1) >= 1 && dim(2) >= 1 &&
+                  dim(3) >= 1 && b >= 1,
+              "a blocked convolution filter's source must be a float32 [O, C, KH, KW] weight "
+              "(and its block >= 1), got "
+                  << w.type().str() << " and block " << b);
+  const int64_t O = dim(0), C = dim(1), KH = dim(2), KW = dim(3);
+  const int64_t OB = (O + b - 1) / b, CB = (C + b - 1) / b;
+  Tensor out = Tensor::empty({OB, CB, KH, KW, b, b}, DType::float32);
+  const auto* src = static_cast<const float*>(w.data());
+  auto* dst = static_cast<float*>(out.data());
+  for (int64_t ob = 0; ob < OB; ++ob)
+    for (int64_t cb = 0; cb < CB; ++cb)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          for (int64_t i = 0; i < b; ++i)
+            for (int64_t o = 0; o < b; ++o) {
+              const int64_t oc = ob * b + o, ic = cb * b + i;
+              *dst++ = oc < O && ic < C ? src[((oc * C + ic) * KH + kh) * KW + kw] : 0.0f;
+            }
+  return out;
+}
+
 Tensor pack_gemm_panels(void* prepare, const Tensor& source, PreparedConstant* pc) {
   EMBER_ASSERT(prepare != nullptr, "prepared constants without the module's packing function");
   EMBER_ASSERT(source.dtype() == DType::float32 && source.numel() == pc->batches * pc->K * pc->N,
@@ -81,6 +109,7 @@ Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* p
   switch (pc->kind) {
     case Preparation::GemmPanels: return pack_gemm_panels(prepare, source, pc);
     case Preparation::WinogradFilter: return winograd_filter(source);
+    case Preparation::ConvBlockedFilter: return conv_blocked_filter(source, pc->block);
   }
   EMBER_THROW("unknown preparation " << static_cast<int64_t>(pc->kind));
 }

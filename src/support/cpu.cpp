@@ -47,6 +47,16 @@ std::string isa_name(Isa isa) {
   return "";
 }
 
+int isa_float_lanes(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar: return 1;
+    case Isa::Avx2: return 8;
+    case Isa::Avx512: return 16;
+  }
+  EMBER_ASSERT(false, "unknown Isa value " << static_cast<int>(isa));
+  return 1;
+}
+
 Isa parse_isa(const std::string& name) {
   for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
     if (name == isa_name(isa)) return isa;

@@ -30,8 +30,9 @@ void TaskBuffers::Free::operator()(void* p) const { std::free(p); }
 TaskBuffers::TaskBuffers(const ir::Task& task, const std::vector<std::string>& symbols,
                          const std::map<std::string, int64_t>& symbol_values) {
   for (const ir::Buffer& b : task.buffers) {
-    int64_t numel = 1;
-    for (const ir::Expr& d : b.shape) numel *= ir::eval_int(d, symbol_values);
+    int64_t numel = 1;  // the memory its layout takes (a blocked buffer's padding lanes too)
+    for (const ir::Expr& d : b.layout.physical_shape(b.shape))
+      numel *= ir::eval_int(d, symbol_values);
     EMBER_ASSERT(numel >= 0, "negative buffer size while tuning " << task.name);
     size_t bytes = static_cast<size_t>(numel) * dtype_size(b.dtype);
     bytes = std::max<size_t>(64, (bytes + 63) / 64 * 64);

@@ -310,11 +310,13 @@ def test_implicit_gemm_symbolic_sizes(stride: int) -> None:
 # the output), 1x1 (gemm1x1 and the forms that read a view of it) and strided ones.
 FORCED_CASES = [
     # (c, o, (h, w), (kh, kw), stride, padding, dilation, algorithms)
-    (6, 5, (11, 9), (3, 3), (1, 1), (1, 1), (1, 1), ("winograd", "implicit", "wide", "im2col")),
-    (4, 7, (9, 8), (5, 5), (1, 1), (0, 1), (1, 1), ("implicit", "wide", "im2col")),
-    (3, 4, (10, 13), (3, 3), (1, 1), (2, 0), (2, 3), ("implicit", "wide", "im2col")),
-    (5, 6, (7, 9), (1, 1), (1, 1), (0, 0), (1, 1), ("gemm1x1", "implicit", "wide", "im2col")),
-    (5, 6, (13, 11), (3, 3), (2, 3), (1, 2), (1, 1), ("implicit", "im2col")),
+    (6, 5, (11, 9), (3, 3), (1, 1), (1, 1), (1, 1),
+     ("winograd", "implicit", "wide", "im2col", "blocked")),
+    (4, 7, (9, 8), (5, 5), (1, 1), (0, 1), (1, 1), ("implicit", "wide", "im2col", "blocked")),
+    (3, 4, (10, 13), (3, 3), (1, 1), (2, 0), (2, 3), ("implicit", "wide", "im2col", "blocked")),
+    (5, 6, (7, 9), (1, 1), (1, 1), (0, 0), (1, 1),
+     ("gemm1x1", "implicit", "wide", "im2col", "blocked")),
+    (5, 6, (13, 11), (3, 3), (2, 3), (1, 2), (1, 1), ("implicit", "im2col", "blocked")),
 ]
 
 
@@ -338,6 +340,91 @@ def test_every_algorithm_that_applies_matches_torch(c: int, o: int, hw: tuple[in
         assert got.shape == ref.shape, algo
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5 * max(1.0, float(np.abs(ref).max())),
                                    err_msg=algo)
+
+
+# The direct convolution on the channel-blocked layout (algo="blocked"): the input converted
+# to nChw<b>c (b = the ISA's float lanes), conv2d_blocked on the weight prepared by
+# conv_blocked_filter (folded at build time), the output converted back.
+BLOCKED_CASES = [
+    # (n, c, o, (h, w), (kh, kw), stride, padding, dilation)
+    (2, 3, 17, (11, 9), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (2, 17, 64, (9, 10), (1, 1), (2, 2), (0, 0), (1, 1)),
+    (1, 64, 3, (12, 12), (7, 7), (2, 2), (3, 3), (1, 1)),
+    (2, 17, 17, (12, 13), (3, 3), (1, 2), (2, 0), (2, 3)),
+    (1, 3, 64, (32, 30), (7, 7), (2, 2), (3, 3), (1, 1)),  # ResNet's stem, smaller
+    (1, 64, 64, (14, 14), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (2, 64, 128, (14, 14), (1, 1), (2, 2), (0, 0), (1, 1)),  # a downsampling 1x1
+    (1, 128, 128, (7, 7), (3, 3), (2, 2), (1, 1), (1, 1)),
+    (1, 17, 3, (5, 6), (3, 3), (1, 1), (0, 0), (1, 1)),  # one output row of 3 x 4
+]
+
+
+def _block() -> int:
+    """The channel block of this ISA's blocked layout: its float32 lanes."""
+    return {"avx512": 16, "avx2": 8}.get(ember.isa(), 1)
+
+
+@pytest.mark.parametrize(("n", "c", "o", "hw", "k", "stride", "pad", "dil"), BLOCKED_CASES)
+def test_blocked_matches_float64(n: int, c: int, o: int, hw: tuple[int, int], k: tuple[int, int],
+                                 stride: tuple[int, int], pad: tuple[int, int],
+                                 dil: tuple[int, int]) -> None:
+    rng = np.random.default_rng(n * 1000 + c * 10 + o)
+    x = rng.standard_normal((n, c, *hw)).astype(np.float32)
+    w = (rng.standard_normal((o, c, *k)) / np.sqrt(c * k[0] * k[1])).astype(np.float32)
+    kw = dict(stride=stride, padding=pad, dilation=dil)
+    xs = ember.symbol(list(x.shape), name="x")
+    y = ops.conv2d(xs, ember.asarray(w), algo="blocked", **kw)
+    graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+    text = str(graph)
+    assert "Conv2dBlocked" in text and "algo=blocked" in text, text
+    assert text.count("ToLayout") == 2, text  # into the blocked layout and back
+    assert f"{{nChw{_block()}c}}" in text, text
+    got = graph(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = _reference(x, w, None, **kw)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5 * max(1.0, float(np.abs(ref).max())))
+
+
+def test_blocked_with_bias_relu_and_a_symbolic_batch() -> None:
+    """The elementwise ops after the blocked convolution fused into it, and a batch known only
+    at run time."""
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((20, 9, 3, 3)) / 9.0).astype(np.float32)
+    bias = rng.standard_normal(20).astype(np.float32)
+    xs = ember.symbol(["n", 9, 10, 11], name="x")
+    y = ops.conv2d(xs, ember.asarray(w), padding=(1, 1), algo="blocked")
+    y = ops.relu(ops.add(y, ember.asarray(bias.reshape(20, 1, 1))))
+    graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+    # The bias and the relu are the routine's row epilogue, on the blocked rows (20 channels:
+    # a partial last block, whose padding lanes the epilogue writes as zeros).
+    assert "fused=[Conv2dBlocked, Add, Relu]" in str(graph), str(graph)
+    for n in (1, 3):
+        x = rng.standard_normal((n, 9, 10, 11)).astype(np.float32)
+        got = graph(ember.asarray(x))
+        got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+        ref = np.maximum(_reference(x, w, bias, padding=(1, 1)), 0.0)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5 * float(np.abs(ref).max()))
+
+
+def test_blocked_on_a_weight_that_is_an_input() -> None:
+    """Not a rule's choice (the weight would be prepared on every run), but forced it runs:
+    conv_blocked_filter is then a kernel of the graph."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 5, 8, 9)).astype(np.float32)
+    w = rng.standard_normal((7, 5, 3, 3)).astype(np.float32)
+    xs = ember.symbol([1, 5, 8, 9], name="x")
+    ws = ember.symbol([7, 5, 3, 3], name="w")
+    y = ops.conv2d(xs, ws, algo="blocked", padding=(1, 1))
+    graph = ember.graph.optimize(ember.trace_from([y], [xs, ws]))
+    assert "ConvBlockedFilter" in str(graph)
+    got = graph(ember.asarray(x), ember.asarray(w))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = _reference(x, w, None, padding=(1, 1))
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5 * float(np.abs(ref).max()))
+    # The rules never take it there.
+    z = ops.conv2d(xs, ws, padding=(1, 1))
+    assert "algo=blocked" not in str(ember.graph.optimize(ember.trace_from([z], [xs, ws])))
 
 
 # Tuning (search_space >= 1): the algorithms that apply are measured, the fastest is kept in
@@ -370,7 +457,7 @@ def test_tuned_choice_is_measured_once_and_read_back(monkeypatch: pytest.MonkeyP
     # Every algorithm that applies was timed; the log names the rules' choice.
     lines = [line for line in log.splitlines() if f"[1, {c}, {size}, {size}]" in line]
     assert len(lines) == 1 and ": chose " in lines[0], log
-    for algo in ("winograd", "implicit", "wide", "im2col"):
+    for algo in ("winograd", "implicit", "wide", "im2col", "blocked"):
         assert re.search(rf"{algo} [0-9.e+-]+ ms", lines[0]), lines[0]
     chosen = re.search(r": chose (\w+) \(the rules': winograd\)", lines[0])
     assert chosen, lines[0]

@@ -209,7 +209,7 @@ def _prepared_records(prepared: bytes) -> list[tuple[int, int, int, int]]:
     for _ in range(n):
         kind, value, source = struct.unpack_from("<qqq", prepared, at)
         records.append((at, kind, value, source))
-        at += 3 * 8 + (0 if kind == 1 else 11 * 8)
+        at += 3 * 8 + (11 * 8 if kind == 0 else 0)  # GEMM panels have 11 fields more
     assert at == len(prepared)
     return records
 
@@ -240,3 +240,65 @@ def test_damaged_winograd_record_is_an_error(tmp_path):
     struct.pack_into("<q", as_gemm, at, 0)  # read as GEMM panels: the fields run on
     with pytest.raises(ember.ArtifactError, match="prepared section"):
         load_with(bytes(as_gemm))
+
+
+# ---- the blocked convolution: its filters stored as their weights, its layouts recorded -------
+class BlockedNet(torch.nn.Module):
+    """Two convolutions that run on the channel-blocked layout (channels not a multiple of
+    the block), a ReLU between them."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(5, 20, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(20, 7, 1, stride=2)
+
+    def forward(self, x):
+        return self.conv2(torch.relu(self.conv1(x)))
+
+
+def _blocked(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "blocked")
+    torch.manual_seed(0)
+    model = BlockedNet().eval()
+    x = torch.randn(2, 5, 12, 11, generator=torch.Generator().manual_seed(1))
+    compiled = ember.compile(model, (x,), options=QUIET)
+    assert repr(compiled).count("Conv2dBlocked") == 2, repr(compiled)
+    path = tmp_path / "blocked.ember"
+    compiled.save(path)
+    return model, x, compiled, path
+
+
+def test_blocked_filters_are_stored_as_their_weights(tmp_path, monkeypatch):
+    """The file holds the weights (the blocked filters are padded to whole blocks), records
+    the blocked values' layouts, and a new process prepares the filters again at load to the
+    same results."""
+    model, x, compiled, path = _blocked(tmp_path, monkeypatch)
+    weights = sum(p.numel() * 4 for p in model.parameters())
+    sections = file_sections(path.read_bytes())
+    assert len(sections["weights"]) <= weights + 64 * 8, (len(sections["weights"]), weights)
+    kinds = [r[1] for r in _prepared_records(sections["prepared"])]
+    assert kinds.count(2) == 2, kinds
+    (laid,) = struct.unpack_from("<I", sections["layouts"])
+    assert laid >= 2  # the convolutions' inputs and outputs, at least
+    expected = compiled(x)
+    with torch.no_grad():
+        torch.testing.assert_close(expected, model(x), rtol=1e-4, atol=1e-5)
+    np.save(tmp_path / "x.npy", x.numpy())
+    run_python(f"""
+        import numpy as np, ember
+        m = ember.load({str(path)!r})
+        assert m.info()["format_version"] == 5, m.info()
+        np.save({str(tmp_path / "y.npy")!r}, m.run([np.load({str(tmp_path / "x.npy")!r})])[0])
+    """)
+    assert np.array_equal(np.load(tmp_path / "y.npy"), expected.numpy())
+
+
+def test_blocked_file_is_not_rebuilt_for_another_block(tmp_path, monkeypatch):
+    """Kernels compiled again for an ISA of another vector width would read the saved blocked
+    layout (blocks of the saving ISA's width) wrongly: the load refuses, saying why."""
+    if ember.isa() == "scalar":
+        pytest.skip("this CPU has no SIMD ISA to save with")
+    *_, path = _blocked(tmp_path, monkeypatch)
+    monkeypatch.setenv("EMBER_ISA", "scalar")
+    with pytest.raises(ember.ArtifactError, match=r"layout nChw\d+c .* cannot read"):
+        ember.load(path)

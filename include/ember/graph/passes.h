@@ -33,6 +33,13 @@ struct AlgorithmTuning {
 // adds the preparing node. After constant folding, so that it sees which inputs are constants.
 FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning = {});
 
+// Keeps chains of operators on the non-plain layout their algorithms chose (a blocked
+// convolution's nChw<b>c): operators that keep their inputs' layout (elementwise) read the
+// non-plain form of a value, and a conversion to a layout its input already has cancels, so
+// that conversions remain only where a chain meets an operator that needs plain tensors.
+// After choose_algorithms, which adds the conversions around each such operator.
+FlowGraph choose_layouts(const FlowGraph& g);
+
 // A choice among the algorithms of one node, to measure.
 struct AlgorithmProblem {
   // The node and its problem (operator, input types, attributes, which inputs are constant),

@@ -83,6 +83,10 @@ struct Stage {
   std::vector<int> call_inputs, call_outputs;
   std::vector<Expr> params;
   std::vector<double> scalars;
+  // Call: the routine addresses its buffers' memory in their layouts itself (the direct
+  // convolution on the channel-blocked layout); otherwise every buffer it reads or writes
+  // must be plain.
+  bool call_takes_layouts = false;
   // Call: the routine's floating-point operations, a size expression set by the operator
   // that calls it (the profile's count, codegen/cost.h; a comparison of floating-point
   // values counts as one, as a max does; the epilogue's are counted apart). Undefined: the

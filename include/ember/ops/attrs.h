@@ -86,6 +86,9 @@ struct ConvAttrs {
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
   std::string algo;
+  // conv2d_blocked only: the output channels O (its prepared weight holds ceil(O / b) blocks
+  // of b, so O is not in its shape); 0 elsewhere.
+  int64_t out_channels = 0;
   AttrFields fields() const;
   bool operator==(const ConvAttrs&) const = default;
 };

@@ -118,6 +118,9 @@ struct AlgorithmChoice {
   // Per input: an operator applied to it first (with no attributes), e.g. a filter
   // transform that constant folding then runs once at build time; null: the input as is.
   std::vector<const OpDef*> prepare;
+  // Per input: the layout it is converted to first (to_layout; plain: as it is). An output
+  // the operator gives in another layout is converted back to plain for the node's readers.
+  std::vector<Layout> layouts;
 };
 
 // The algorithms that can run a node with these inputs (`constant`: which of them are

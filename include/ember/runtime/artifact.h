@@ -49,8 +49,10 @@ struct ArtifactError : Error {
 // The version of the file format save() writes; load() reads versions 1 to this one.
 // 2: the "prepared" section; 3: each prepared constant stored in one form, the machine code
 // (stripped) and the sources compressed; 4: each "prepared" record starts with its
-// preparation (GEMM panels, Winograd filters: stored as their 3x3 weights).
-constexpr int kArtifactFormatVersion = 4;
+// preparation (GEMM panels, Winograd filters: stored as their 3x3 weights); 5: the "layouts"
+// section (the values whose layout is not plain: a blocked convolution's activations) and the
+// blocked convolution's filters (stored as their weights, made again at load).
+constexpr int kArtifactFormatVersion = 5;
 
 struct TensorInfo {
   std::string name;

@@ -61,6 +61,11 @@ enum class Preparation : int64_t {
   // (ember_rt/winograd_filter.h, run on the host): the same on every ISA; not invertible, so
   // the source is always kept.
   WinogradFilter = 1,
+  // A convolution's weight [O, C, KH, KW] reordered for the direct convolution on the
+  // channel-blocked layout, [ceil(O / b), ceil(C / b), KH, KW, b, b] (ember_rt/conv_blocked.h,
+  // run on the host), zero past O and C: the block b is the kernels' vector width, so a
+  // saved model keeps the source and prepares it again at load (for the block its type names).
+  ConvBlockedFilter = 2,
 };
 
 // A constant prepared once for the kernels that read it. The plan's constant `value` holds
@@ -74,6 +79,8 @@ struct PreparedConstant {
   bool transposed = false;            // a Linear layer's weight, [N, K]
   std::vector<int64_t> tuning;        // the reading kernel's {mc, nc, kc, kernel, split_k}
   int64_t kc = 0, nr = 0;             // the layout the module chose
+  // ConvBlockedFilter only: the channel block b (the prepared type's last dimension).
+  int64_t block = 0;
 };
 
 struct ExecPlan {
@@ -90,8 +97,8 @@ struct ExecPlan {
 
 // Makes pc's prepared form of `source` (the plan's value pc->source): GemmPanels with
 // `prepare` (a module's kPrepareGemmB), setting pc's layout (the panels, batches * floats
-// per batch); WinogradFilter on the host (`prepare` unused). ember::Error when `source` does
-// not have the type the preparation takes.
+// per batch); WinogradFilter and ConvBlockedFilter on the host (`prepare` unused). ember::Error
+// when `source` does not have the type the preparation takes.
 Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc);
 // Whether a preparation can be undone (unprepare_constant).
 bool preparation_reversible(Preparation kind);

@@ -25,6 +25,10 @@ Isa isa_from_env();
 // "scalar", "avx2" or "avx512".
 std::string isa_name(Isa isa);
 
+// The float32 lanes of the ISA's vectors (ember_rt's vf::width): 16, 8, 1. The channel block
+// of the blocked layout the convolutions use.
+int isa_float_lanes(Isa isa);
+
 // Parses an ISA name as accepted by EMBER_ISA; throws ember::Error listing the valid
 // names when `name` is not one of them.
 Isa parse_isa(const std::string& name);

@@ -9,18 +9,26 @@
 #include <sstream>
 
 #include "ember/graph/passes.h"
+#include "ember/ops/op_def.h"
 #include "ember/support/error.h"
 
 namespace ember::passes {
 
 namespace {
 
-// The types of the node's inputs once `choice` prepared them.
+// The layout `choice` converts input i to (plain: none).
+Layout layout_of(const AlgorithmChoice& choice, size_t i) {
+  return i < choice.layouts.size() ? choice.layouts[i] : Layout::plain();
+}
+
+// The types of the node's inputs once `choice` prepared and converted them.
 std::vector<TensorType> prepared_types(const std::vector<TensorType>& in,
                                        const AlgorithmChoice& choice) {
   std::vector<TensorType> out = in;
   for (size_t i = 0; i < choice.prepare.size() && i < in.size(); ++i)
     if (choice.prepare[i]) out[i] = choice.prepare[i]->infer_types({in[i]}, NoAttrs{}).at(0);
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!layout_of(choice, i).is_plain()) out[i].layout = layout_of(choice, i);
   return out;
 }
 
@@ -38,16 +46,15 @@ std::string describe(const Node& n, const std::vector<TensorType>& in,
 }
 
 // The candidates' kernels, to measure: each lowered as the node would run with it.
-AlgorithmProblem problem_of(const FlowGraph& g, const Node& n, const std::vector<TensorType>& in,
+AlgorithmProblem problem_of(const Node& n, const std::vector<TensorType>& in,
                             const std::vector<bool>& constant,
                             const std::vector<AlgorithmChoice>& choices) {
   AlgorithmProblem p;
   p.what = describe(n, in, constant);
-  std::vector<TensorType> out;
-  for (int v : n.outputs) out.push_back(g.values[v]);
   for (const AlgorithmChoice& c : choices) {
     EMBER_ASSERT(c.op->lower, c.op->name << " has no lowering to measure");
-    ir::Task t = c.op->lower(prepared_types(in, c), out, c.attrs);
+    const std::vector<TensorType> ins = prepared_types(in, c);
+    ir::Task t = c.op->lower(ins, c.op->infer_types(ins, c.attrs), c.attrs);
     t.name = n.op->name + "_" + c.name;
     p.names.push_back(c.name);
     p.tasks.push_back(std::move(t));
@@ -74,7 +81,7 @@ FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning) {
     }
     choices[i] = n.op->choose_algorithm(in, n.attrs, constant);
     if (tuning.search_space > 0 && choices[i].size() > 1) {
-      problems.push_back(problem_of(g, n, in, constant, choices[i]));
+      problems.push_back(problem_of(n, in, constant, choices[i]));
       node_of_problem.push_back(i);
     }
   }
@@ -107,7 +114,42 @@ FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning) {
       node.inputs[k] = p.outputs[0];
       out.nodes.push_back(std::move(p));
     }
+    // Inputs read in another layout: converted first (the layout pass cancels a conversion
+    // back and forth between two such operators).
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const Layout layout = layout_of(choice, k);
+      if (layout.is_plain()) continue;
+      TensorType type = out.values[static_cast<size_t>(node.inputs[k])];
+      type.layout = layout;
+      Node c;
+      c.op = &op_def("to_layout");
+      c.attrs = LayoutAttrs{layout};
+      c.inputs = {node.inputs[k]};
+      c.outputs = {out.add_value(
+          type, g.names[static_cast<size_t>(n.inputs[k])] + "_" + layout.name(type.shape.size()))};
+      node.inputs[k] = c.outputs[0];
+      out.nodes.push_back(std::move(c));
+    }
+    // Outputs given in another layout: the node writes a new value, converted back into the
+    // one its readers read.
+    std::vector<TensorType> in_types;
+    for (int v : node.inputs) in_types.push_back(out.values[static_cast<size_t>(v)]);
+    const std::vector<TensorType> made = node.op->infer_types(in_types, node.attrs);
+    std::vector<Node> back;
+    for (size_t k = 0; k < node.outputs.size() && k < made.size(); ++k) {
+      if (made[k].layout.is_plain()) continue;
+      Node c;
+      c.op = &op_def("to_layout");
+      c.attrs = LayoutAttrs{Layout::plain()};
+      c.outputs = {node.outputs[k]};
+      const std::string name = g.names[static_cast<size_t>(node.outputs[k])];
+      node.outputs[k] =
+          out.add_value(made[k], name + "_" + made[k].layout.name(made[k].shape.size()));
+      c.inputs = {node.outputs[k]};
+      back.push_back(std::move(c));
+    }
     out.nodes.push_back(std::move(node));
+    for (Node& c : back) out.nodes.push_back(std::move(c));
   }
   return out;
 }

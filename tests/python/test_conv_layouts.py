@@ -1,0 +1,112 @@
+"""The layout pass (choose_layouts, src/graph/passes/choose_layouts.cpp) on blocked convolutions.
+
+With EMBER_CONV_ALGORITHM=blocked every dense convolution on a constant weight runs as
+conv2d_blocked on the channel-blocked layout; chains of them and the elementwise operators
+between them (bias, batch norm, relu, residual add) stay blocked, and the graph converts only
+where a chain meets an operator that needs plain tensors. Results are compared with eager
+PyTorch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import ember
+from ember import ops
+
+
+class _Block(nn.Module):
+    """A ResNet basic block with a downsampling branch, after a stem with a max pool."""
+
+    def __init__(self, c: int = 12, o: int = 20) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1, bias=False)
+        self.bn0 = nn.BatchNorm2d(c)
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv1 = nn.Conv2d(c, o, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(o)
+        self.conv2 = nn.Conv2d(o, o, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(o)
+        self.down = nn.Sequential(nn.Conv2d(c, o, 1, stride=2, bias=False), nn.BatchNorm2d(o))
+        self.fc = nn.Linear(o, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.pool(torch.relu(self.bn0(self.stem(x))))
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        y = torch.relu(y + self.down(x))
+        return self.fc(torch.flatten(torch.mean(y, dim=(2, 3), keepdim=True), 1))
+
+
+def _randomized(model: nn.Module) -> nn.Module:
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+    return model.eval()
+
+
+def test_resnet_block_stays_blocked_between_its_ends(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "blocked")
+    torch.manual_seed(0)
+    model = _randomized(_Block())
+    x = torch.randn(2, 3, 17, 18)
+    compiled = torch.compile(model, backend="ember", dynamic=False,
+                             options={"strict": True, "dump_dir": str(tmp_path)})
+    with torch.no_grad():
+        got = compiled(x)
+        expected = model(x)
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+    layouts = [p.read_text() for p in tmp_path.rglob("*_choose_layouts.txt")]
+    assert len(layouts) == 1, layouts
+    text = layouts[0]
+    assert text.count("Conv2dBlocked") == 4, text
+    # Into the blocked layout before the stem and again after the max pool (which reads plain
+    # tensors); back to plain before the max pool and before the mean.
+    assert text.count("ToLayout") == 4, text
+
+
+def test_conversions_back_and_forth_cancel() -> None:
+    """conv -> relu -> conv: one conversion in, one out; the relu reads and writes blocked."""
+    rng = np.random.default_rng(3)
+    w1 = (rng.standard_normal((19, 6, 3, 3)) / 6).astype(np.float32)
+    w2 = (rng.standard_normal((9, 19, 1, 1)) / 5).astype(np.float32)
+    b1 = rng.standard_normal((19, 1, 1)).astype(np.float32)
+    xs = ember.symbol([2, 6, 9, 10], name="x")
+    y = ops.relu(ops.add(ops.conv2d(xs, ember.asarray(w1), padding=(1, 1), algo="blocked"),
+                         ember.asarray(b1)))
+    z = ops.conv2d(y, ember.asarray(w2), algo="blocked")
+    traced = ember.trace_from([z, y], [xs])
+    before = str(traced)
+    assert before.count("ToLayout") == 4, before
+    graph = ember.graph.optimize(traced)
+    dumps = str(graph)
+    # x in; z and y (a graph output too) out.
+    assert dumps.count("ToLayout") == 3, dumps
+    x = rng.standard_normal((2, 6, 9, 10)).astype(np.float32)
+    got_z, got_y = (t.numpy() for t in graph(ember.asarray(x)))
+    tx = torch.from_numpy(x).double()
+    ref_y = torch.relu(torch.conv2d(tx, torch.from_numpy(w1).double(), padding=1)
+                       + torch.from_numpy(b1).double())
+    ref_z = torch.conv2d(ref_y, torch.from_numpy(w2).double())
+    np.testing.assert_allclose(got_y, ref_y.numpy(), rtol=0, atol=1e-5 * float(ref_y.abs().max()))
+    np.testing.assert_allclose(got_z, ref_z.numpy(), rtol=0, atol=1e-5 * float(ref_z.abs().max()))
+
+
+def test_unknown_algorithm_in_the_environment_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "direct")
+    xs = ember.symbol([1, 4, 8, 8], name="x")
+    y = ops.conv2d(xs, ember.asarray(np.ones((4, 4, 3, 3), np.float32)))
+    with pytest.raises(ember.EmberError,
+                       match=r"EMBER_CONV_ALGORITHM: unknown convolution algorithm 'direct'; "
+                             r"known: gemm1x1, winograd, blocked"):
+        ember.graph.optimize(ember.trace_from([y], [xs]))
