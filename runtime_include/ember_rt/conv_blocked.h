@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "conv_blocked_filter.h"  // conv_blocked_reorder
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
 #include "vec.h"
@@ -406,16 +407,7 @@ inline int64_t conv_blocked_weight_floats(int64_t O, int64_t C, int64_t KH, int6
 // once per constant weight.
 inline void conv_blocked_prepare(const float* w, int64_t O, int64_t C, int64_t KH, int64_t KW,
                                  float* dst) {
-  const int64_t b = vf::width, OB = (O + b - 1) / b, CB = (C + b - 1) / b;
-  for (int64_t ob = 0; ob < OB; ++ob)
-    for (int64_t cb = 0; cb < CB; ++cb)
-      for (int64_t kh = 0; kh < KH; ++kh)
-        for (int64_t kw = 0; kw < KW; ++kw)
-          for (int64_t i = 0; i < b; ++i)
-            for (int64_t o = 0; o < b; ++o) {
-              const int64_t oc = ob * b + o, ic = cb * b + i;
-              *dst++ = oc < O && ic < C ? w[((oc * C + ic) * KH + kh) * KW + kw] : 0.0f;
-            }
+  conv_blocked_reorder(w, O, C, KH, KW, vf::width, dst);
 }
 
 // out [N, OB, OH, OW, B] = the convolution of x [N, CB, H, W, B] (lanes past C zero) with the

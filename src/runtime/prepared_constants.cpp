@@ -11,6 +11,7 @@
 #include "ember/runtime/compiled_graph.h"
 #include "ember/runtime/thread_pool.h"
 #include "ember/support/error.h"
+#include "ember_rt/conv_blocked_filter.h"
 #include "ember_rt/gemm_prepared.h"
 #include "ember_rt/winograd_filter.h"
 
@@ -68,19 +69,9 @@ Tensor conv_blocked_filter(const Tensor& w, int64_t b) {
               "(and its block >= 1), got "
                   << w.type().str() << " and block " << b);
   const int64_t O = dim(0), C = dim(1), KH = dim(2), KW = dim(3);
-  const int64_t OB = (O + b - 1) / b, CB = (C + b - 1) / b;
-  Tensor out = Tensor::empty({OB, CB, KH, KW, b, b}, DType::float32);
-  const auto* src = static_cast<const float*>(w.data());
-  auto* dst = static_cast<float*>(out.data());
-  for (int64_t ob = 0; ob < OB; ++ob)
-    for (int64_t cb = 0; cb < CB; ++cb)
-      for (int64_t kh = 0; kh < KH; ++kh)
-        for (int64_t kw = 0; kw < KW; ++kw)
-          for (int64_t i = 0; i < b; ++i)
-            for (int64_t o = 0; o < b; ++o) {
-              const int64_t oc = ob * b + o, ic = cb * b + i;
-              *dst++ = oc < O && ic < C ? src[((oc * C + ic) * KH + kh) * KW + kw] : 0.0f;
-            }
+  Tensor out = Tensor::empty({(O + b - 1) / b, (C + b - 1) / b, KH, KW, b, b}, DType::float32);
+  ember_rt::conv_blocked_reorder(static_cast<const float*>(w.data()), O, C, KH, KW, b,
+                                 static_cast<float*>(out.data()));
   return out;
 }
 

@@ -1,0 +1,26 @@
+// The blocked convolution's weight order, SIMD-free: shared by the generated kernels
+// (conv_blocked_prepare, with the ISA's block) and the runtime library, which prepares a
+// saved model's weights at load without a compiler (src/runtime/prepared_constants.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace ember_rt {
+
+// dst [OB, CB, KH, KW, b_in, b_out] = w [O, C, KH, KW] reordered in blocks of b channels,
+// zero past O and C (OB = ceil(O / b), CB = ceil(C / b)).
+inline void conv_blocked_reorder(const float* w, int64_t O, int64_t C, int64_t KH, int64_t KW,
+                                 int64_t b, float* dst) {
+  const int64_t OB = (O + b - 1) / b, CB = (C + b - 1) / b;
+  for (int64_t ob = 0; ob < OB; ++ob)
+    for (int64_t cb = 0; cb < CB; ++cb)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          for (int64_t i = 0; i < b; ++i)
+            for (int64_t o = 0; o < b; ++o) {
+              const int64_t oc = ob * b + o, ic = cb * b + i;
+              *dst++ = oc < O && ic < C ? w[((oc * C + ic) * KH + kh) * KW + kw] : 0.0f;
+            }
+}
+
+}  // namespace ember_rt
