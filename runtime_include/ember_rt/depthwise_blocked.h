@@ -166,7 +166,10 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
   const int64_t taps = g.KH * g.KW;
   const double work =
       2.0 * static_cast<double>(g.N * g.CB * B * g.OH * g.OW) * static_cast<double>(taps);
-  const int64_t nblk = ceil_div(g.OW, kMaxUR);  // row blocks of equal size
+  // Row blocks: OW outputs in nblk blocks of equal size (the first OW % nblk one longer).
+  const int64_t nblk = ceil_div(g.OW, kMaxUR), ur_short = g.OW / nblk;
+  const BlockFn short_block = kernel(ur_short, g.sw);
+  const BlockFn long_block = g.OW % nblk ? kernel(ur_short + 1, g.sw) : short_block;
   parallel_for(ctx, items, work, [&](int64_t begin, int64_t end) {
     // The block's weights as tap vectors, and the padded band.
     float* wt = gemm_detail::scratch(ctx, gemm_detail::kSlotB, static_cast<size_t>(taps * B));
@@ -202,9 +205,10 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
         float* orow = oplane + oh * g.OW * B;
         int64_t ow0 = 0;
         for (int64_t blk = 0; blk < nblk; ++blk) {
-          const int64_t ur = g.OW / nblk + (blk < g.OW % nblk ? 1 : 0);
-          kernel(ur, g.sw)(xr + ow0 * g.sw * B, g.dh * row_floats, g.dw * B, g.sw * B, wt, g.KH,
-                           g.KW, orow + ow0 * B);
+          const bool longer = blk < g.OW % nblk;
+          const int64_t ur = ur_short + (longer ? 1 : 0);
+          (longer ? long_block : short_block)(xr + ow0 * g.sw * B, g.dh * row_floats, g.dw * B,
+                                              g.sw * B, wt, g.KH, g.KW, orow + ow0 * B);
           if constexpr (!std::is_same_v<Epi, NoEpilogue>)
             epi(n * g.CB + cb, oh, ow0, ur, orow + ow0 * B);
           ow0 += ur;
