@@ -3,7 +3,7 @@
 Each variant is the model compiled by ember with EMBER_CONV_ALGORITHM set to that variant's
 value while it compiles (the choice is made when the graph is optimized, so the variants can
 share the process); they are then timed in interleaved rounds (benchmarks/harness.py,
-medians), eager PyTorch too, and every output is checked against eager's.
+medians), eager PyTorch too with --eager, and every output is checked against eager's.
 
     python benchmarks/kernels/conv_layouts_ab.py --model mobilenet_v2 --threads 2 \\
         --variants default blocked blocked,depthwise depthwise_blocked
@@ -36,6 +36,9 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--min-batch-s", type=float, default=0.2)
     p.add_argument("--small", action="store_true", help="the model's small configuration")
+    p.add_argument("--eager", action="store_true",
+                   help="time eager PyTorch too (its OpenMP threads spin after each call, "
+                        "which on a loaded machine slows the variants timed after it)")
     p.add_argument("--variants", nargs="+",
                    default=["default", "blocked", "blocked,depthwise", "depthwise_blocked"])
     args = p.parse_args()
@@ -72,7 +75,7 @@ def main() -> None:
     compiled: dict[str, int] = {}  # graphs compiled per variant (each must compile its own)
     torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit,
                                                 4 * len(args.variants))
-    contenders: dict[str, H.Fn] = {"eager": model}
+    contenders: dict[str, H.Fn] = {"eager": model} if args.eager else {}
     saved = os.environ.get("EMBER_CONV_ALGORITHM")
     for v in args.variants:
         variant_env(v)
