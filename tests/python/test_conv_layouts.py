@@ -163,3 +163,24 @@ def test_unknown_algorithm_in_the_environment_is_an_error(monkeypatch: pytest.Mo
                        match=r"EMBER_CONV_ALGORITHM: unknown convolution algorithm 'direct'; "
                              r"known: gemm1x1, winograd, blocked"):
         ember.graph.optimize(ember.trace_from([y], [xs]))
+
+
+def test_saved_mobilenet_v2_chain_loads_and_matches_eager(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model whose depthwise convolutions run blocked (no prepared weight: the kernel reads
+    the depthwise weight as it is) saves and loads like any other."""
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "blocked")
+    torch.manual_seed(2)
+    model = _randomized(_InvertedResidual(c=8, t=4))
+    x = torch.randn(1, 8, 12, 11)
+    compiled = ember.compile(model, [x], options={"dump_dir": str(tmp_path / "dump")})
+    text = next((tmp_path / "dump").rglob("*_choose_layouts.txt")).read_text()
+    assert text.count("Conv2dDepthwiseBlocked") == 2, text
+    compiled.save(tmp_path / "m.ember")
+    monkeypatch.delenv("EMBER_CONV_ALGORITHM")
+    loaded = ember.load(tmp_path / "m.ember")
+    got = loaded(x)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
