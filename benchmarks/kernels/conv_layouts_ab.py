@@ -2,8 +2,9 @@
 
 Each variant is the model compiled by ember with EMBER_CONV_ALGORITHM set to that variant's
 value while it compiles (the choice is made when the graph is optimized, so the variants can
-share the process); they are then timed in interleaved rounds (benchmarks/harness.py,
-medians), eager PyTorch too with --eager, and every output is checked against eager's.
+share the process); they are then timed in interleaved rounds (medians of the wall clock and
+of the process's CPU time per call), eager PyTorch too with --eager, and every output is
+checked against eager's.
 
     python benchmarks/kernels/conv_layouts_ab.py --model mobilenet_v2 --threads 2 \\
         --variants default blocked blocked,depthwise depthwise_blocked
@@ -17,8 +18,11 @@ around each); `depthwise_blocked` runs only the depthwise ones blocked.
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import statistics
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -93,18 +97,40 @@ def main() -> None:
     else:
         os.environ["EMBER_CONV_ALGORITHM"] = saved
 
+    # Interleaved rounds, the order rotating; each sample is one batch of calls, timed by the
+    # wall clock and by the process's CPU time (all its threads): on a machine loaded by
+    # other work the wall clock mostly measures the wait for a core, the CPU time does not.
+    names = list(contenders)
+    iters: dict[str, int] = {}
     with torch.no_grad():
-        stats, errors = H.measure_interleaved(contenders, inputs, rounds=args.rounds,
-                                              min_batch_s=args.min_batch_s, warmup=2)
-    for name, e in errors.items():
-        print(f"{name}: error {H.short_error(e)}")
-    base = stats.get("default")
-    print(f"\n{args.model}, {args.threads} threads, load average {os.getloadavg()[0]:.1f}; "
-          f"median ms over {args.rounds} interleaved rounds")
-    for name, s in stats.items():
-        ratio = f"{base.median_ms / s.median_ms:.3f}x default" if base else ""
-        print(f"{name:>24}: {s.median_ms:8.3f} ms  (iqr/median {s.spread:.2f})  {ratio}")
-
+        for name in names:
+            fn = contenders[name]
+            for _ in range(3):
+                fn(*inputs)
+            t0 = time.perf_counter()
+            fn(*inputs)
+            iters[name] = max(1, math.ceil(args.min_batch_s / max(time.perf_counter() - t0, 1e-9)))
+        wall: dict[str, list[float]] = {n: [] for n in names}
+        cpu: dict[str, list[float]] = {n: [] for n in names}
+        for r in range(args.rounds):
+            shift = r % len(names)
+            for name in names[shift:] + names[:shift]:
+                fn = contenders[name]
+                fn(*inputs)
+                w0, c0 = time.perf_counter(), time.process_time()
+                for _ in range(iters[name]):
+                    fn(*inputs)
+                wall[name].append((time.perf_counter() - w0) * 1e3 / iters[name])
+                cpu[name].append((time.process_time() - c0) * 1e3 / iters[name])
+    base = "default" if "default" in names else names[0]
+    print(f"\n{args.model}, {args.threads} threads, load average {os.getloadavg()[0]:.1f} "
+          f"(1 min); medians over {args.rounds} interleaved rounds, ms per call")
+    print(f"{'variant':>24}  {'wall':>9} {'vs ' + base:>12}  {'cpu':>9} {'vs ' + base:>12}")
+    for name in names:
+        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+        wr = statistics.median(wall[base]) / w
+        cr = statistics.median(cpu[base]) / c
+        print(f"{name:>24}  {w:9.3f} {wr:11.3f}x  {c:9.3f} {cr:11.3f}x")
 
 if __name__ == "__main__":
     main()
