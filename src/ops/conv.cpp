@@ -176,17 +176,35 @@ ReduceDef reduce_conv(const std::string& op, int spatial, const std::vector<Tens
 
 const ConvAlgo& conv_algo_named(const std::string& op, const std::string& name);
 
-// EMBER_CONV_ALGORITHM: an algorithm the rules take wherever it applies (null: unset).
-const ConvAlgo* preferred_conv_algo() {
+// EMBER_CONV_ALGORITHM: algorithms the rules take wherever they apply, a comma-separated list
+// in order of preference (empty: unset).
+std::vector<const ConvAlgo*> preferred_conv_algos() {
+  std::vector<const ConvAlgo*> out;
   const char* env = std::getenv("EMBER_CONV_ALGORITHM");
-  if (env == nullptr || *env == '\0') return nullptr;
-  return &conv_algo_named("EMBER_CONV_ALGORITHM", env);
+  if (env == nullptr) return out;
+  const std::string names = env;
+  for (size_t at = 0; at <= names.size();) {
+    size_t end = names.find(',', at);
+    if (end == std::string::npos) end = names.size();
+    if (end > at)
+      out.push_back(&conv_algo_named("EMBER_CONV_ALGORITHM", names.substr(at, end - at)));
+    at = end + 1;
+  }
+  return out;
 }
 
-// The rules' choice: the algorithm EMBER_CONV_ALGORITHM names where it applies, else the
-// first algorithm that applies and wins.
+// The rules' choice: the first algorithm EMBER_CONV_ALGORITHM names that applies; where none
+// does and one of them is blocked, the first blocked algorithm that applies (so that
+// `blocked` keeps a chain's depthwise convolutions blocked too: `blocked,depthwise` runs
+// them plain); else the first algorithm that applies and wins.
 const ConvAlgo& choose_conv_algo(const ConvProblem& p) {
-  if (const ConvAlgo* a = preferred_conv_algo(); a && a->applies(p)) return *a;
+  const std::vector<const ConvAlgo*> preferred = preferred_conv_algos();
+  for (const ConvAlgo* a : preferred)
+    if (a->applies(p)) return *a;
+  for (const ConvAlgo* a : preferred)
+    if (a->blocked)
+      for (const ConvAlgo& b : conv_algos())
+        if (b.blocked && b.applies(p)) return b;
   for (const ConvAlgo& a : conv_algos())
     if (a.applies(p) && (a.wins == nullptr || a.wins(p))) return a;
   throw InternalError("no convolution algorithm applies");
@@ -469,6 +487,54 @@ OpDef conv_blocked_filter_def() {
   return d;
 }
 
+// conv2d_depthwise_blocked: x [N, C, H, W] in the channel-blocked layout (block b) and the
+// depthwise weight [C, 1, KH, KW] as it is (groups C, channel multiplier 1); the attributes
+// are conv2d's with algo 'depthwise_blocked'. The output is blocked as x is.
+ConvGeom depthwise_blocked_geom(const std::vector<TensorType>& in, const ConvAttrs& a) {
+  const std::string op = "conv2d_depthwise_blocked";
+  check_arity(op, in, 2);
+  const TensorType& x = in[0];
+  EMBER_CHECK(x.layout.kind == LayoutKind::Blocked && x.rank() == 4 && x.shape[1].as_int() &&
+                  in[1].layout.is_plain() && a.algo == "depthwise_blocked",
+              op << ": takes an input [N, C, H, W] in a channel-blocked layout (nChw<b>c), a "
+                    "plain weight [C, 1, KH, KW] and algo 'depthwise_blocked'; got "
+                 << x.str() << ", " << in[1].str() << ", algo '" << a.algo << "'");
+  TensorType xp = x;
+  xp.layout = Layout::plain();
+  const ConvGeom g = conv_geom(op, 2, xp, in[1], a);
+  EMBER_CHECK(x.dtype == DType::float32 && g.cg == 1 && g.groups == g.o,
+              op << ": takes a float32 input and a depthwise weight with channel multiplier 1 "
+                    "(groups == C == O), got "
+                 << x.str() << ", weight " << in[1].str() << " and groups " << g.groups);
+  return g;
+}
+
+OpDef conv2d_depthwise_blocked_def() {
+  OpDef d;
+  d.name = "conv2d_depthwise_blocked";
+  d.title = "Conv2dDepthwiseBlocked";
+  d.kind = OpKind::Composite;
+  OpTraits traits = default_traits(OpKind::Composite);  // its routine applies the epilogue
+  traits.layouts = LayoutRule::Own;
+  d.declared_traits = traits;
+  d.num_inputs = 2;
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
+    const ConvGeom g = depthwise_blocked_geom(in, attrs_as<ConvAttrs>(a));
+    TensorType out{
+        in[0].dtype, {g.n, Expr(g.o), g.oh, g.ow}, common_device("conv2d_depthwise_blocked", in)};
+    out.layout = in[0].layout;
+    return std::vector<TensorType>{out};
+  };
+  d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
+               const OpAttrs& a) {
+    ir::Task t = lower_depthwise_blocked(depthwise_blocked_geom(in, attrs_as<ConvAttrs>(a)),
+                                         in.at(0), out.at(0));
+    t.name = "conv2d_depthwise_blocked";
+    return t;
+  };
+  return d;
+}
+
 }  // namespace
 
 ConvAlgoOps conv_algo_ops(const std::string& op, const std::string& algo, int64_t o) {
@@ -487,5 +553,6 @@ EMBER_REGISTER_OP { return conv2d_winograd_def(); }
 EMBER_REGISTER_OP { return winograd_filter_def(); }
 EMBER_REGISTER_OP { return conv2d_blocked_def(); }
 EMBER_REGISTER_OP { return conv_blocked_filter_def(); }
+EMBER_REGISTER_OP { return conv2d_depthwise_blocked_def(); }
 
 }  // namespace ember::opdefs

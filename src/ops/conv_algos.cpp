@@ -18,6 +18,9 @@
 //   - blocked: a constant weight, any geometry: conv2d_blocked on the input converted to the
 //     channel-blocked layout nChw<b>c and the weight prepared by conv_blocked_filter, a direct
 //     convolution (ember_rt/conv_blocked.h) whose output stays blocked;
+//   - depthwise_blocked: float32 depthwise with channel multiplier 1, conv2d:
+//     conv2d_depthwise_blocked on the input in the channel-blocked layout (ember_rt/
+//     depthwise_blocked.h: the block's channels are the vector lanes), output blocked;
 //   - depthwise: float32 with one input channel per group (any channel multiplier): one Call
 //     stage of ember_rt::lib::depthwise_conv2d (ember_rt/depthwise.h), which applies the
 //     fused epilogue to each output row it finishes;
@@ -389,6 +392,32 @@ ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType&
   return t;
 }
 
+// ---- the depthwise convolution on the channel-blocked layout (ember_rt/depthwise_blocked.h) ----
+//
+// One Call stage of ember_rt::lib::depthwise_conv2d_blocked_layout on x and out [N, C, H, W]
+// laid out nChw<b>c (Stage::call_takes_layouts) and the weight as it is, viewed [C, KH * KW]
+// (the routine gathers each block's taps into vectors); channel multiplier 1. Its fused
+// epilogue is planned per pixel as conv2d_blocked's is.
+ir::Task lower_depthwise_blocked(const ConvGeom& g, const TensorType& x, const TensorType& out) {
+  const int64_t b = x.layout.block;
+  EMBER_ASSERT(x.layout.kind == LayoutKind::Blocked && out.layout == x.layout && g.cg == 1 &&
+                   g.groups == g.o && g.spatial == 2,
+               "conv2d_depthwise_blocked lowered on " << x.str() << " -> " << out.str());
+  ir::Task t;
+  const int xb = t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input, x.layout);
+  const int wb = t.add_buffer("w", x.dtype, {Expr(g.o), Expr(g.kh * g.kw)}, ir::BufferRole::Input);
+  const int outb = t.add_buffer("out", out.dtype, out.shape, ir::BufferRole::Output, out.layout);
+  ir::Stage s = call_stage("depthwise_conv2d_blocked_layout", {xb, wb}, {outb},
+                           {g.n, g.c, g.h, g.w, g.oh, g.ow, Expr(g.kh), Expr(g.kw), Expr(g.sh),
+                            Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw), Expr(b)},
+                           // a multiply-add per tap
+                           Expr(2 * g.kh * g.kw) * g.n * Expr(g.o) * g.oh * g.ow);
+  s.call_takes_layouts = true;
+  s.axes = make_vars("d", 4);  // the fused epilogue's, over the output
+  t.stages.push_back(std::move(s));
+  return t;
+}
+
 namespace {
 
 // Whether Winograd beats the GEMM forms (wide, im2col), measured on the 2-core AVX-512
@@ -476,6 +505,15 @@ const std::vector<ConvAlgo>& conv_algos() {
       {"wide", [](const ConvProblem& p) { return dense_float32(p) && p.g.sh == 1 && p.g.sw == 1; },
        [](const ConvProblem& p) { return use_wide(p.g); }, lower_wide},
       {"im2col", dense_float32, nullptr, lower_im2col},
+      // Depthwise float32 with channel multiplier 1 on the channel-blocked layout: any kernel,
+      // stride, padding and dilation. Only when forced or tuned for now (as `blocked`).
+      {"depthwise_blocked",
+       [](const ConvProblem& p) {
+         return is_depthwise(p.g, p.dtype) && p.g.spatial == 2 && p.g.o == p.g.groups &&
+                p.g.c.as_int();
+       },
+       [](const ConvProblem&) { return false; }, nullptr, "conv2d_depthwise_blocked", nullptr,
+       /*dominates=*/false, /*blocked=*/true},
       // Depthwise float32 (is_depthwise): the runtime routine.
       {"depthwise", [](const ConvProblem& p) { return is_depthwise(p.g, p.dtype); }, nullptr,
        lower_depthwise},

@@ -427,6 +427,80 @@ def test_blocked_on_a_weight_that_is_an_input() -> None:
     assert "algo=blocked" not in str(ember.graph.optimize(ember.trace_from([z], [xs, ws])))
 
 
+# The depthwise convolution on the channel-blocked layout (algo="depthwise_blocked"): the
+# input converted to nChw<b>c, conv2d_depthwise_blocked (the block's channels in the vector
+# lanes, the weight as it is), the output converted back. Channel multiplier 1.
+DEPTHWISE_BLOCKED_CASES = [
+    # (n, c, (h, w), (kh, kw), stride, padding, dilation)
+    (2, 3, (11, 9), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (1, 17, (13, 12), (3, 3), (2, 2), (1, 1), (1, 1)),
+    (1, 32, (14, 14), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (1, 96, (15, 16), (3, 3), (2, 2), (1, 1), (1, 1)),  # MobileNetV2's downsampling, odd rows
+    (2, 17, (12, 13), (3, 5), (1, 2), (2, 0), (2, 3)),
+    (1, 32, (9, 10), (5, 5), (1, 1), (0, 0), (1, 1)),  # no padding: x read in place
+    (1, 96, (7, 7), (7, 7), (1, 1), (3, 3), (1, 1)),
+    (1, 3, (5, 6), (1, 1), (3, 3), (0, 0), (1, 1)),
+    (2, 17, (1, 1), (3, 3), (1, 1), (1, 1), (1, 1)),  # one pixel: only the centre tap inside
+]
+
+
+@pytest.mark.parametrize(("n", "c", "hw", "k", "stride", "pad", "dil"), DEPTHWISE_BLOCKED_CASES)
+def test_depthwise_blocked_matches_float64(n: int, c: int, hw: tuple[int, int],
+                                           k: tuple[int, int], stride: tuple[int, int],
+                                           pad: tuple[int, int], dil: tuple[int, int]) -> None:
+    rng = np.random.default_rng(n * 1000 + c * 10 + k[0])
+    x = rng.standard_normal((n, c, *hw)).astype(np.float32)
+    w = (rng.standard_normal((c, 1, *k)) / np.sqrt(k[0] * k[1])).astype(np.float32)
+    kw = dict(stride=stride, padding=pad, dilation=dil, groups=c)
+    xs = ember.symbol(list(x.shape), name="x")
+    y = ops.conv2d(xs, ember.asarray(w), algo="depthwise_blocked", **kw)
+    graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+    text = str(graph)
+    assert "Conv2dDepthwiseBlocked" in text and "algo=depthwise_blocked" in text, text
+    assert text.count("ToLayout") == 2, text  # into the blocked layout and back
+    assert f"{{nChw{_block()}c}}" in text, text
+    got = graph(ember.asarray(x))
+    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+    ref = _reference(x, w, None, **kw)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5 * max(1.0, float(np.abs(ref).max())))
+
+
+def test_depthwise_blocked_with_bias_relu6_and_a_symbolic_batch() -> None:
+    """The bias and relu6 (a clamp) after the blocked depthwise convolution fused into it, and
+    a batch known only at run time; 20 channels: a partial last block."""
+    rng = np.random.default_rng(7)
+    w = (rng.standard_normal((20, 1, 3, 3)) / 3.0).astype(np.float32)
+    bias = rng.standard_normal(20).astype(np.float32)
+    xs = ember.symbol(["n", 20, 10, 11], name="x")
+    y = ops.conv2d(xs, ember.asarray(w), stride=(2, 2), padding=(1, 1), groups=20,
+                   algo="depthwise_blocked")
+    y = ops.hardtanh(ops.add(y, ember.asarray(bias.reshape(20, 1, 1))), 0.0, 6.0)
+    graph = ember.graph.optimize(ember.trace_from([y], [xs]))
+    assert "fused=[Conv2dDepthwiseBlocked, Add, " in str(graph), str(graph)
+    for n in (1, 3):
+        x = 3.0 * rng.standard_normal((n, 20, 10, 11)).astype(np.float32)
+        got = graph(ember.asarray(x))
+        got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
+        ref = np.clip(_reference(x, w, bias, stride=(2, 2), padding=(1, 1), groups=20), 0.0, 6.0)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5 * float(np.abs(ref).max()))
+
+
+def test_depthwise_blocked_needs_channel_multiplier_1() -> None:
+    xs = ember.symbol([1, 4, 8, 8], name="x")
+    w = ember.asarray(np.ones((8, 1, 3, 3), np.float32))  # multiplier 2
+    with pytest.raises(ember.EmberError,
+                       match=r"conv2d_depthwise_blocked: takes a float32 input and a depthwise "
+                             r"weight with channel multiplier 1 \(groups == C == O\)"):
+        ops.conv2d(xs, w, padding=(1, 1), groups=4, algo="depthwise_blocked")
+    # The rules never take it by themselves (yet): the plain routine.
+    w1 = ember.asarray(np.ones((4, 1, 3, 3), np.float32))
+    graph = ember.graph.optimize(ember.trace_from([ops.conv2d(xs, w1, padding=(1, 1), groups=4)],
+                                                  [xs]))
+    text = str(graph)
+    assert "algo=depthwise" in text and "algo=depthwise_blocked" not in text, text
+
+
 # Tuning (search_space >= 1): the algorithms that apply are measured, the fastest is kept in
 # the tuning records (kind "algorithm") and read back by the next compile.
 
@@ -516,9 +590,10 @@ def test_search_space_0_keeps_the_rules_and_measures_nothing(
 
 def test_one_algorithm_that_applies_is_not_measured(monkeypatch: pytest.MonkeyPatch,
                                                     capfd: pytest.CaptureFixture[str]) -> None:
-    """A depthwise convolution has one algorithm: nothing to measure."""
+    """A depthwise convolution with channel multiplier 2 has one algorithm (depthwise_blocked
+    takes multiplier 1 only): nothing to measure."""
     monkeypatch.setenv("EMBER_LOG", "tune")
-    w = _weights(16, 1, 3, seed=16)
+    w = _weights(32, 1, 3, seed=16)
     graph = _tuned((1, 16, 20, 20), w, 1, padding=1, groups=16)
     assert "algo=depthwise" in str(graph)
     assert "ember[tune]" not in capfd.readouterr().err

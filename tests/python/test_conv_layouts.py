@@ -75,6 +75,59 @@ def test_resnet_block_stays_blocked_between_its_ends(tmp_path: Path,
     assert text.count("ToLayout") == 4, text
 
 
+class _InvertedResidual(nn.Module):
+    """Two MobileNetV2 inverted residual blocks: 1x1 expand -> depthwise 3x3 -> 1x1 project,
+    batch norms and relu6, the second with its residual add; the first downsamples."""
+
+    def __init__(self, c: int = 17, t: int = 6) -> None:
+        super().__init__()
+
+        def block(cin: int, cout: int, stride: int) -> nn.Sequential:
+            h = cin * t
+            return nn.Sequential(
+                nn.Conv2d(cin, h, 1, bias=False), nn.BatchNorm2d(h), nn.ReLU6(),
+                nn.Conv2d(h, h, 3, stride=stride, padding=1, groups=h, bias=False),
+                nn.BatchNorm2d(h), nn.ReLU6(),
+                nn.Conv2d(h, cout, 1, bias=False), nn.BatchNorm2d(cout))
+
+        self.b1 = block(c, 24, 2)
+        self.b2 = block(24, 24, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.b1(x)
+        return y + self.b2(y)
+
+
+@pytest.mark.parametrize(("algos", "depthwise_blocked"),
+                         [("blocked", True), ("blocked,depthwise", False)])
+def test_mobilenet_v2_chain_stays_blocked_through_the_depthwise_convs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, algos: str,
+        depthwise_blocked: bool) -> None:
+    """EMBER_CONV_ALGORITHM=blocked runs the depthwise convolutions blocked too
+    (conv2d_depthwise_blocked), so the whole chain converts once in and once out; naming
+    `depthwise` after it keeps them plain, converted around each."""
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", algos)
+    torch.manual_seed(1)
+    model = _randomized(_InvertedResidual())
+    x = torch.randn(2, 17, 15, 14)
+    compiled = torch.compile(model, backend="ember", dynamic=False,
+                             options={"strict": True, "dump_dir": str(tmp_path)})
+    with torch.no_grad():
+        got = compiled(x)
+        expected = model(x)
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+    layouts = [p.read_text() for p in tmp_path.rglob("*_choose_layouts.txt")]
+    assert len(layouts) == 1, layouts
+    text = layouts[0]
+    assert text.count("Conv2dBlocked") == 4, text
+    if depthwise_blocked:
+        assert text.count("Conv2dDepthwiseBlocked") == 2, text
+        assert text.count("ToLayout") == 2, text
+    else:
+        assert "Conv2dDepthwiseBlocked" not in text, text
+        assert text.count("ToLayout") == 2 + 2 * 2, text  # out of and back into blocked twice
+
+
 def test_conversions_back_and_forth_cancel() -> None:
     """conv -> relu -> conv: one conversion in, one out; the relu reads and writes blocked."""
     rng = np.random.default_rng(3)
@@ -110,3 +163,24 @@ def test_unknown_algorithm_in_the_environment_is_an_error(monkeypatch: pytest.Mo
                        match=r"EMBER_CONV_ALGORITHM: unknown convolution algorithm 'direct'; "
                              r"known: gemm1x1, winograd, blocked"):
         ember.graph.optimize(ember.trace_from([y], [xs]))
+
+
+def test_saved_mobilenet_v2_chain_loads_and_matches_eager(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model whose depthwise convolutions run blocked (no prepared weight: the kernel reads
+    the depthwise weight as it is) saves and loads like any other."""
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "blocked")
+    torch.manual_seed(2)
+    model = _randomized(_InvertedResidual(c=8, t=4))
+    x = torch.randn(1, 8, 12, 11)
+    compiled = ember.compile(model, [x], options={"dump_dir": str(tmp_path / "dump")})
+    text = next((tmp_path / "dump").rglob("*_choose_layouts.txt")).read_text()
+    assert text.count("Conv2dDepthwiseBlocked") == 2, text
+    compiled.save(tmp_path / "m.ember")
+    monkeypatch.delenv("EMBER_CONV_ALGORITHM")
+    loaded = ember.load(tmp_path / "m.ember")
+    got = loaded(x)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
