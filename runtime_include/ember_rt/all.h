@@ -22,6 +22,7 @@
 #include "library.h"
 #include "depthwise.h"
 #include "conv_blocked.h"
+#include "layout_convert.h"
 #include "resize.h"
 #include "attention.h"
 #include "linalg.h"
