@@ -15,6 +15,7 @@
 #include "ember/graph/flow_graph.h"
 #include "ember/graph/pipeline.h"
 #include "ember/jit/cache.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
 #include "ember/runtime/artifact.h"
 #include "ember/runtime/thread_pool.h"
@@ -365,6 +366,16 @@ TEST(LayoutGraph, AMaxPoolOnABlockedValueIsVectorizedAlongTheLanes) {
     const std::string plan = codegen::plan_kernel(lower_node(g, *pool, "pool")).str();
     EXPECT_NE(plan.find("reduce, vectors along the output"), std::string::npos) << plan;
     EXPECT_NE(plan.find(": contiguous along __p0_4"), std::string::npos) << plan;
+    // Optimized, the conversion from the plain input is the pool's prologue: still along the
+    // lanes (a gather across the channel planes), not along the 3-element window row, which
+    // would never fill a vector.
+    const FlowGraph opt = optimize(g);
+    const Node* fused = nullptr;
+    for (const Node& n : opt.nodes)
+      if (opt.values[static_cast<size_t>(n.outputs[0])].layout == Layout::blocked(16)) fused = &n;
+    ASSERT_NE(fused, nullptr) << opt.str();
+    const std::string fused_plan = codegen::plan_kernel(lower_node(opt, *fused, "pool")).str();
+    EXPECT_NE(fused_plan.find("reduce, vectors along the output"), std::string::npos) << fused_plan;
     // Reference: the pool of the plain input, run as a graph; the same values.
     Tensor v = seq(concrete_shape({1, C, 9, 8}), -3.0, 0.37);
     CompiledModel blocked(g.build());
