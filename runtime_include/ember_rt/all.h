@@ -23,6 +23,7 @@
 #include "depthwise.h"
 #include "conv_blocked.h"
 #include "depthwise_blocked.h"
+#include "layout_convert.h"
 #include "resize.h"
 #include "attention.h"
 #include "linalg.h"

@@ -284,8 +284,10 @@ void plan_reduce(const std::shared_ptr<const Task>& task, StagePlan& p) {
     // those are few or far apart.
     auto rlast = s.rextents.back().as_int();
     auto olast = shape.back().as_int();
-    use_outputs =
-        !axis.ok || (rlast && *rlast < 16 && outputs.max_stride <= 2 && (!olast || *olast >= 4));
+    // A reduced axis shorter than the narrowest vector (8) never fills one: along it, every
+    // element would be the scalar tail (a pool's window row read through a conversion).
+    use_outputs = !axis.ok || (rlast && *rlast < 8) ||
+                  (rlast && *rlast < 16 && outputs.max_stride <= 2 && (!olast || *olast >= 4));
   }
   const bool sum_max_min =
       s.reduce_op == ReduceOp::Sum || s.reduce_op == ReduceOp::Max || s.reduce_op == ReduceOp::Min;

@@ -35,10 +35,59 @@ Expr physical_loads(const ir::Task& task, const Expr& e, const ir::Buffer* out =
       for (size_t d = 0; d < at.size(); ++d) same = same && ir::equal(x->args[d], at[d]);
       if (same) return ir::load(x->buffer, x.dtype(), physical);
     }
+    // A load of a buffer blocked as the output, at the output's channel (a pool's window): the
+    // output's channel block and lane (a vector along the lanes), the other dimensions as the
+    // load gives them.
+    if (out && b.layout == out->layout && b.layout.kind == LayoutKind::Blocked &&
+        b.shape.size() == at.size() && x->args.size() == at.size() && at.size() >= 3 &&
+        ir::equal(x->args[1], at[1])) {
+      std::vector<Expr> idx = {ir::simplify_index(x->args[0]), physical[1]};
+      for (size_t d = 2; d < at.size(); ++d) idx.push_back(ir::simplify_index(x->args[d]));
+      idx.push_back(physical.back());
+      return ir::load(x->buffer, x.dtype(), std::move(idx));
+    }
     std::vector<Expr> idx = b.layout.physical_index(b.shape, x->args);
     for (Expr& i : idx) i = ir::simplify_index(i);
     return ir::load(x->buffer, x.dtype(), std::move(idx));
   });
+}
+
+// A Compute stage that only copies a float32 buffer into another layout (a to_layout kernel:
+// the value is the input loaded at the output's index) between plain and blocked or
+// channels-last memory: the library routine that converts in register-transposed tiles
+// (ember_rt/layout_convert.h), instead of a loop reading one side element by element.
+bool conversion_call(const ir::Task& task, const ir::Stage& s, ir::Stage* call) {
+  if (s.kind != ir::StageKind::Compute || !s.stores.empty() || !s.value.defined() ||
+      s.value.kind() != ExprKind::Load)
+    return false;
+  const ir::Buffer& out = task.buffers.at(s.out);
+  const ir::Buffer& in = task.buffers.at(s.value->buffer);
+  const size_t rank = out.shape.size();
+  if (out.dtype != DType::float32 || in.dtype != DType::float32 || rank < 3 || rank > 5 ||
+      in.layout == out.layout || !(in.layout.is_plain() || out.layout.is_plain()) ||
+      !shape_equal(in.shape, out.shape) || s.value->args.size() != rank)
+    return false;
+  for (size_t d = 0; d < rank; ++d)
+    if (!ir::equal(s.value->args[d], s.axes[d])) return false;
+  const Layout& laid = in.layout.is_plain() ? out.layout : in.layout;
+  const bool to_plain = out.layout.is_plain();
+  Expr spatial = Expr(1);
+  for (size_t d = 2; d < rank; ++d) spatial = spatial * out.shape[d];
+  ir::Stage c;
+  c.kind = ir::StageKind::Call;
+  c.out = s.out;
+  c.call_inputs = {s.value->buffer};
+  c.call_outputs = {s.out};
+  c.params = {out.shape[0], out.shape[1], ir::simplify_index(spatial)};
+  c.flops = Expr(0);
+  if (laid.kind == LayoutKind::Blocked) {
+    c.routine = to_plain ? "layout_blocked_to_plain" : "layout_plain_to_blocked";
+    c.params.push_back(Expr(laid.block));
+  } else {
+    c.routine = to_plain ? "layout_channels_last_to_plain" : "layout_plain_to_channels_last";
+  }
+  *call = std::move(c);
+  return true;
 }
 
 }  // namespace
@@ -65,8 +114,6 @@ ir::Task physical_task(const ir::Task& task) {
     } else if (s.kind == ir::StageKind::Call && !s.call_takes_layouts) {
       for (int b : s.call_inputs) check_plain(b, "library routine");
       for (int b : s.call_outputs) check_plain(b, "library routine");
-    } else if (s.kind == ir::StageKind::Reduce) {
-      check_plain(s.out, "reduction");
     }
     const ir::Buffer& out = task.buffers.at(s.out);
     // A fused group's further stores are written at the output's index: they need its layout.
@@ -107,13 +154,19 @@ ir::Task physical_task(const ir::Task& task) {
       pixel_views.insert(s.out);
       continue;
     }
-    if (s.kind != ir::StageKind::Compute || out.layout.is_plain()) {
+    if (ir::Stage call; conversion_call(task, s, &call)) {
+      s = std::move(call);
+      continue;
+    }
+    const bool loops = s.kind == ir::StageKind::Compute || s.kind == ir::StageKind::Reduce;
+    if (!loops || out.layout.is_plain()) {
       s.value = physical_loads(task, s.value);
       s.epilogue = physical_loads(task, s.epilogue);
       for (ir::Stage::Store& st : s.stores) st.value = physical_loads(task, st.value);
       continue;
     }
-    // A Compute stage writing a non-plain buffer: loop over its memory in storage order.
+    // A Compute or Reduce stage writing a non-plain buffer: loop over its memory in storage
+    // order (a reduction's window loads of a buffer blocked as the output read its lanes).
     const Shape phys = out.layout.physical_shape(out.shape);
     std::vector<Expr> paxes;
     for (size_t d = 0; d < phys.size(); ++d)
@@ -132,10 +185,16 @@ ir::Task physical_task(const ir::Task& task) {
       Expr v = physical_loads(task, ir::substitute(e, sub), &out, logical, paxes);
       return in_channels.defined() ? ir::select(in_channels, v, ir::const_of(0, v.dtype())) : v;
     };
-    const Expr value = written(s.value);
+    if (s.kind == ir::StageKind::Reduce) {
+      // The value reduced over the window; the padding lanes' zeros in what is stored.
+      s.value = physical_loads(task, ir::substitute(s.value, sub), &out, logical, paxes);
+      if (s.epilogue.defined() || in_channels.defined())
+        s.epilogue = written(s.epilogue.defined() ? s.epilogue : ir::acc(s.acc_dtype));
+    } else {
+      s.value = written(s.value);
+    }
     for (ir::Stage::Store& st : s.stores) st.value = written(st.value);
     s.axes = paxes;
-    s.value = value;
   }
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     ir::Buffer& b = p.buffers[i];

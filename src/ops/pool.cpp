@@ -1,7 +1,8 @@
 // Pooling over the last two dimensions of x [N, C, H, W] (or [C, H, W]): max_pool2d,
 // avg_pool2d (PoolAttrs) and adaptive_avg_pool2d (AdaptivePoolAttrs). All three are Reduce
 // operators over a window, so producers fuse as their prologue and elementwise consumers as
-// their epilogue.
+// their epilogue. They keep their input's layout (LayoutRule::Keep): on a channel-blocked x
+// the output is blocked too, and the window is a vector along a block's lanes.
 //
 // Output sizes, padding and divisors follow torch: max pooling pads with -inf (the padding
 // never wins); avg_pool2d divides by the window's size clipped to the padded input
@@ -46,6 +47,10 @@ void check_pair(const std::string& op, const char* name, const std::vector<int64
 void check_pool_input(const std::string& op, const TensorType& x) {
   EMBER_CHECK(x.rank() == 3 || x.rank() == 4,
               op << ": expected a 3-d [C, H, W] or 4-d [N, C, H, W] input, got " << x.str());
+  // A layout's channel is dimension 1: that of [N, C, H, W], but the height of [C, H, W].
+  EMBER_CHECK(x.layout.is_plain() || x.rank() == 4,
+              op << ": a 3-d input must be plain, got " << x.str()
+                 << "; convert it with to_layout(x, 'plain') or add the batch dimension");
   for (int64_t d = x.rank() - 2; d < x.rank(); ++d) {
     EMBER_CHECK(!is_const(x.shape[d], 0), op << ": the input " << x.str()
                                              << " has an empty spatial dimension; height and "
@@ -196,12 +201,22 @@ ReduceDef reduce_pool(const std::string& op, bool max, const std::vector<TensorT
   return r;
 }
 
+// A pool windows each channel of each image on its own, indexing x logically: x may have a
+// non-plain layout (a chain of blocked convolutions), and the output takes it, so that the
+// window runs in vectors along a channel block's lanes.
+OpTraits pool_traits() {
+  OpTraits t = default_traits(OpKind::Reduce);
+  t.layouts = LayoutRule::Keep;
+  return t;
+}
+
 OpDef pool_def(const std::string& name, const std::string& title, bool max) {
   OpDef d;
   d.name = name;
   d.title = title;
   d.kind = OpKind::Reduce;
   d.num_inputs = 1;
+  d.declared_traits = pool_traits();
   d.infer = [name, max](const std::vector<TensorType>& in, const OpAttrs& attrs) {
     check_arity(name, in, 1);
     if (max) {
@@ -306,6 +321,7 @@ EMBER_REGISTER_OP {
   d.title = "AdaptiveAvgPool2d";
   d.kind = OpKind::Reduce;
   d.num_inputs = 1;
+  d.declared_traits = pool_traits();
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
     check_arity("adaptive_avg_pool2d", in, 1);
     const AdaptiveGeom g = adaptive_geom(in[0], attrs_as<AdaptivePoolAttrs>(attrs));

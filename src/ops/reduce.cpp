@@ -75,6 +75,12 @@ std::vector<TensorType> infer_reduce(const std::string& op, Family f,
   const TensorType& x = in[0];
   const std::vector<int64_t> dims = reduced_dims(op, attrs, x.rank());
   check_reduce_input(op, f, x, attrs, dims);
+  // The output keeps a non-plain input's layout (LayoutRule::Keep): it must keep the rank and
+  // the channel dimension 1 (a mean over H and W with keepdim, ResNet's global pool).
+  EMBER_CHECK(x.layout.is_plain() || (attrs.keepdim && !contains(dims, 1)),
+              op << ": the input " << x.str() << " has the layout " << x.layout.name(x.shape.size())
+                 << ", which the result keeps only with keepdim and dimension 1 (the channel) "
+                    "not reduced; convert it first with to_layout(x, 'plain')");
   Shape shape;
   for (int64_t i = 0; i < x.rank(); ++i) {
     if (!contains(dims, i)) {
@@ -128,6 +134,13 @@ OpDef make_reduce(const std::string& name, const std::string& title, Family f, R
   d.title = title;
   d.kind = OpKind::Reduce;
   d.num_inputs = 1;
+  if (f != Family::Arg) {
+    // Each output reduces its own channel's elements, indexed logically: a reduction that
+    // keeps the channel dimension keeps its input's layout (infer_reduce checks that).
+    OpTraits t = default_traits(OpKind::Reduce);
+    t.layouts = LayoutRule::Keep;
+    d.declared_traits = t;
+  }
   d.infer = [name, f](const std::vector<TensorType>& in, const OpAttrs& a) {
     return infer_reduce(name, f, in, a);
   };

@@ -15,6 +15,7 @@
 #include "ember/graph/flow_graph.h"
 #include "ember/graph/pipeline.h"
 #include "ember/jit/cache.h"
+#include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
 #include "ember/runtime/artifact.h"
 #include "ember/runtime/thread_pool.h"
@@ -121,7 +122,8 @@ float value_at(int64_t n, int64_t c, int64_t rest) {
 
 TEST_F(LayoutKernel, BlockedAndChannelsLastRoundTrips) {
   const std::vector<std::vector<int64_t>> shapes = {
-      {2, 3, 3, 5}, {1, 17, 2, 3}, {1, 64, 2, 2}, {2, 17, 7}, {1, 3, 4}};
+      {2, 3, 3, 5},  {1, 17, 2, 3},    {1, 64, 2, 2}, {2, 17, 7},    {1, 3, 4},
+      {2, 33, 5, 7}, {1, 20, 3, 2, 5}, {1, 40, 37},   {2, 8, 16, 16}};
   for (const std::vector<int64_t>& shape : shapes) {
     const int64_t N = shape[0], C = shape[1];
     int64_t S = 1;
@@ -253,8 +255,11 @@ TEST(LayoutGraph, OperatorsThatReadPlainTensorsRefuseOthers) {
   EXPECT_NE(e.find("softmax: input 0"), std::string::npos) << e;
   EXPECT_NE(e.find("nChw8c"), std::string::npos) << e;
   EXPECT_NE(e.find("plain"), std::string::npos) << e;
-  e = error_of([&] { ops::sum(y, {1}); });
+  e = error_of([&] { ops::cumsum(y, 1); });
   EXPECT_NE(e.find("reads plain"), std::string::npos) << e;
+  // A reduction keeps a layout only where its result keeps the channel dimension.
+  e = error_of([&] { ops::sum(y, {1}); });
+  EXPECT_NE(e.find("keepdim and dimension 1 (the channel) not reduced"), std::string::npos) << e;
   // Two layouts in one elementwise operator.
   e = error_of([&] { ops::add(y, ops::to_layout(x, Layout::channels_last())); });
   EXPECT_NE(e.find("different layouts"), std::string::npos) << e;
@@ -321,6 +326,65 @@ TEST(LayoutGraph, AFusedChainOnABlockedValueIsVectorized) {
   EXPECT_NE(plan.find("layout b0 (y): float32[1, 17, 4, 4]{nChw16c}, memory [1, 2, 4, 4, 16]"),
             std::string::npos)
       << plan;
+}
+
+// A to_layout kernel that only copies float32 between plain and blocked or channels-last memory
+// is the library routine that transposes tiles in registers (ember_rt/layout_convert.h).
+TEST(LayoutGraph, AConversionIsATiledTransposeRoutine) {
+  const Shape s = concrete_shape({1, 17, 5, 6});
+  const std::vector<std::pair<Layout, Layout>> cases = {{Layout::plain(), Layout::blocked(16)},
+                                                        {Layout::blocked(8), Layout::plain()},
+                                                        {Layout::plain(), Layout::channels_last()},
+                                                        {Layout::channels_last(), Layout::plain()}};
+  const char* routines[] = {"layout_plain_to_blocked", "layout_blocked_to_plain",
+                            "layout_plain_to_channels_last", "layout_channels_last_to_plain"};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    FlowGraph g;
+    int x = g.add_value(TensorType{DType::float32, s, Device::cpu(), cases[i].first}, "x");
+    g.inputs = {x};
+    int node = g.add_node(&op_def("to_layout"), LayoutAttrs{cases[i].second}, {x},
+                          {TensorType{DType::float32, s, Device::cpu(), cases[i].second}});
+    g.outputs = g.nodes[node].outputs;
+    const std::string plan = codegen::plan_kernel(lower_node(g, g.nodes[node], "conv")).str();
+    EXPECT_NE(plan.find(routines[i]), std::string::npos) << plan;
+  }
+}
+
+// A max pool between blocked convolutions: its kernel reads and writes the blocked memory,
+// the window's values a vector along the block's lanes (one output channel per lane).
+TEST(LayoutGraph, AMaxPoolOnABlockedValueIsVectorizedAlongTheLanes) {
+  for (int64_t C : {32, 17}) {
+    Tensor x = Tensor::symbol(concrete_shape({1, C, 9, 8}), DType::float32, Device::cpu(), "x");
+    Tensor y = ops::to_layout(x, Layout::blocked(16));
+    Tensor p = ops::max_pool2d(y, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false);
+    EXPECT_EQ(p.type().layout, Layout::blocked(16));
+    FlowGraph g = trace_from({ops::to_layout(p, Layout::plain())}, {x});
+    const Node* pool = nullptr;
+    for (const Node& n : g.nodes)
+      if (n.op == &op_def("max_pool2d")) pool = &n;
+    ASSERT_NE(pool, nullptr);
+    const std::string plan = codegen::plan_kernel(lower_node(g, *pool, "pool")).str();
+    EXPECT_NE(plan.find("reduce, vectors along the output"), std::string::npos) << plan;
+    EXPECT_NE(plan.find(": contiguous along __p0_4"), std::string::npos) << plan;
+    // Optimized, the conversion from the plain input is the pool's prologue: still along the
+    // lanes (a gather across the channel planes), not along the 3-element window row, which
+    // would never fill a vector.
+    const FlowGraph opt = optimize(g);
+    const Node* fused = nullptr;
+    for (const Node& n : opt.nodes)
+      if (opt.values[static_cast<size_t>(n.outputs[0])].layout == Layout::blocked(16)) fused = &n;
+    ASSERT_NE(fused, nullptr) << opt.str();
+    const std::string fused_plan = codegen::plan_kernel(lower_node(opt, *fused, "pool")).str();
+    EXPECT_NE(fused_plan.find("reduce, vectors along the output"), std::string::npos) << fused_plan;
+    // Reference: the pool of the plain input, run as a graph; the same values.
+    Tensor v = seq(concrete_shape({1, C, 9, 8}), -3.0, 0.37);
+    CompiledModel blocked(g.build());
+    CompiledModel plain(
+        trace_from({ops::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false)}, {x}).build());
+    const Tensor a = blocked.run({v}).at(0), b = plain.run({v}).at(0);
+    ASSERT_EQ(a.nbytes(), b.nbytes());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), static_cast<size_t>(a.nbytes())), 0);
+  }
 }
 
 }  // namespace

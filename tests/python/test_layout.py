@@ -1,12 +1,17 @@
 """Layouts: ember.ops.to_layout inside traced graphs (channel-blocked and channels-last, 3-d
 and 4-d, channels a multiple of the block or not), elementwise chains on them against numpy,
-the printed layouts, the errors of operators that read plain tensors only, and the memory a
-blocked value takes."""
+the printed layouts, the errors of operators that read plain tensors only, the memory a
+blocked value takes, and pools (max, average, adaptive, a mean over H and W) on a blocked
+value against torch in float64."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
+import torch
+import torch.nn.functional as F
 from _helpers_core import assert_matches
 
 import ember
@@ -140,3 +145,78 @@ def test_fused_group_with_a_second_output_on_a_blocked_value(shape: list[int],
         got = g(ember.asarray(v.astype(np.float32)))
         assert_matches(got[0], 2 * relu * relu, "float32")
         assert_matches(got[1], relu.sum(axis=1), "float32")
+
+
+# Pools on a channel-blocked value (ResNet's max pool between blocked convolutions): each
+# case as (ember's pool on an ember tensor, torch's on a float64 tensor).
+_POOLS: list[tuple[str, Callable[[ember.Tensor], ember.Tensor],
+                   Callable[[torch.Tensor], torch.Tensor]]] = [
+    ("max 3x3/2 pad 1",
+     lambda y: E.max_pool2d(y, 3, 2, 1),
+     lambda t: F.max_pool2d(t, 3, 2, 1)),
+    ("max 2x2/2 ceil",
+     lambda y: E.max_pool2d(y, 2, 2, 0, 1, True),
+     lambda t: F.max_pool2d(t, 2, 2, 0, 1, True)),
+    ("max 3x3/1 pad 1 dilation 2",
+     lambda y: E.max_pool2d(y, 3, 1, 1, 2),
+     lambda t: F.max_pool2d(t, 3, 1, 1, 2)),
+    ("max 3x2/(2,1) pad (1,0) ceil",
+     lambda y: E.max_pool2d(y, [3, 2], [2, 1], [1, 0], 1, True),
+     lambda t: F.max_pool2d(t, (3, 2), (2, 1), (1, 0), 1, True)),
+    ("avg 3x3/2 pad 1",
+     lambda y: E.avg_pool2d(y, 3, 2, 1),
+     lambda t: F.avg_pool2d(t, 3, 2, 1)),
+    ("avg 3x3/2 pad 1 without the padding",
+     lambda y: E.avg_pool2d(y, 3, 2, 1, False, False),
+     lambda t: F.avg_pool2d(t, 3, 2, 1, False, False)),
+    ("avg 2x2 ceil",
+     lambda y: E.avg_pool2d(y, 2, None, 0, True),
+     lambda t: F.avg_pool2d(t, 2, None, 0, True)),
+    ("avg 3x2/(1,2) pad 1 ceil without the padding",
+     lambda y: E.avg_pool2d(y, [3, 2], [1, 2], 1, True, False),
+     lambda t: F.avg_pool2d(t, (3, 2), (1, 2), 1, True, False)),
+    ("adaptive 3x4",
+     lambda y: E.adaptive_avg_pool2d(y, [3, 4]),
+     lambda t: F.adaptive_avg_pool2d(t, (3, 4))),
+    ("adaptive 1x1",
+     lambda y: E.adaptive_avg_pool2d(y, [1, 1]),
+     lambda t: F.adaptive_avg_pool2d(t, 1)),
+    ("mean over H, W",
+     lambda y: E.mean(y, [2, 3], True),
+     lambda t: t.mean(dim=(2, 3), keepdim=True)),
+]
+
+
+@pytest.mark.parametrize("layout", ["nChw16c", "nChw8c"])
+@pytest.mark.parametrize("c", [3, 17, 64])
+def test_pools_on_a_blocked_value_keep_it_and_match_torch(c: int, layout: str) -> None:
+    """Every pool reads the blocked value and writes its result blocked (the window a vector
+    along a block's lanes), converted back to plain only at the end; odd sizes, strides,
+    padding, dilation, ceil_mode, channels not a multiple of the block."""
+    shape = [2, c, 11, 9]
+    x = ember.symbol(shape, name="x")
+    y = E.to_layout(x, layout)
+    pooled = [pool(y) for _, pool, _ in _POOLS]
+    for (name, _, _), p in zip(_POOLS, pooled, strict=True):
+        assert p.layout == layout, name
+    graph = ember.trace_from([E.to_layout(p, "plain") for p in pooled], x)
+    v = _input(shape)
+    t = torch.from_numpy(v.astype(np.float64))
+    for g in (graph, ember.graph.optimize(graph)):
+        got = g(ember.asarray(v))
+        for (name, _, ref), r in zip(_POOLS, got, strict=True):
+            expected = ref(t).numpy()
+            assert tuple(r.shape) == expected.shape, name
+            np.testing.assert_allclose(r.numpy(), expected, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_pools_keep_layouts_only_where_the_channel_stays() -> None:
+    x = ember.symbol([1, 16, 4, 4], name="x")
+    y = E.to_layout(x, "nChw16c")
+    with pytest.raises(ember.EmberError, match=r"sum: .*keepdim and dimension 1"):
+        E.sum(y, [1], True)
+    with pytest.raises(ember.EmberError, match=r"mean: .*keepdim and dimension 1"):
+        E.mean(y, [2, 3])
+    three = E.to_layout(ember.symbol([16, 4, 4], name="z"), "nCw8c")
+    with pytest.raises(ember.EmberError, match="a 3-d input must be plain"):
+        E.max_pool2d(three, 2)

@@ -65,6 +65,8 @@ enum class LayoutRule : uint8_t {
   // Elementwise: its inputs may have one non-plain layout (each such input of the output's
   // rank, a plain one broadcast as usual, e.g. a per-channel bias [C, 1, 1]); the outputs
   // take it. It indexes every input logically, so the layout changes only the addressing.
+  // The pools and the reductions that keep dimension 1 declare it too (their infer refuses
+  // the layouts they cannot keep).
   Keep,
   Own,  // any inputs; infer gives the output layouts (to_layout, a fused group)
 };

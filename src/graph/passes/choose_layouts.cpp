@@ -12,7 +12,8 @@
 //     to_layout(plain) followed by to_layout(blocked) cancels, and a value converted for two
 //     readers is converted once); a conversion to the layout its input has is dropped.
 // Conversions remain only where a chain meets an operator that needs plain tensors (flatten,
-// linear, mean, the graph's outputs): dead code elimination drops the plain forms nobody reads.
+// linear, a mean over the channels, the graph's outputs; pools and a mean over H and W keep
+// the layout): dead code elimination drops the plain forms nobody reads.
 #include <map>
 
 #include "ember/graph/passes.h"
