@@ -54,3 +54,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--opinfo-all", action="store_true", default=False,
                      help="test_opinfo.py: every sample of every OpInfo operator (slow); "
                           "by default each operator runs its first sample only")
+    parser.addoption("--full", action="store_true", default=False,
+                     help="also the test cases marked `full` (parameter combinations that "
+                          "repeat a code path another case covers) and the long loss curves "
+                          "of test_training.py; the default run (CI) leaves them out")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "full: a case that repeats a code path another case covers; run with --full")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without --full, the cases marked `full` are deselected (reported as deselected)."""
+    if config.getoption("--full"):
+        return
+    dropped = [item for item in items if item.get_closest_marker("full") is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.get_closest_marker("full") is None]
+
