@@ -21,10 +21,16 @@ if not os.environ.get("EMBER_CACHE_DIR"):
     os.environ["EMBER_CACHE_DIR"] = _OWN_CACHE
 
 
-@pytest.fixture(scope="session", autouse=True)
-def ember_cache_dir() -> Iterator[str]:
-    """The kernel cache of this test session; a temporary one is removed at the end."""
-    yield os.environ["EMBER_CACHE_DIR"]
+@pytest.fixture(scope="session")
+def ember_cache_dir() -> str:
+    """The kernel cache of this test session."""
+    return os.environ["EMBER_CACHE_DIR"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The temporary cache is removed when the process that made it ends its session. (With
+    pytest-xdist that is the controller: its workers, started after this module set
+    EMBER_CACHE_DIR, inherit it and share the one cache.)"""
     if _OWN_CACHE is not None:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
