@@ -485,7 +485,9 @@ def test_damaged_algorithm_record_is_ignored_with_a_warning(monkeypatch: pytest.
                                                             capfd: pytest.CaptureFixture[str],
                                                             damage: str) -> None:
     monkeypatch.setenv("EMBER_LOG", "tune")
-    c, size = 24, 19 + len(damage) % 7  # this test's own problem
+    # This test's own problem, the same in each case: the candidates compile once (a case
+    # may find the record another case left; each damages it and checks the re-measure).
+    c, size = 24, 20
     w = _weights(c, c, 5, seed=size)
     x = np.random.default_rng(size).standard_normal((1, c, size, size)).astype(np.float32)
     _tuned(x.shape, w, 1, padding=2)
