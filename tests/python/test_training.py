@@ -443,8 +443,8 @@ CURVES = {"mlp": (torch.float32, 100), "resnet18": (torch.float32, 50),
 # new weights, so a wrong gradient or a workspace reused too early shows from the first steps
 # (and test_gradients_and_sgd_steps_match_eager compares the gradients themselves); the longer
 # curves only let a small error grow. A step of MobileNetV2's float64 curve costs about as much
-# CPU time as compiling the model (most of it eager PyTorch's float64 backward of the depthwise
-# convolutions, which has no fast kernel): the default run takes 3 of its 6 steps.
+# CPU time as compiling the model (most of it in the eager float64 reference's step): the
+# default run takes 3 of its 6 steps.
 CI_STEPS = {"mobilenet_v2": 3}
 
 
