@@ -173,7 +173,7 @@ TEST(Codegen, InputsMustComeFirst) {
 }
 
 // physical_task (src/codegen/physical.cpp) refuses what it cannot lay out: reachable through
-// generate_kernel on a hand-made Task (the graph's fusion builds neither of these).
+// generate_kernel on a hand-made Task.
 TEST(Codegen, AFusedStoreOfAnotherLayoutIsAnError) {
   Task t;
   t.name = "mixed";
