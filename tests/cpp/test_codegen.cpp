@@ -12,6 +12,7 @@
 #include "ember/compile/build.h"
 #include "ember/graph/flow_graph.h"
 #include "ember/ops/ops.h"
+#include "error_text.h"
 
 using namespace ember;
 using namespace ember::ir;
@@ -169,6 +170,57 @@ TEST(Codegen, InputsMustComeFirst) {
   Task t = bias_task();
   std::swap(t.buffers[0], t.buffers[2]);
   EXPECT_THROW(generate_kernel(t, "k", {"n"}), InternalError);
+}
+
+// physical_task (src/codegen/physical.cpp) refuses what it cannot lay out: reachable through
+// generate_kernel on a hand-made Task.
+TEST(Codegen, AFusedStoreOfAnotherLayoutIsAnError) {
+  Task t;
+  t.name = "mixed";
+  const Shape s = {Expr(1), Expr(16), Expr(2), Expr(2)};
+  int x = t.add_buffer("x", DType::float32, s, BufferRole::Input, Layout::blocked(8));
+  int o = t.add_buffer("y", DType::float32, s, BufferRole::Output, Layout::blocked(8));
+  int p = t.add_buffer("z", DType::float32, s, BufferRole::Output);  // plain
+  Stage st;
+  st.out = o;
+  st.axes = {var("n"), var("c"), var("h"), var("w")};
+  Expr v = load(x, DType::float32, st.axes);
+  st.value = v * const_float(2.0);
+  st.stores.push_back({p, v});
+  t.stages.push_back(st);
+  const std::string msg = error_of([&] { generate_kernel(t, "k", {}); });
+  EXPECT_TRUE(Contains(msg, "kernel mixed: a stage writing 'y'")) << msg;
+  EXPECT_TRUE(Contains(msg, "also stores 'z'")) << msg;
+  EXPECT_TRUE(Contains(msg, "which has another layout")) << msg;
+  // The same store in the output's layout is accepted.
+  t.buffers[p].layout = Layout::blocked(8);
+  EXPECT_NO_THROW(generate_kernel(t, "k", {}));
+}
+
+TEST(Codegen, ABlockedCallWithFurtherStoresIsAnError) {
+  // A routine that addresses the blocked layout itself (call_takes_layouts), with a per-pixel
+  // epilogue and, in addition, an intermediate stored: there is no loop to store it from.
+  Task t;
+  t.name = "blocked_call";
+  const Shape s = {Expr(1), Expr(16), Expr(3), Expr(3)};
+  int x = t.add_buffer("x", DType::float32, s, BufferRole::Input, Layout::blocked(8));
+  int o = t.add_buffer("y", DType::float32, s, BufferRole::Output, Layout::blocked(8));
+  int q = t.add_buffer("saved", DType::float32, s, BufferRole::Output, Layout::blocked(8));
+  Stage st;
+  st.kind = StageKind::Call;
+  st.routine = "conv2d_blocked";
+  st.call_takes_layouts = true;
+  st.call_inputs = {x};
+  st.call_outputs = {o};
+  st.out = o;
+  st.axes = {var("n"), var("c"), var("h"), var("w")};
+  st.epilogue = max(acc(DType::float32), const_float(0.0));
+  st.stores.push_back({q, acc(DType::float32)});
+  t.stages.push_back(st);
+  const std::string msg = error_of([&] { generate_kernel(t, "k", {}); });
+  EXPECT_TRUE(Contains(msg, "kernel blocked_call: a library routine writing the blocked 'y'"))
+      << msg;
+  EXPECT_TRUE(Contains(msg, "cannot also store its epilogue's intermediates")) << msg;
 }
 
 TEST(Codegen, TranslationUnitsDefineTheAbiOnce) {

@@ -21,10 +21,16 @@ if not os.environ.get("EMBER_CACHE_DIR"):
     os.environ["EMBER_CACHE_DIR"] = _OWN_CACHE
 
 
-@pytest.fixture(scope="session", autouse=True)
-def ember_cache_dir() -> Iterator[str]:
-    """The kernel cache of this test session; a temporary one is removed at the end."""
-    yield os.environ["EMBER_CACHE_DIR"]
+@pytest.fixture(scope="session")
+def ember_cache_dir() -> str:
+    """The kernel cache of this test session."""
+    return os.environ["EMBER_CACHE_DIR"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The temporary cache is removed when the process that made it ends its session. (With
+    pytest-xdist that is the controller: its workers, started after this module set
+    EMBER_CACHE_DIR, inherit it and share the one cache.)"""
     if _OWN_CACHE is not None:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
@@ -54,3 +60,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--opinfo-all", action="store_true", default=False,
                      help="test_opinfo.py: every sample of every OpInfo operator (slow); "
                           "by default each operator runs its first sample only")
+    parser.addoption("--full", action="store_true", default=False,
+                     help="also the test cases marked `full` (parameter combinations that "
+                          "repeat a code path another case covers) and the long loss curves "
+                          "of test_training.py; the default run (CI) leaves them out")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "full: a case that repeats a code path another case covers; run with --full")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without --full, the cases marked `full` are deselected (reported as deselected)."""
+    if config.getoption("--full"):
+        return
+    dropped = [item for item in items if item.get_closest_marker("full") is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.get_closest_marker("full") is None]
+

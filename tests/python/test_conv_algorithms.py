@@ -100,18 +100,19 @@ def test_small_outputs_and_few_channels_keep_their_old_form() -> None:
 
 
 # ResNet-like layers: C = O, odd and even sizes, padding 0 and 1, batch 1 and 2, with a
-# bias (the epilogue of the last stage). Each value of the brief's grid appears at least once.
+# bias (the epilogue of the last stage). Each value of the brief's grid appears at least once
+# in the cases the default run keeps; the ones marked full (pytest --full) combine them again.
 LAYERS = [
     (1, 3, 13, 1),
-    (2, 3, 56, 0),
-    (1, 16, 7, 1),
+    pytest.param(2, 3, 56, 0, marks=pytest.mark.full),
+    pytest.param(1, 16, 7, 1, marks=pytest.mark.full),
     (2, 16, 28, 1),
-    (1, 16, 13, 0),
+    pytest.param(1, 16, 13, 0, marks=pytest.mark.full),
     (1, 64, 56, 1),
     (2, 64, 14, 0),
-    (1, 128, 28, 1),
+    pytest.param(1, 128, 28, 1, marks=pytest.mark.full),
     (1, 128, 13, 1),
-    (1, 256, 14, 1),
+    pytest.param(1, 256, 14, 1, marks=pytest.mark.full),
     (2, 256, 7, 0),
 ]
 
@@ -558,7 +559,9 @@ def test_damaged_algorithm_record_is_ignored_with_a_warning(monkeypatch: pytest.
                                                             capfd: pytest.CaptureFixture[str],
                                                             damage: str) -> None:
     monkeypatch.setenv("EMBER_LOG", "tune")
-    c, size = 24, 19 + len(damage) % 7  # this test's own problem
+    # This test's own problem, the same in each case: the candidates compile once (a case
+    # may find the record another case left; each damages it and checks the re-measure).
+    c, size = 24, 20
     w = _weights(c, c, 5, seed=size)
     x = np.random.default_rng(size).standard_normal((1, c, size, size)).astype(np.float32)
     _tuned(x.shape, w, 1, padding=2)

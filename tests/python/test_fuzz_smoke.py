@@ -7,6 +7,7 @@ Longer campaigns: ``python -m tests.fuzz --programs 10000`` from the repository 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -35,8 +36,11 @@ CONVERTED_SEEDS = [s for s in range(1000, 1011) if (True, s) not in KNOWN_BUGS]
 @pytest.mark.parametrize("converted_only,seeds", [(False, SEEDS), (True, CONVERTED_SEEDS)],
                          ids=["all-operators", "converted-only"])
 def test_fuzz_smoke(converted_only: bool, seeds: list[int]) -> None:
+    # One worker process per core (as test_opinfo.py): a worker traces, compiles and runs
+    # one program at a time, which keeps one core busy; the results do not depend on it.
     summary = run_campaign(seeds, converted_only=converted_only, timeout=120.0,
-                           minimize_runs=0, log=lambda s: None)
+                           minimize_runs=0, jobs=max(1, min(os.cpu_count() or 1, 8)),
+                           log=lambda s: None)
     print(summary.text("fuzz smoke"))
     failures = [(seed, res) for seed, res, _ in summary.findings if res["class"] in FINDINGS]
     invalid = [(seed, res) for seed, res, _ in summary.findings if res["class"] == "invalid"]
