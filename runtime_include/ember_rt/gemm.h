@@ -519,7 +519,7 @@ constexpr PreparedB prepared_b_layout(const float* data, int64_t K, int64_t N, i
 // or from panels prepared for this tuning (prepared_b_layout).
 struct GemmSite {
   int64_t batch, M, N, K, a_m, a_k, b_k, b_n, c_m, b_rows, prepared;
-  int64_t mc, nc, kc, kernel, split_k;  // the GemmTuning
+  GemmTuning tune;
 };
 
 struct GemmChoice {
@@ -530,9 +530,7 @@ struct GemmChoice {
 
 namespace gemm_detail {
 
-constexpr GemmTuning site_tuning(const GemmSite& c) {
-  return GemmTuning{c.mc, c.nc, c.kc, static_cast<int>(c.kernel), static_cast<int>(c.split_k)};
-}
+constexpr GemmTuning site_tuning(const GemmSite& c) { return c.tune; }
 
 // The call as choose_path sees it; its pointers only tell whether they are set.
 inline constexpr int64_t kSiteRow = 0;

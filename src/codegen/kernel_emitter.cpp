@@ -284,8 +284,8 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
     std::ostringstream site;
     site << ", ember_rt::gemm_choice(" << kGemmSite << *batch << ", " << *M << ", " << *N << ", "
          << *K << ", " << *K << ", 1, " << b_k << ", " << b_n << ", " << *N << ", " << rows << ", "
-         << is_prepared << ", " << c.mc << ", " << c.nc << ", " << c.kc << ", " << c.kernel << ", "
-         << c.split_k << "})";
+         << is_prepared << ", ember_rt::GemmTuning{" << c.mc << ", " << c.nc << ", " << c.kc << ", "
+         << c.kernel << ", " << c.split_k << "}})";
     how = site.str();
   }
   if (!p.value.defined()) {

@@ -210,10 +210,10 @@ TEST(Codegen, TranslationUnitsDefineTheGemmOnce) {
 TEST(Codegen, TranslationUnitsListTheGemmChoices) {
   const std::string a =
       "ember_rt::gemm_choice(ember_rt::GemmSite{1, 64, 1030, 56, 56, 1, 0, 1, "
-      "1030, 1, 0, 0, 0, 0, -1, 0})";
+      "1030, 1, 0, ember_rt::GemmTuning{0, 0, 0, -1, 0}})";
   const std::string b =
       "ember_rt::gemm_choice(ember_rt::GemmSite{1, 1, 10, 128, 128, 1, 1, 128, "
-      "10, 0, 1, 0, 0, 0, -1, 0})";
+      "10, 0, 1, ember_rt::GemmTuning{0, 0, 0, -1, 0}})";
   auto call = [](const std::string& choice) {
     return "ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{}, " + choice + ");";
   };

@@ -437,11 +437,7 @@ GemmSite site_of(const GemmShape& s, const GemmTuning& t) {
                   s.c_m,
                   s.b_rows != nullptr,
                   s.prepared.data != nullptr,
-                  t.mc,
-                  t.nc,
-                  t.kc,
-                  t.kernel,
-                  t.split_k};
+                  t};
 }
 
 // A path chosen when the kernel is compiled (gemm_choice) is the one gemm_erased chooses at
@@ -500,25 +496,25 @@ TEST(RtGemm, CompileTimeChoiceNamesOnlyItsPaths) {
   using namespace gemm_detail;  // NOLINT
   // x * W^T with one row and W prepared: the 1-row tiles over the prepared panels only.
   constexpr GemmChoice linear =
-      gemm_choice(GemmSite{1, 1, 10, 128, 128, 1, 1, 128, 10, 0, 1, 0, 0, 0, -1, 0});
+      gemm_choice(GemmSite{1, 1, 10, 128, 128, 1, 1, 128, 10, 0, 1, {0, 0, 0, -1, 0}});
   static_assert(linear.path == 0 && linear.parts == 1);
   static_assert(gemm_uses(linear) == kUsesPreparedM1);
   // The same product with W read in place: the matrix-vector path.
   constexpr GemmChoice gemv =
-      gemm_choice(GemmSite{1, 1, 10, 128, 128, 1, 1, 128, 10, 0, 0, 0, 0, 0, -1, 0});
+      gemm_choice(GemmSite{1, 1, 10, 128, 128, 1, 1, 128, 10, 0, 0, {0, 0, 0, -1, 0}});
   static_assert(gemm_uses(gemv) == kUsesGemv);
   // Dot products for 16 rows of x * W^T.
   constexpr GemmChoice dot =
-      gemm_choice(GemmSite{1, 16, 100, 64, 64, 1, 1, 64, 100, 0, 0, 0, 0, 0, -1, 0});
+      gemm_choice(GemmSite{1, 16, 100, 64, 64, 1, 1, 64, 100, 0, 0, {0, 0, 0, -1, 0}});
   static_assert(gemm_uses(dot) == kUsesDot);
   // An implicit-GEMM convolution (B through a row table): the default packed micro-kernel;
   // a forced kernel and split K name those instead.
   constexpr GemmChoice conv =
-      gemm_choice(GemmSite{1, 64, 1030, 56, 56, 1, 0, 1, 1030, 1, 0, 0, 0, 0, -1, 0});
+      gemm_choice(GemmSite{1, 64, 1030, 56, 56, 1, 0, 1, 1030, 1, 0, {0, 0, 0, -1, 0}});
   static_assert(gemm_uses(conv) == kUsesKernel0);
   constexpr int last = kNumKernels - 1;
   constexpr GemmChoice forced =
-      gemm_choice(GemmSite{1, 64, 1030, 56, 56, 1, 0, 1, 1030, 1, 0, 0, 0, 0, last, 4});
+      gemm_choice(GemmSite{1, 64, 1030, 56, 56, 1, 0, 1, 1030, 1, 0, {0, 0, 0, last, 4}});
   static_assert(gemm_uses(forced) == (kUsesSplitK | (kUsesKernel0 << last)));
   EXPECT_EQ(forced.parts, 4);
 }
