@@ -176,13 +176,19 @@ double compile_timeout_seconds() {
 }
 
 std::vector<std::string> base_flags() {
-  std::vector<std::string> flags = {"-std=c++20", "-O2", "-fPIC", "-pipe",
+  std::vector<std::string> flags = {"-std=c++20",
+                                    "-O2",
+                                    "-fPIC",
+                                    "-pipe",
                                     "-fwrapv",  // signed integers wrap, as in PyTorch
-                                    "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=fast",
-                                    "-fno-semantic-interposition", "-fvisibility-inlines-hidden",
-                                    // with kLinkFlags' --gc-sections: code no export reaches
-                                    // (the GEMM paths a module's calls never take) is dropped
+                                    "-fno-math-errno",
+                                    "-fno-trapping-math",
+                                    "-ffp-contract=fast",
+                                    "-fno-semantic-interposition",
+                                    "-fvisibility-inlines-hidden",
                                     "-ffunction-sections"};
+  // (-ffunction-sections: the link's --gc-sections drops the functions that no export
+  // reaches, such as the GEMM paths a module's calls never take; compile_shared.)
   // g++ gives static locals of inline functions and inline variables STB_GNU_UNIQUE binding,
   // which makes dlclose a no-op; without this, every module ever loaded (tuning loads many)
   // would stay mapped. Clang does not use that binding and does not know the flag.
