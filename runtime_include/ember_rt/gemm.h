@@ -52,6 +52,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 
 #include "gemm_base.h"  // GemmShape, GemmTuning, NoEpilogue, shared helpers
@@ -79,13 +81,14 @@ struct Plan {
 
 // Splits `total` into blocks of at most `block` (a multiple of `unit`), evened out so the
 // last block is not a sliver.
-inline void even_blocks(int64_t total, int64_t block, int64_t unit, int64_t& size, int64_t& count) {
+constexpr void even_blocks(int64_t total, int64_t block, int64_t unit, int64_t& size,
+                           int64_t& count) {
   count = ceil_div(total, block);
   size = round_up(ceil_div(total, count), unit);
   count = ceil_div(total, size);
 }
 
-inline Plan make_plan(const GemmShape& s, const GemmTuning& t, int mr, int nr, int threads) {
+constexpr Plan make_plan(const GemmShape& s, const GemmTuning& t, int mr, int nr, int threads) {
 #if defined(EMBER_RT_AVX512)
   // Zen 4: a 32-float-wide B micro-panel is 32 KiB at kc = 256 and streams from L2 at a
   // small fraction of its bandwidth; the A block (mc x kc, ~170 KiB) stays in L2; the B block
@@ -252,11 +255,11 @@ constexpr int kPathGemv = -2, kPathDot = -3;
 
 // The micro-kernel a prepared B is packed for, and that reads it: the tuning's, else the
 // default one (whose panel width every M uses, see run_path).
-inline int prepared_kernel(const GemmTuning& tune) {
+constexpr int prepared_kernel(const GemmTuning& tune) {
   return tune.kernel >= 0 && tune.kernel < kNumKernels ? tune.kernel : 0;
 }
 
-inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
+constexpr int choose_path(const GemmShape& s, const GemmTuning& tune) {
   if (s.prepared.data != nullptr) return prepared_kernel(tune);
   if (tune.kernel >= 0 && tune.kernel < kNumKernels) return tune.kernel;
   // The matrix-vector and dot-product paths read B's rows b_k apart.
@@ -276,13 +279,38 @@ inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
   return kernel;
 }
 
-// Runs the product (K >= 1) on the given path, without split-K. Not inlined: inlined into
-// run_split_k's task loop, GCC spilled the dot-product tile's accumulators to the stack in
-// its inner loop (measured 2x slower).
+// The pieces of the GEMM machinery a call can run (a set of bits): gemm_erased, whose path
+// is chosen at run time, compiles them all; gemm_chosen, called with a path chosen at compile
+// time (gemm_choice), only those of the calls its shared object makes (gemm_erased.h).
+constexpr uint32_t kUsesSplitK = 1u << 0;
+constexpr uint32_t kUsesGemv = 1u << 1;
+constexpr uint32_t kUsesDot = 1u << 2;
+constexpr uint32_t kUsesPreparedM1 = 1u << 3;     // a prepared B read by 1-row tiles
+constexpr uint32_t kUsesPreparedSmall = 1u << 4;  // ... by kPreparedSmallMR-row tiles
+constexpr uint32_t kUsesPreparedMid = 1u << 5;    // ... by kPreparedMidMR-row tiles
+constexpr uint32_t kUsesKernel0 = 1u << 6;        // packed micro-kernel `id`: kUsesKernel0 << id
+constexpr uint32_t kUsesAll = ~0u;
+
+// A GEMM that a path the shared object did not compile was chosen for: a bug in
+// gemm_uses, never bad input.
+[[noreturn, gnu::cold, gnu::noinline]] inline void missing_path(int path) {
+  std::fprintf(stderr,
+               "ember: internal error: a GEMM took path %d, which its module did not "
+               "compile (gemm_uses)\n",
+               path);
+  std::abort();
+}
+
+// Runs the product (K >= 1) on the given path, without split-K, with the pieces in `Uses`.
+// Not inlined: inlined into run_split_k's task loop, GCC spilled the dot-product tile's
+// accumulators to the stack in its inner loop (measured 2x slower).
+template <uint32_t Uses>
 [[gnu::noinline]] inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
                                        void* epi_ctx, const GemmTuning& tune, int path) {
-  if (path == kPathGemv && try_gemv(s, ctx, epi, epi_ctx)) return;
-  if (path == kPathDot) return run_dot(s, ctx, epi, epi_ctx);
+  if constexpr ((Uses & kUsesGemv) != 0)
+    if (path == kPathGemv && try_gemv(s, ctx, epi, epi_ctx)) return;
+  if constexpr ((Uses & kUsesDot) != 0)
+    if (path == kPathDot) return run_dot(s, ctx, epi, epi_ctx);
   const int kernel = path >= 0 ? path : 0;
   const KernelShape ks = kernel_shape(kernel);
   const Plan p = make_plan(s, tune, ks.mr, ks.nr, num_threads(ctx));
@@ -290,15 +318,23 @@ inline int choose_path(const GemmShape& s, const GemmTuning& tune) {
   // panels go through a shorter micro-tile instead of one mostly computing padding.
   if (s.prepared.data != nullptr && kernel == 0 && s.M <= kPreparedMidMR) {
     constexpr int NV0 = kDefaultNV;
-    if (s.M == 1) return run_packed<1, NV0>(s, ctx, epi, epi_ctx, p);
-    if (s.M <= kPreparedSmallMR) return run_packed<kPreparedSmallMR, NV0>(s, ctx, epi, epi_ctx, p);
-    if constexpr (kPreparedMidMR > kPreparedSmallMR)
+    if (s.M == 1) {
+      if constexpr ((Uses & kUsesPreparedM1) != 0)
+        return run_packed<1, NV0>(s, ctx, epi, epi_ctx, p);
+    } else if (s.M <= kPreparedSmallMR) {
+      if constexpr ((Uses & kUsesPreparedSmall) != 0)
+        return run_packed<kPreparedSmallMR, NV0>(s, ctx, epi, epi_ctx, p);
+    } else if constexpr (kPreparedMidMR > kPreparedSmallMR && (Uses & kUsesPreparedMid) != 0) {
       return run_packed<kPreparedMidMR, NV0>(s, ctx, epi, epi_ctx, p);
+    }
+    missing_path(path);
   }
-#define EMBER_RT_RUN_CASE(ID, MR, NV) \
-  if (kernel == ID) return run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
+#define EMBER_RT_RUN_CASE(ID, MR, NV)                 \
+  if constexpr ((Uses & (kUsesKernel0 << (ID))) != 0) \
+    if (kernel == ID) return run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
   EMBER_RT_GEMM_KERNELS(EMBER_RT_RUN_CASE)
 #undef EMBER_RT_RUN_CASE
+  missing_path(path);
 }
 
 constexpr int64_t kSplitMinPartK = 256;     // automatic split: depth of each part at least
@@ -312,8 +348,8 @@ constexpr int64_t kSplitMaxPartialFloats = int64_t{1} << 24;  // and to a 64 MiB
 constexpr int kSplitNominalThreads = 2;
 
 // Whether splitting K into `parts` should pay on `path` (the automatic choice).
-inline bool split_pays(const GemmShape& s, const GemmTuning& tune, int path, int threads,
-                       int64_t parts) {
+constexpr bool split_pays(const GemmShape& s, const GemmTuning& tune, int path, int threads,
+                          int64_t parts) {
   if (path == kPathGemv || path == kPathDot) {
     // No packing to share: split when the blocks of outputs (gemv_block's, or run_dot's 48
     // columns per batch) share out unevenly over the threads.
@@ -355,7 +391,7 @@ inline bool split_pays(const GemmShape& s, const GemmTuning& tune, int path, int
 }
 
 // The number of K parts for this call (1: no split); it does not depend on the thread count.
-inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path) {
+constexpr int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path) {
   int64_t parts = tune.split_k;
   if (parts == 1) return 1;
   if (parts <= 0) {  // automatic (negative values too)
@@ -378,6 +414,7 @@ inline int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path)
 // into C, row segment by row segment, and the epilogue runs on each finished segment. With
 // more threads than (batch, part) pairs, the output is cut into blocks of rows or columns
 // too: an element's summation order does not depend on the cut.
+template <uint32_t Uses>
 inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                         const GemmTuning& tune, int path, int64_t parts) {
   const int64_t MN = s.M * s.N, stride = s.batch * MN;  // partial p - 1 at part + (p - 1) * stride
@@ -427,7 +464,7 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
       } else {
         sub.N = len, sub.B += x0 * s.b_n, sub.C += x0;
       }
-      run_path(sub, nullptr, nullptr, nullptr, serial, path);
+      run_path<Uses>(sub, nullptr, nullptr, nullptr, serial, path);
     }
   });
   // Reduction: whole rows when there are enough of them, else rows cut into segments.
@@ -447,43 +484,14 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
   });
 }
 
-// The whole GEMM, with the epilogue type-erased (its definition: gemm_erased.h). Normally an
-// inline function compiled in every translation unit that calls gemm (~0.5 s of compile time
-// with the default kernels), which the linker then keeps one copy of. Where
-// EMBER_RT_GEMM_EXTERN is defined (ember_rt/all.h, the header of generated modules) it is
-// only declared here, with hidden visibility, and the one translation unit of the shared
-// object that includes gemm_erased.h compiles it (codegen: make_translation_units). The
-// ISA-named namespace makes a flag mismatch between the units a link error rather than a
-// silent ABI mismatch.
-#if defined(EMBER_RT_GEMM_EXTERN)
-[[gnu::visibility("hidden")]] void gemm_erased(const GemmShape& s, const LaunchContext* ctx,
-                                               EpiFn epi, void* epi_ctx, const GemmTuning& tune);
-#else
-inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
-                        const GemmTuning& tune);
-#endif
-
 }  // namespace gemm_detail
-
-template <class Epilogue>
-inline void gemm(const GemmShape& s, const LaunchContext* ctx, Epilogue&& epi,
-                 const GemmTuning& tune = {}) {
-  using E = std::remove_reference_t<Epilogue>;
-  gemm_detail::EpiFn fn = nullptr;
-  if constexpr (!std::is_same_v<std::remove_cv_t<E>, NoEpilogue>) {
-    fn = [](void* e, int64_t b, int64_t m, int64_t n0, int64_t len, float* row) {
-      (*static_cast<E*>(e))(b, m, n0, len, row);
-    };
-  }
-  gemm_detail::gemm_erased(s, ctx, fn, const_cast<void*>(static_cast<const void*>(&epi)), tune);
-}
 
 // ---- prepared B operands (gemm_prepared.h) ---------------------------------------------------
 
 // The layout in which a constant K x N operand is prepared for products with this tuning on
 // this ISA: the panel width of the micro-kernel that will read it and the plan's depth blocks.
-inline PreparedB prepared_b_layout(const float* data, int64_t K, int64_t N, int64_t batch_stride,
-                                   const GemmTuning& tune) {
+constexpr PreparedB prepared_b_layout(const float* data, int64_t K, int64_t N, int64_t batch_stride,
+                                      const GemmTuning& tune) {
   const gemm_detail::KernelShape ks = gemm_detail::kernel_shape(gemm_detail::prepared_kernel(tune));
   PreparedB pb;
   pb.data = data;
@@ -500,6 +508,140 @@ inline PreparedB prepared_b_layout(const float* data, int64_t K, int64_t N, int6
     pb.kc = gemm_detail::make_plan(s, tune, ks.mr, ks.nr, 1).kc;
   }
   return pb;
+}
+
+// ---- paths chosen at compile time ---------------------------------------------------------
+
+// What the path choice (choose_path, split_parts) reads of a call, when all of it is known
+// when the kernel is compiled (static shapes, a fixed tuning): the generated code passes
+// gemm_choice(GemmSite{...}) to ember_rt::gemm, and the module compiles only the paths its
+// calls take (gemm_erased.h). b_rows and prepared: whether B is read through a row table,
+// or from panels prepared for this tuning (prepared_b_layout).
+struct GemmSite {
+  int64_t batch, M, N, K, a_m, a_k, b_k, b_n, c_m, b_rows, prepared;
+  GemmTuning tune;
+};
+
+struct GemmChoice {
+  GemmSite site;
+  int path;       // choose_path's
+  int64_t parts;  // split_parts's
+};
+
+namespace gemm_detail {
+
+constexpr GemmTuning site_tuning(const GemmSite& c) { return c.tune; }
+
+// The call as choose_path sees it; its pointers only tell whether they are set.
+inline constexpr int64_t kSiteRow = 0;
+inline constexpr float kSitePanel = 0;
+constexpr GemmShape site_shape(const GemmSite& c) {
+  GemmShape s{};
+  s.batch = c.batch, s.M = c.M, s.N = c.N, s.K = c.K;
+  s.a_m = c.a_m, s.a_k = c.a_k, s.b_k = c.b_k, s.b_n = c.b_n, s.c_m = c.c_m;
+  if (c.b_rows != 0) s.b_rows = &kSiteRow;
+  if (c.prepared != 0) {
+    s.prepared = prepared_b_layout(&kSitePanel, c.K, c.N, 0, site_tuning(c));
+  }
+  return s;
+}
+
+// The pieces (kUses*) a call on `path`, in `parts` K parts, can run, whatever the threads.
+constexpr uint32_t gemm_uses(const GemmShape& s, int path, int64_t parts) {
+  if (s.batch <= 0 || s.M <= 0 || s.N <= 0 || s.K <= 0) return 0;  // no product
+  uint32_t uses = parts > 1 ? kUsesSplitK : 0;
+  if (path == kPathGemv) return uses | kUsesGemv;
+  if (path == kPathDot) return uses | kUsesDot;
+  if (s.prepared.data != nullptr && path == 0) {
+    // Split-K's parts may take fewer rows each (blocks of 8, run_split_k).
+    const int64_t lo = parts > 1 ? 1 : s.M;
+    if (lo <= 1 && s.M >= 1) uses |= kUsesPreparedM1;
+    if (lo <= kPreparedSmallMR && s.M > 1) uses |= kUsesPreparedSmall;
+    if (lo <= kPreparedMidMR && s.M > kPreparedSmallMR) uses |= kUsesPreparedMid;
+    if (s.M <= kPreparedMidMR) return uses;
+  }
+  return uses | (kUsesKernel0 << path);
+}
+
+constexpr uint32_t gemm_uses(const GemmChoice& c) {
+  return gemm_uses(site_shape(c.site), c.path, c.parts);
+}
+
+// Whether a call is the one its choice was made for (gemm_chosen checks).
+inline bool site_matches(const GemmShape& s, const GemmSite& c) {
+  return s.batch == c.batch && s.M == c.M && s.N == c.N && s.K == c.K && s.a_m == c.a_m &&
+         s.a_k == c.a_k && s.c_m == c.c_m && (s.b_rows != nullptr) == (c.b_rows != 0) &&
+         (s.prepared.data != nullptr) == (c.prepared != 0) &&
+         (c.prepared != 0 || (s.b_k == c.b_k && s.b_n == c.b_n));
+}
+
+// The path gemm_erased would choose for the call (gemm_choice, at compile time).
+constexpr GemmChoice choose(const GemmSite& site) {
+  const GemmShape s = site_shape(site);
+  const GemmTuning t = site_tuning(site);
+  const int path = choose_path(s, t);
+  const int64_t parts = s.batch > 0 && s.M > 0 && s.N > 0 && s.K > 0 ? split_parts(s, t, path) : 1;
+  return GemmChoice{site, path, parts};
+}
+
+}  // namespace gemm_detail
+
+// The path of a call known when the kernel is compiled (GemmSite), chosen then.
+consteval GemmChoice gemm_choice(const GemmSite& site) { return gemm_detail::choose(site); }
+
+namespace gemm_detail {
+
+// The whole GEMM, with the epilogue type-erased (its definition: gemm_erased.h). Normally an
+// inline function compiled in every translation unit that calls gemm (~0.5 s of compile time
+// with the default kernels), which the linker then keeps one copy of. Where
+// EMBER_RT_GEMM_EXTERN is defined (ember_rt/all.h, the header of generated modules) it is
+// only declared here, with hidden visibility, and the one translation unit of the shared
+// object that includes gemm_erased.h compiles it (codegen: make_translation_units). The
+// ISA-named namespace makes a flag mismatch between the units a link error rather than a
+// silent ABI mismatch.
+// gemm_chosen is the same with the path chosen when the kernel was compiled (gemm_choice);
+// gemm_erased.h compiles it with only the paths of the module's calls.
+#if defined(EMBER_RT_GEMM_EXTERN)
+[[gnu::visibility("hidden")]] void gemm_erased(const GemmShape& s, const LaunchContext* ctx,
+                                               EpiFn epi, void* epi_ctx, const GemmTuning& tune);
+[[gnu::visibility("hidden")]] void gemm_chosen(const GemmShape& s, const LaunchContext* ctx,
+                                               EpiFn epi, void* epi_ctx, const GemmChoice& c);
+#else
+inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
+                        const GemmTuning& tune);
+inline void gemm_chosen(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
+                        const GemmChoice& c);
+#endif
+
+template <class E>
+gemm_detail::EpiFn erase_epilogue() {
+  if constexpr (std::is_same_v<std::remove_cv_t<E>, NoEpilogue>) {
+    return nullptr;
+  } else {
+    return [](void* e, int64_t b, int64_t m, int64_t n0, int64_t len, float* row) {
+      (*static_cast<E*>(e))(b, m, n0, len, row);
+    };
+  }
+}
+
+}  // namespace gemm_detail
+
+template <class Epilogue>
+inline void gemm(const GemmShape& s, const LaunchContext* ctx, Epilogue&& epi,
+                 const GemmTuning& tune = {}) {
+  using E = std::remove_reference_t<Epilogue>;
+  gemm_detail::gemm_erased(s, ctx, gemm_detail::erase_epilogue<E>(),
+                           const_cast<void*>(static_cast<const void*>(&epi)), tune);
+}
+
+// The same call with its path chosen when the kernel was compiled: `c` is
+// gemm_choice(GemmSite{...}) of this call (its tuning is the site's).
+template <class Epilogue>
+inline void gemm(const GemmShape& s, const LaunchContext* ctx, Epilogue&& epi,
+                 const GemmChoice& c) {
+  using E = std::remove_reference_t<Epilogue>;
+  gemm_detail::gemm_chosen(s, ctx, gemm_detail::erase_epilogue<E>(),
+                           const_cast<void*>(static_cast<const void*>(&epi)), c);
 }
 
 // Packs `batches` K x N matrices (element (b, k, n) at B[b * b_batch + k * b_k + n * b_n])

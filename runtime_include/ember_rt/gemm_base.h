@@ -55,9 +55,9 @@ namespace gemm_detail {
 
 using EpiFn = void (*)(void* epi, int64_t b, int64_t m, int64_t n0, int64_t len, float* row);
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+constexpr int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
 inline int num_threads(const LaunchContext* ctx) {

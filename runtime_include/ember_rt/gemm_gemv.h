@@ -18,7 +18,7 @@ namespace gemm_detail {
 // y[j0 : j0 + JB] stays in L1; dot products (wk == 1) take 16 outputs per task. Segments of y
 // updated in place are whole cache lines (16 floats): two threads updating one line at every
 // step of k ran 3x slower than one thread alone.
-inline int64_t gemv_block(int64_t J, int64_t K, bool rows_contiguous, int threads) {
+constexpr int64_t gemv_block(int64_t J, int64_t K, bool rows_contiguous, int threads) {
   if (!rows_contiguous) return 16;
   const int64_t JB = round_up(ceil_div(J, ceil_div(J, 4096)), vf::width);
   const int64_t per_thread = round_up(ceil_div(J, threads), 16);
@@ -109,7 +109,7 @@ inline bool gemv(const float* x, const float* Wt, int64_t wk, int64_t wj, float*
 // suit the gemv kernels.
 // Row: y = C[b, 0, :], x = A[b, 0, :], Wt(k, j) = B(k, j).
 // Column: y = C[b, :, 0], x = B[b, :, 0], Wt(k, j) = A(j, k).
-inline bool gemv_applies(const GemmShape& s) {
+constexpr bool gemv_applies(const GemmShape& s) {
   if (s.M != 1 && s.N != 1) return false;
   const bool row = s.M == 1;
   const int64_t wk = row ? s.b_k : s.a_k, wj = row ? s.b_n : s.a_m, ys = row ? 1 : s.c_m;

@@ -52,7 +52,7 @@ inline float* scratch(const LaunchContext* ctx, int slot, size_t floats) {
 // The busiest thread's cost when `tasks` tasks of cost cost(t, first task of its chunk) are
 // split into contiguous chunks over the threads, as parallel_run does.
 template <class Cost>
-inline double busiest_chunk(int64_t tasks, int threads, Cost&& cost) {
+constexpr double busiest_chunk(int64_t tasks, int threads, Cost&& cost) {
   const int64_t chunks = tasks < threads ? tasks : threads;
   double busiest = 0;
   for (int64_t i = 0; i < chunks; ++i) {
@@ -69,7 +69,8 @@ inline double busiest_chunk(int64_t tasks, int threads, Cost&& cost) {
 // EMBER_BENCH_SPLIT_K): with few output columns per thread, packing the same rows of A on
 // every thread costs as much as a fifth of the run.
 constexpr double kPackCost = 3.0;
-inline double packed_cost(int64_t mpad, int64_t npad, int64_t a_rows, int64_t b_cols, int64_t K) {
+constexpr double packed_cost(int64_t mpad, int64_t npad, int64_t a_rows, int64_t b_cols,
+                             int64_t K) {
   return static_cast<double>(mpad) * npad * K / (2.0 * vf::width) +
          kPackCost * static_cast<double>(K) * (a_rows + b_cols);
 }
@@ -333,7 +334,7 @@ constexpr int kPreparedMidMR = kPreparedSmallMR;
 struct KernelShape {
   int mr, nr;
 };
-inline KernelShape kernel_shape(int id) {
+constexpr KernelShape kernel_shape(int id) {
 #define EMBER_RT_SHAPE_CASE(ID, MR, NV) \
   if (id == ID) return KernelShape{MR, (NV)*vf::width};
   EMBER_RT_GEMM_KERNELS(EMBER_RT_SHAPE_CASE)

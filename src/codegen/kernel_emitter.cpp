@@ -259,7 +259,8 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
   w_.line("g.C = b" + std::to_string(s.out) + "; g.c_m = g.N; g.c_batch = g.M * g.N;");
   const std::string tune = gemm_tuning_argument(config_);
   const auto& prepared = config_.prepared_b;
-  if (std::find(prepared.begin(), prepared.end(), s.b) != prepared.end()) {
+  const bool is_prepared = std::find(prepared.begin(), prepared.end(), s.b) != prepared.end();
+  if (is_prepared) {
     // b<s.b> holds B's prepared panels, in the layout this blocking gives.
     const std::string t = tune.empty() ? "ember_rt::GemmTuning{}" : tune.substr(2);
     const bool shared = batch_stride(bb, "x") == "0";
@@ -269,13 +270,31 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
       w_.line("g.prepared.batch_stride = ember_rt::prepared_b_floats(g.K, g.N, g.prepared.nr);");
     w_.line("g.B = nullptr;");
   }
+  // With static sizes and a fixed tuning, the path is chosen when the kernel is compiled
+  // (ember_rt::gemm_choice), and the module compiles only the paths its calls take.
+  std::string how = tune;
+  const auto batch = shape_numel_expr(cb).as_int();
+  const auto M = C.shape[rank - 2].as_int(), N = C.shape[rank - 1].as_int();
+  const auto K = A.shape[A.shape.size() - 1].as_int();
+  if (!config_.gemm_from_global && batch && M && N && K) {
+    const GemmConfig& c = config_.gemm;
+    const bool rows = s.b_row_offset.defined();
+    const int64_t b_k = rows ? 0 : s.b_transposed ? 1 : *N;
+    const int64_t b_n = rows ? s.b_col_stride : s.b_transposed ? *K : 1;
+    std::ostringstream site;
+    site << ", ember_rt::gemm_choice(" << kGemmSite << *batch << ", " << *M << ", " << *N << ", "
+         << *K << ", " << *K << ", 1, " << b_k << ", " << b_n << ", " << *N << ", " << rows << ", "
+         << is_prepared << ", ember_rt::GemmTuning{" << c.mc << ", " << c.nc << ", " << c.kc << ", "
+         << c.kernel << ", " << c.split_k << "}})";
+    how = site.str();
+  }
   if (!p.value.defined()) {
-    w_.line(std::string(kGemmCall) + "g, ctx, ember_rt::NoEpilogue{}" + tune + ");");
+    w_.line(std::string(kGemmCall) + "g, ctx, ember_rt::NoEpilogue{}" + how + ");");
     w_.close("}");
     return;
   }
   row_epilogue(p);
-  w_.line(std::string(kGemmCall) + "g, ctx, epilogue" + tune + ");");
+  w_.line(std::string(kGemmCall) + "g, ctx, epilogue" + how + ");");
   w_.close("}");
 }
 

@@ -1,5 +1,7 @@
 // Groups kernels into translation units.
 #include <algorithm>
+#include <set>
+#include <utility>
 
 #include "ember/codegen/codegen.h"
 #include "ember_rt/gemm_prepared.h"
@@ -27,8 +29,26 @@ bool any_contains(const std::vector<std::string>& texts, const std::string& what
 void define_gemm_once(std::vector<std::string>* units) {
   if (units->empty() || !any_contains(*units, kGemmCall) || any_contains(*units, kGemmDefinition))
     return;
-  (*units)[0] += std::string("\n// The GEMM machinery that every unit's ember_rt::gemm calls.\n") +
-                 kGemmDefinition + "\n";
+  // The calls whose path was chosen when they were compiled (kGemmSite): the definition
+  // compiles the paths they take (and, for the other calls, all of them).
+  const std::string choice = std::string("ember_rt::gemm_choice(") + kGemmSite;
+  std::set<std::string> choices;
+  for (const std::string& unit : *units) {
+    for (size_t at = unit.find(choice); at != std::string::npos; at = unit.find(choice, at + 1)) {
+      const size_t end = unit.find("})", at);
+      if (end != std::string::npos) choices.insert(unit.substr(at, end + 2 - at));
+    }
+  }
+  std::string& first = (*units)[0];
+  first += "\n// The GEMM machinery that every unit's ember_rt::gemm calls";
+  if (!choices.empty()) {
+    first += ", with the paths of the calls chosen when compiled.\n#define EMBER_RT_GEMM_CHOICES";
+    const char* sep = " ";
+    for (const std::string& c : choices) first += std::exchange(sep, ", ") + c;
+  } else {
+    first += ".";
+  }
+  first += std::string("\n") + kGemmDefinition + "\n";
 }
 
 std::vector<std::string> make_translation_units(const std::vector<std::string>& kernels,

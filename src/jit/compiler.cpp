@@ -185,7 +185,10 @@ std::vector<std::string> base_flags() {
                                     "-fno-trapping-math",
                                     "-ffp-contract=fast",
                                     "-fno-semantic-interposition",
-                                    "-fvisibility-inlines-hidden"};
+                                    "-fvisibility-inlines-hidden",
+                                    "-ffunction-sections"};
+  // (-ffunction-sections: the link's --gc-sections drops the functions that no export
+  // reaches, such as the GEMM paths a module's calls never take; compile_shared.)
   // g++ gives static locals of inline functions and inline variables STB_GNU_UNIQUE binding,
   // which makes dlclose a no-op; without this, every module ever loaded (tuning loads many)
   // would stay mapped. Clang does not use that binding and does not know the flag.
@@ -466,6 +469,11 @@ void compile_objects(const CompilerInfo& cc, const std::vector<std::string>& sou
   if (progress) progress(static_cast<int>(n), static_cast<int>(n) + 1);
 }
 
+// Links only the sections that the shared object's exports (kernels, ember_module_abi, ...)
+// reach: with base_flags' -ffunction-sections, a function no call can reach is not in the
+// module (the GEMM machinery keeps only the paths of its calls, ember_rt/gemm_erased.h).
+constexpr const char* kGcSections = "-Wl,--gc-sections";
+
 }  // namespace
 
 void compile_shared(const std::vector<std::string>& sources, const std::string& out_so,
@@ -475,7 +483,7 @@ void compile_shared(const std::vector<std::string>& sources, const std::string& 
   const CompilerInfo& cc = find_compiler();
   std::optional<Prelude> prelude = prepare_prelude(cc, flags, use_pch);
   if (sources.size() == 1) {
-    run_step(cc, flags, prelude, {"-shared", sources[0], "-o", out_so}, out_so);
+    run_step(cc, flags, prelude, {"-shared", kGcSections, sources[0], "-o", out_so}, out_so);
     if (progress) progress(1, 1);
     return;
   }
@@ -494,7 +502,7 @@ void compile_shared(const std::vector<std::string>& sources, const std::string& 
   // The compile flags go to the link too: harmless there, and needed by flags such as -flto.
   std::vector<std::string> argv = {cc.path};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.push_back("-shared");
+  argv.insert(argv.end(), {"-shared", kGcSections});
   argv.insert(argv.end(), objects.begin(), objects.end());
   argv.insert(argv.end(), {"-o", out_so});
   run_checked(argv, out_so);

@@ -257,6 +257,33 @@ TEST(Codegen, TranslationUnitsDefineTheGemmOnce) {
   EXPECT_EQ(old, once);
 }
 
+// Calls whose path is chosen when compiled (static sizes) are listed for the definition,
+// each distinct one once, so that it compiles only their paths.
+TEST(Codegen, TranslationUnitsListTheGemmChoices) {
+  const std::string a =
+      "ember_rt::gemm_choice(ember_rt::GemmSite{1, 64, 1030, 56, 56, 1, 0, 1, "
+      "1030, 1, 0, ember_rt::GemmTuning{0, 0, 0, -1, 0}})";
+  const std::string b =
+      "ember_rt::gemm_choice(ember_rt::GemmSite{1, 1, 10, 128, 128, 1, 1, 128, "
+      "10, 0, 1, ember_rt::GemmTuning{0, 0, 0, -1, 0}})";
+  auto call = [](const std::string& choice) {
+    return "ember_rt::gemm(g, ctx, ember_rt::NoEpilogue{}, " + choice + ");";
+  };
+  auto units = make_translation_units({call(a), call(b), call(a)}, 2);
+  ASSERT_EQ(units.size(), 2u);
+  const std::string list = "#define EMBER_RT_GEMM_CHOICES ";
+  const size_t at = units[0].find(list);
+  ASSERT_NE(at, std::string::npos) << units[0];
+  const size_t end = units[0].find('\n', at);
+  const std::string line = units[0].substr(at, end - at);
+  EXPECT_TRUE(line == list + a + ", " + b || line == list + b + ", " + a) << line;
+  EXPECT_LT(at, units[0].find("#include \"ember_rt/gemm_erased.h\"")) << units[0];
+  EXPECT_EQ(units[1].find(list), std::string::npos);
+  // Only calls chosen at run time: no list (the definition compiles every path).
+  for (const std::string& u : make_translation_units({"ember_rt::gemm(g, ctx, e);"}, 1))
+    EXPECT_EQ(u.find(list), std::string::npos) << u;
+}
+
 TEST(Codegen, IntegerAndLowPrecisionKernelsRun) {
   // int32 arithmetic wraps like C++ / torch, bfloat16 rounds to nearest even.
   Tensor a = from_values({1, -7, 100, 2147483647.0}, {4}, DType::int32);

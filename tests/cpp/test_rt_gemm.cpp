@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ember_rt/gemm.h"
@@ -421,6 +422,101 @@ TEST(RtGemm, PreparedBUnpacksToTheOriginal) {
     unpack_prepared_b(pb.layout, c.batch, back.data(), p.s.b_batch, p.s.b_k, p.s.b_n);
     EXPECT_EQ(back, p.B) << describe(c);
   }
+}
+
+// The facts a call's path is chosen from, as the generated code passes them (GemmSite).
+GemmSite site_of(const GemmShape& s, const GemmTuning& t) {
+  return GemmSite{s.batch,
+                  s.M,
+                  s.N,
+                  s.K,
+                  s.a_m,
+                  s.a_k,
+                  s.b_k,
+                  s.b_n,
+                  s.c_m,
+                  s.b_rows != nullptr,
+                  s.prepared.data != nullptr,
+                  t};
+}
+
+// A path chosen when the kernel is compiled (gemm_choice) is the one gemm_erased chooses at
+// run time, and gemm with it computes the same bits, for every layout, prepared operands,
+// forced kernels and split K, and any thread count.
+TEST(RtGemm, ChosenPathSameBitsAsRunTimeChoice) {
+  std::vector<std::pair<Case, GemmTuning>> cases;
+  for (const Case& c : all_cases()) cases.push_back({c, GemmTuning{}});
+  GemmTuning split;
+  split.split_k = 3;
+  cases.push_back({Case{1, 64, 64, 4096}, GemmTuning{}});  // automatic split K
+  cases.push_back({Case{2, 33, 65, 129}, split});
+  for (int kernel = 0; kernel < gemm_kernel_count(); ++kernel) {
+    GemmTuning t;
+    t.kernel = kernel;
+    cases.push_back({Case{1, 17, 100, 31}, t});
+  }
+  int prepared_cases = 0;
+  for (int64_t M : {1, 3, 4, 5, 8, 9, 40})
+    for (int split_k : {1, 2}) {
+      GemmTuning t;
+      t.split_k = split_k;
+      cases.push_back({Case{1, M, 70, 300, kRowMajor, kTransposed}, t});
+      ++prepared_cases;
+    }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& [c, t] = cases[i];
+    const bool prepared = i + prepared_cases >= cases.size();
+    for (int threads : {1, 3}) {
+      const LaunchContext ctx = make_ctx(threads);
+      const std::string what =
+          describe(c) + (prepared ? " prepared" : "") + " kernel=" + std::to_string(t.kernel) +
+          " split_k=" + std::to_string(t.split_k) + " threads=" + std::to_string(threads);
+      Problem runtime(c, 5), chosen(c, 5);
+      Prepared pr, pc;
+      if (prepared) {
+        pr = prepare(runtime, t);
+        pc = prepare(chosen, t);
+        runtime.s.prepared = pr.layout;
+        chosen.s.prepared = pc.layout;
+        runtime.s.B = chosen.s.B = nullptr;
+      }
+      const GemmChoice choice = gemm_detail::choose(site_of(chosen.s, t));
+      EXPECT_EQ(choice.path, gemm_detail::choose_path(runtime.s, t)) << what;
+      gemm(runtime.s, &ctx, NoEpilogue{}, t);
+      gemm(chosen.s, &ctx, NoEpilogue{}, choice);
+      runtime.verify(false, what);
+      EXPECT_EQ(chosen.C, runtime.C) << what;
+      EXPECT_NE(gemm_detail::gemm_uses(choice), 0u) << what;
+    }
+  }
+}
+
+// What a module compiles for its calls (gemm_uses), decided while compiling.
+TEST(RtGemm, CompileTimeChoiceNamesOnlyItsPaths) {
+  using namespace gemm_detail;  // NOLINT
+  // x * W^T with one row and W prepared: the 1-row tiles over the prepared panels only.
+  constexpr GemmChoice linear =
+      gemm_choice(GemmSite{1, 1, 10, 128, 128, 1, 1, 128, 10, 0, 1, {0, 0, 0, -1, 0}});
+  static_assert(linear.path == 0 && linear.parts == 1);
+  static_assert(gemm_uses(linear) == kUsesPreparedM1);
+  // The same product with W read in place: the matrix-vector path.
+  constexpr GemmChoice gemv =
+      gemm_choice(GemmSite{1, 1, 10, 128, 128, 1, 1, 128, 10, 0, 0, {0, 0, 0, -1, 0}});
+  static_assert(gemm_uses(gemv) == kUsesGemv);
+  // Dot products for 16 rows of x * W^T.
+  constexpr GemmChoice dot =
+      gemm_choice(GemmSite{1, 16, 100, 64, 64, 1, 1, 64, 100, 0, 0, {0, 0, 0, -1, 0}});
+  static_assert(gemm_uses(dot) == kUsesDot);
+  // An implicit-GEMM convolution (B through a row table): the default packed micro-kernel;
+  // a forced kernel and split K name those instead.
+  constexpr GemmChoice conv =
+      gemm_choice(GemmSite{1, 64, 1030, 56, 56, 1, 0, 1, 1030, 1, 0, {0, 0, 0, -1, 0}});
+  static_assert(gemm_uses(conv) == kUsesKernel0);
+  constexpr int last = kNumKernels - 1;
+  constexpr GemmChoice forced =
+      gemm_choice(GemmSite{1, 64, 1030, 56, 56, 1, 0, 1, 1030, 1, 0, {0, 0, 0, last, 4}});
+  static_assert(gemm_uses(forced) == (kUsesSplitK | (kUsesKernel0 << last)));
+  EXPECT_EQ(forced.parts, 4);
 }
 
 TEST(RtGemm, LargeSquareMultiThreaded) {

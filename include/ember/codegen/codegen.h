@@ -53,6 +53,10 @@ std::string generate_kernel(const ir::Task& task, const std::string& fn_name,
 
 // How a generated kernel calls the GEMM (runtime_include/ember_rt/gemm.h).
 inline constexpr const char* kGemmCall = "ember_rt::gemm(";
+// A call with static sizes passes the facts its path is chosen from, as
+// ember_rt::gemm_choice(ember_rt::GemmSite{...}); define_gemm_once lists them for the
+// definition, which then compiles only the paths those calls take.
+inline constexpr const char* kGemmSite = "ember_rt::GemmSite{";
 
 // Groups kernel definitions into at most `max_units` translation units, each with the
 // includes it needs; the first one also defines ember_module_abi(), ember_rt::kPrepareGemmB
