@@ -18,7 +18,8 @@ inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
                         const GemmTuning& tune) {
 #endif
   if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
-  if (s.K <= 0) {  // empty sum: C = 0, then the epilogue
+  if (s.K <= 0 && s.accumulate) return;  // C += an empty sum
+  if (s.K <= 0) {                        // empty sum: C = 0, then the epilogue
     const double work = static_cast<double>(s.batch) * s.M * s.N;
     parallel_for(ctx, s.batch * s.M, work, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
