@@ -32,6 +32,19 @@ void bind_conv_pool(nb::module_& m) {
       "forces an algorithm ('gemm1x1', 'winograd', 'implicit', 'wide', 'im2col', 'depthwise', "
       "'reduce'); None lets the graph optimizer choose.");
   m.def(
+      "conv2d_weight_grad",
+      [](const Tensor& dy, const Tensor& x, const DimsArg& kernel, const DimsArg& stride,
+         const DimsArg& padding, const DimsArg& dilation, int64_t groups) {
+        return ops::conv2d_weight_grad(dy, x, kernel.dims, stride.dims, padding.dims, dilation.dims,
+                                       groups);
+      },
+      nb::arg("dy"), nb::arg("x"), nb::arg("kernel"), nb::arg("stride") = nb::make_tuple(1, 1),
+      nb::arg("padding") = nb::make_tuple(0, 0), nb::arg("dilation") = nb::make_tuple(1, 1),
+      nb::arg("groups") = 1,
+      "The gradient of conv2d's weight [O, C / groups, KH, KW] (kernel = (KH, KW)) from the "
+      "output's gradient dy [N, O, OH, OW] and the input x [N, C, H, W]. float32 never "
+      "materializes the whole im2col: its scratch is a few MB.");
+  m.def(
       "conv1d",
       [](const Tensor& x, const Tensor& w, const DimsArg& stride, const DimsArg& padding,
          const DimsArg& dilation, int64_t groups, const std::optional<std::string>& algo) {

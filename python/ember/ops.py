@@ -55,6 +55,7 @@ gather = _ops.gather
 op_names = _ops.op_names
 conv2d = _ops.conv2d
 conv1d = _ops.conv1d
+conv2d_weight_grad = _ops.conv2d_weight_grad
 max_pool2d = _ops.max_pool2d
 avg_pool2d = _ops.avg_pool2d
 adaptive_avg_pool2d = _ops.adaptive_avg_pool2d
@@ -132,6 +133,7 @@ __all__ = [
     "concat",
     "conv1d",
     "conv2d",
+    "conv2d_weight_grad",
     "elu",
     "embedding",
     "expand",

@@ -20,6 +20,7 @@
 #define EMBER_RT_GEMM_EXTERN
 #include "gemm.h"
 #include "library.h"
+#include "conv_wgrad.h"  // calls the GEMM
 #include "depthwise.h"
 #include "conv_blocked.h"
 #include "depthwise_blocked.h"

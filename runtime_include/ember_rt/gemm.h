@@ -189,7 +189,8 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
             for (int64_t ir = 0; ir < mlen; ir += MR) {
               const int mv = static_cast<int>(mlen - ir < MR ? mlen - ir : MR);
               float* c = C + (m0 + ir) * s.c_m + n0 + jr;
-              micro_kernel<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv, !first);
+              micro_kernel<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv,
+                                   !first || s.accumulate);
               if (last && epi != nullptr)
                 for (int i = 0; i < mv; ++i)
                   epi(epi_ctx, b, m0 + ir + i, n0 + jr, nv, c + i * s.c_m);
@@ -262,8 +263,8 @@ constexpr int prepared_kernel(const GemmTuning& tune) {
 constexpr int choose_path(const GemmShape& s, const GemmTuning& tune) {
   if (s.prepared.data != nullptr) return prepared_kernel(tune);
   if (tune.kernel >= 0 && tune.kernel < kNumKernels) return tune.kernel;
-  // The matrix-vector and dot-product paths read B's rows b_k apart.
-  const bool b_strided = s.b_rows == nullptr;
+  // The matrix-vector and dot-product paths read B's rows b_k apart, and store C.
+  const bool b_strided = s.b_rows == nullptr && !s.accumulate;
   if (b_strided && (s.M == 1 || s.N == 1) && gemv_applies(s)) return kPathGemv;
   if (b_strided && s.a_k == 1 && s.b_k == 1 && s.M <= kDotMaxM) return kPathDot;
   // Least padding wins: the useful fraction of the computed tiles, preferring the default
@@ -393,7 +394,7 @@ constexpr bool split_pays(const GemmShape& s, const GemmTuning& tune, int path, 
 // The number of K parts for this call (1: no split); it does not depend on the thread count.
 constexpr int64_t split_parts(const GemmShape& s, const GemmTuning& tune, int path) {
   int64_t parts = tune.split_k;
-  if (parts == 1) return 1;
+  if (parts == 1 || s.accumulate) return 1;
   if (parts <= 0) {  // automatic (negative values too)
     const double work = 2.0 * static_cast<double>(s.batch) * s.M * s.N * s.K;
     if (s.K < 2 * kSplitMinPartK || work < 4 * 32768.0) return 1;

@@ -27,6 +27,9 @@ struct GemmShape {
   // b_rows[k]] (K entries; b_k is not read), its columns b_n apart. A convolution reads its
   // (padded) input in place this way (implicit GEMM). Such a B is always packed.
   const int64_t* b_rows = nullptr;
+  // C += A * B instead of C = A * B (a sum computed in parts: a convolution's weight
+  // gradient, chunk by chunk). Takes the packed path, K unsplit; K == 0 leaves C as it is.
+  bool accumulate = false;
 };
 
 // Blocking parameters. 0 (or -1 for kernel) picks the analytic default; any other value is

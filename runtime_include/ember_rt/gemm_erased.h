@@ -51,6 +51,7 @@ inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
                         const GemmTuning& tune) {
 #endif
   if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
+  if (s.K <= 0 && s.accumulate) return;  // C += an empty sum
   if (s.K <= 0) return gemm_empty_sum(s, ctx, epi, epi_ctx);
   const int path = choose_path(s, tune);
   const int64_t parts = split_parts(s, tune, path);
@@ -70,6 +71,7 @@ inline void gemm_chosen(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
     std::abort();
   }
   if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
+  if (s.K <= 0 && s.accumulate) return;  // C += an empty sum
   if (s.K <= 0) return gemm_empty_sum(s, ctx, epi, epi_ctx);
   const GemmTuning tune = site_tuning(c.site);
   if constexpr ((kModuleUses & kUsesSplitK) != 0)

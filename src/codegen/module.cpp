@@ -18,6 +18,8 @@ const char* kPrelude =
     "#include <limits>\n\n";
 
 const char* kGemmDefinition = "#include \"ember_rt/gemm_erased.h\"";
+// Runtime routines built on ember_rt::gemm: a unit that calls one calls the GEMM too.
+const char* const kGemmRoutineCalls[] = {"ember_rt::lib::conv2d_weight_grad("};
 
 bool any_contains(const std::vector<std::string>& texts, const std::string& what) {
   return std::any_of(texts.begin(), texts.end(),
@@ -27,8 +29,9 @@ bool any_contains(const std::vector<std::string>& texts, const std::string& what
 }  // namespace
 
 void define_gemm_once(std::vector<std::string>* units) {
-  if (units->empty() || !any_contains(*units, kGemmCall) || any_contains(*units, kGemmDefinition))
-    return;
+  bool calls = any_contains(*units, kGemmCall);
+  for (const char* routine : kGemmRoutineCalls) calls = calls || any_contains(*units, routine);
+  if (units->empty() || !calls || any_contains(*units, kGemmDefinition)) return;
   // The calls whose path was chosen when they were compiled (kGemmSite): the definition
   // compiles the paths they take (and, for the other calls, all of them).
   const std::string choice = std::string("ember_rt::gemm_choice(") + kGemmSite;

@@ -1,6 +1,8 @@
 // trace_from: symbolic tensors' traces -> FlowGraph.
+#include <algorithm>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "ember/graph/flow_graph.h"
 #include "ember/support/error.h"
@@ -93,16 +95,41 @@ class Tracer {
   std::set<const TraceNode*> done_;
 };
 
+// The number of trace nodes `t` depends on (itself included; 0 for a leaf).
+size_t ancestors(const Tensor& t) {
+  if (!t.trace()) return 0;
+  std::set<const TraceNode*> seen = {t.trace().get()};
+  std::vector<const TraceNode*> stack = {t.trace().get()};
+  while (!stack.empty()) {
+    const TraceNode* tn = stack.back();
+    stack.pop_back();
+    for (const Tensor& in : tn->inputs)
+      if (in.trace() && seen.insert(in.trace().get()).second) stack.push_back(in.trace().get());
+  }
+  return seen.size();
+}
+
 }  // namespace
 
+// The nodes are added output by output, each after its inputs (depth first), the outputs
+// taken from the one that depends on the fewest nodes: an output that needs only part of
+// another's computation (a training backward's weight gradient of a late layer, which needs
+// the gradient chain down to that layer only) is computed as soon as that part is, as eager
+// PyTorch would, so the values it reads are not kept alive until the end. The graph's
+// outputs keep their order.
 FlowGraph trace_from(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs) {
   EMBER_CHECK(!outputs.empty(), "trace_from: no output tensors given");
+  for (const Tensor& t : outputs)
+    EMBER_CHECK(t.defined(), "trace_from: an output tensor is undefined");
   FlowGraph g;
   Tracer tracer(g, inputs, inputs.empty());
-  for (const Tensor& t : outputs) {
-    EMBER_CHECK(t.defined(), "trace_from: an output tensor is undefined");
-    g.outputs.push_back(tracer.value_of(t));
-  }
+  std::vector<size_t> order(outputs.size());
+  std::vector<size_t> size(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) order[i] = i, size[i] = ancestors(outputs[i]);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return size[a] < size[b]; });
+  for (size_t i : order) tracer.value_of(outputs[i]);
+  for (const Tensor& t : outputs) g.outputs.push_back(tracer.value_of(t));
   g.verify();
   return g;
 }

@@ -75,6 +75,7 @@ AttrFields ConvAttrs::fields() const {
                   {"groups", std::to_string(groups)}};
   if (!algo.empty()) f.emplace_back("algo", algo);
   if (out_channels > 0) f.emplace_back("out_channels", std::to_string(out_channels));
+  if (!kernel.empty()) f.emplace_back("kernel", int_list(kernel));
   return f;
 }
 

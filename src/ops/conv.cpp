@@ -57,6 +57,8 @@ Expr conv_out_size(const std::string& op, const Expr& in, int64_t k, int64_t s, 
   return ir::floordiv(in + Expr(2 * p - span), Expr(s)) + Expr(1);
 }
 
+}  // namespace
+
 ConvGeom conv_geom(const std::string& op, int spatial, const TensorType& x, const TensorType& w,
                    const ConvAttrs& a) {
   const std::string shapes = conv_shapes(x, w);
@@ -104,8 +106,6 @@ ConvGeom conv_geom(const std::string& op, int spatial, const TensorType& x, cons
   g.ow = conv_out_size(op, g.w, g.kw, g.sw, g.pw, g.dw, shapes);
   return g;
 }
-
-}  // namespace
 
 Layout conv_block_layout() { return Layout::blocked(isa_float_lanes(isa_from_env())); }
 

@@ -20,6 +20,10 @@ struct ConvGeom {
   Expr oh, ow;  // output
 };
 
+// The geometry of `op` on x and a weight of type w, checked (the error names op).
+ConvGeom conv_geom(const std::string& op, int spatial, const TensorType& x, const TensorType& w,
+                   const ConvAttrs& a);
+
 // Index helpers: conv1d drops the height index.
 Index spatial_index(const ConvGeom& g, Expr a, Expr b, Expr hi, Expr wi);
 // 0 <= i < hi as a bool expression.

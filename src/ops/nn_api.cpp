@@ -73,6 +73,19 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stri
   return conv("conv2d", 2, x, w, stride, padding, dilation, groups, algo);
 }
 
+Tensor conv2d_weight_grad(const Tensor& dy, const Tensor& x, const std::vector<int64_t>& kernel,
+                          const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                          const std::vector<int64_t>& dilation, int64_t groups) {
+  const std::string op = "conv2d_weight_grad";
+  ConvAttrs a;
+  a.kernel = per_dim(op, "kernel", kernel, 2);
+  a.stride = per_dim(op, "stride", stride, 2);
+  a.padding = per_dim(op, "padding", padding, 2);
+  a.dilation = per_dim(op, "dilation", dilation, 2);
+  a.groups = groups;
+  return apply1(op, {dy, x}, a);
+}
+
 Tensor conv1d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride,
               const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation,
               int64_t groups, const std::string& algo) {

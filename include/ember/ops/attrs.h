@@ -89,6 +89,9 @@ struct ConvAttrs {
   // conv2d_blocked only: the output channels O (its prepared weight holds ceil(O / b) blocks
   // of b, so O is not in its shape); 0 elsewhere.
   int64_t out_channels = 0;
+  // conv2d_weight_grad only: the weight's kernel size (KH, KW), which its inputs (the output's
+  // gradient and the convolution's input) do not determine; empty elsewhere.
+  std::vector<int64_t> kernel;
   AttrFields fields() const;
   bool operator==(const ConvAttrs&) const = default;
 };

@@ -22,6 +22,15 @@ namespace ember::ops {
 Tensor conv2d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride = {1},
               const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1},
               int64_t groups = 1, const std::string& algo = "");
+// The gradient of conv2d's weight: dy [N, O, OH, OW] (the output's gradient) and x [N, C, H,
+// W] (the input) -> dw [O, C / groups, KH, KW], dw[o, c, kh, kw] = sum over n, oh, ow of
+// dy[n, o, oh, ow] * x[n, group(o) * C / groups + c, oh * sh - ph + kh * dh, ow * sw - pw + kw *
+// dw]. `kernel` is (KH, KW). float32 is computed by a routine whose scratch is a few MB (the
+// input's windows a chunk of output rows at a time), never the whole im2col.
+Tensor conv2d_weight_grad(const Tensor& dy, const Tensor& x, const std::vector<int64_t>& kernel,
+                          const std::vector<int64_t>& stride = {1},
+                          const std::vector<int64_t>& padding = {0},
+                          const std::vector<int64_t>& dilation = {1}, int64_t groups = 1);
 // x [N, C, L] (*) w [O, C / groups, K] -> [N, O, OL].
 Tensor conv1d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stride = {1},
               const std::vector<int64_t>& padding = {0}, const std::vector<int64_t>& dilation = {1},

@@ -3,9 +3,11 @@ see ember.torch.training) that torch's core ATen decompositions leave whole:
 
 - ``convolution_backward``: the input's gradient is the transposed convolution of the
   output's gradient (spatial_conv.conv_transpose, output_padding chosen to give back the
-  input's size); the weight's gradient one batched matrix product per group of the output's
-  gradient and the input's im2col windows (spatial.unfold), summed over the batch inside
-  the product; the bias's gradient a sum;
+  input's size); the weight's gradient, in float32, ember's ``conv2d_weight_grad`` (a GEMM
+  over chunks of output rows, whose scratch is a few MB), else (and for depthwise
+  convolutions) one batched matrix product per group of the output's gradient and the
+  input's im2col windows (spatial.unfold), summed over the batch inside the product; the
+  bias's gradient a sum;
 - ``max_pool2d_with_indices_backward``: the output's gradient added at the indices the
   forward returned (a scatter-add into each plane);
 - ``avg_pool2d_backward`` and ``_adaptive_avg_pool2d_backward``: each output's gradient,
@@ -36,6 +38,7 @@ from ember.torch.converters.common import (
     shape_of,
     static_int,
     unsupported,
+    zeros_in_graph,
 )
 from ember.torch.converters.composite_math import int_constant
 from ember.torch.registry import HIGH, builtin_registrations, register_function
@@ -81,12 +84,18 @@ def convolution_backward(grad_output: Any, input: Any, weight: Any, bias_sizes: 
 
 def _conv_weight_grad(grad_output: Any, input: Any, weight: Any, k: int, kernel: list[int],
                       s: list[int], p: list[int], d: list[int], g: int) -> Any:
-    """dW[o, c, kk] = sum over n, l of dY[n, o, l] * im2col(X)[n, c * K + kk, l], for each
-    group one matrix product [O/g, N*L] @ [N*L, C/g*K]."""
+    """dW[o, c, kk] = sum over n, l of dY[n, o, l] * im2col(X)[n, c * K + kk, l]. float32
+    (but depthwise): ember's conv2d_weight_grad, whose scratch is a few MB (the windows of a
+    chunk of output rows at a time); otherwise, for each group one matrix product
+    [O/g, N*L] @ [N*L, C/g*K] on the whole im2col."""
     x, dy = input, grad_output
     if k == 1:  # as a 2-d convolution of height 1
         x, dy = ops.unsqueeze(x, [2]), ops.unsqueeze(dy, [2])
         kernel, s, p, d = [1] + kernel, [1] + s, [0] + p, [1] + d
+    depthwise = g > 1 and static_int(weight.shape[1], "a weight size") == 1
+    if dtype_name(x) == "float32" and not depthwise:
+        dw = ops.conv2d_weight_grad(dy, x, kernel, s, p, d, g)
+        return ops.reshape(dw, shape_of(weight)) if k == 1 else dw
     cols = spatial.unfold(x, kernel, d, p, s)  # [N, C*K, L]
     o = static_int(weight.shape[0], "a weight size")
     cg_k = static_int(weight.shape[1], "a weight size") * math.prod(kernel)
@@ -108,7 +117,7 @@ def max_pool2d_with_indices_backward(grad_output: Any, self: Any, kernel_size: A
         raise unsupported(f"max_pool2d_with_indices_backward of a rank-{rank(self)} input")
     src = ops.reshape(grad_output, [-1, _plane_size(grad_output)])
     index = ops.reshape(indices, [-1, _plane_size(indices)])
-    zeros = ops.full([src.shape[0], _plane_size(self)], 0.0, dtype_name(self))
+    zeros = zeros_in_graph(src, [src.shape[0], _plane_size(self)], dtype_name(self))
     out = scatters._scatter(zeros, 1, index, src, "sum")
     return ops.reshape(out, shape_of(self))
 
@@ -129,7 +138,7 @@ def _windows_backward(grad_output: Any, self: Any, table: torch.Tensor,
     rows = dy.shape[0]
     src = ops.reshape(ops.expand(dy, [rows, o, kk]), [rows, o * kk])
     index = ops.expand(int_constant(table.reshape(1, o * kk)), [rows, o * kk])
-    zeros = ops.full([rows, plane + 1], 0.0, dt)
+    zeros = zeros_in_graph(src, [rows, plane + 1], dt)
     out = scatters._scatter(zeros, 1, index, src, "sum")
     out = ops.slice(out, [1], [0], [plane], [1])
     return ops.reshape(out, shape_of(self))

@@ -211,6 +211,19 @@ def full(shape: Sequence[Any], value: Any, dtype: str) -> Any:
     return ops.full(dims, value, dtype)
 
 
+def zeros_in_graph(anchor: Any, shape: Sequence[Any], dtype: str) -> Any:
+    """Zeros of a static `shape` computed in the graph being traced, not held as a constant:
+    ember runs an operator whose inputs are all concrete at once, so `full` of a static shape
+    is a tensor the compiled graph keeps between calls (a training backward's zero fills
+    would stay resident). Made from one element of `anchor`, a traced tensor with at least
+    one element, compared with itself (`less`: false for every value, NaN included), cast to
+    `dtype` and broadcast: fused into the kernel that reads it, or an intermediate of the
+    workspace."""
+    first = ops.slice(ops.reshape(anchor, [-1]), [0], [0], [1], [1])
+    zero = ops.cast(ops.less(first, first), dtype)
+    return ops.expand(ops.reshape(zero, [1] * len(shape)), list(shape))
+
+
 def transposed_constant(w: Any) -> Any:
     """w with its last two dimensions swapped: computed once at compile time for a constant
     (weights), traced otherwise."""

@@ -28,6 +28,7 @@ from ember.torch.converters.common import (
     shape_of,
     static_int,
     unsupported,
+    zeros_in_graph,
 )
 from ember.torch.converters.composite_math import int_constant, take
 from ember.torch.converters.functions import register
@@ -154,7 +155,7 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
                 n = shape[ax]
                 z = ops.unsqueeze(x, [ax + 1])
                 zshape = shape[:ax + 1] + [st - 1] + shape[ax + 1:]
-                z = ops.concat([z, full(zshape, 0.0, dt)], ax + 1)
+                z = ops.concat([z, zeros_in_graph(x, zshape, dt)], ax + 1)
                 shape[ax] = n * st
                 x = ops.slice(ops.reshape(z, shape), [ax], [0], [(n - 1) * st + 1], [1])
         y = _conv_nd(x, _flipped_transposed(weight, g), (1,) * k,
@@ -172,7 +173,7 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
         if extra > 0:
             shape = shape_of(y)
             shape[ax] = extra
-            y = ops.concat([y, full(shape, 0.0, dt)], ax)
+            y = ops.concat([y, zeros_in_graph(y, shape, dt)], ax)
     y = _bias(y, bias)
     return ops.squeeze(y, [0]) if unbatched else y
 
