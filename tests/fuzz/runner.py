@@ -26,6 +26,7 @@ class Worker:
         path = [str(ROOT)] + [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
         self.env["PYTHONPATH"] = os.pathsep.join(path)
         self.proc: subprocess.Popen[str] | None = None
+        self.pump: threading.Thread | None = None
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr: IO[str] | None = None
 
@@ -43,7 +44,8 @@ class Worker:
                 lines.put(line)
             lines.put(None)
 
-        threading.Thread(target=pump, daemon=True).start()
+        self.pump = threading.Thread(target=pump, daemon=True)
+        self.pump.start()
         self.proc = proc
         return proc
 
@@ -55,10 +57,21 @@ class Worker:
         return self.stderr.read()[-3000:]
 
     def stop(self) -> None:
+        """Ends the worker and closes its pipes (an unclosed pipe is a ResourceWarning when the
+        Popen is collected, which pytest reports as an error of whichever test is running)."""
         if self.proc is not None:
             if self.proc.poll() is None:
                 self.proc.kill()
             self.proc.wait()
+            if self.pump is not None:  # it reads stdout until the end the kill brings
+                self.pump.join(timeout=10)
+                self.pump = None
+            for stream in (self.proc.stdin, self.proc.stdout):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except OSError:  # a write the worker never read: the pipe is broken
+                    pass
             self.proc = None
         if self.stderr is not None:
             self.stderr.close()
