@@ -36,7 +36,12 @@ std::string infer_error(const std::string& op, std::vector<TensorType> in, OpAtt
 
 ConvAttrs conv(std::vector<int64_t> stride, std::vector<int64_t> pad, std::vector<int64_t> dil,
                int64_t groups = 1) {
-  return ConvAttrs{std::move(stride), std::move(pad), std::move(dil), groups, ""};
+  ConvAttrs a;
+  a.stride = std::move(stride);
+  a.padding = std::move(pad);
+  a.dilation = std::move(dil);
+  a.groups = groups;
+  return a;
 }
 
 PoolAttrs pool(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,
