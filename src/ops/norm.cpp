@@ -1,8 +1,11 @@
 // Normalizations (NormAttrs): layer_norm, a composite of two reductions and a normalizing
-// stage, and batch_norm in inference form (running statistics), an elementwise operator.
+// stage, and batch_norm in inference form (running statistics), an elementwise operator;
+// scale_shift, the form batch_norm takes when constant folding folds its parameters.
 //
 // The optional weight and bias are inputs that follow the required ones, in that order;
 // NormAttrs says which are present.
+#include <cmath>
+#include <optional>
 #include <string>
 
 #include "common.h"
@@ -126,6 +129,8 @@ ir::Task lower_layer_norm(const std::vector<TensorType>& in, const std::vector<T
 }
 
 // ---- batch_norm ----
+// With constant float32 parameters, constant folding turns it into scale_shift
+// (fold_batch_norm, below).
 
 std::vector<TensorType> infer_batch_norm(const std::vector<TensorType>& in, const OpAttrs& attrs) {
   const std::string op = "batch_norm";
@@ -165,7 +170,84 @@ Expr compute_batch_norm(const ComputeArgs& args) {
                  args.output.dtype);
 }
 
+// ---- scale_shift: batch norm with its parameters folded ----
+
+// x [N, C, ...], scale [C], shift [C] -> x * scale[c] + shift[c] (what batch_norm's
+// fold_parameters gives when its parameters are constants).
+std::vector<TensorType> infer_scale_shift(const std::vector<TensorType>& in, const OpAttrs&) {
+  const std::string op = "scale_shift";
+  check_arity(op, in, 3);
+  const TensorType& x = in[0];
+  check_float(op, x);
+  EMBER_CHECK(x.rank() >= 2, op << ": expected an input [N, C, ...], got " << x.str());
+  for (size_t i = 1; i < 3; ++i) {
+    check_same_dtype(op, x, in[i]);
+    EMBER_CHECK(in[i].rank() == 1 && same_dim(in[i].shape[0], x.shape[1]),
+                op << ": " << (i == 1 ? "scale " : "shift ") << in[i].str()
+                   << " must be 1-d with one entry per channel (dimension 1 of " << x.str() << ")");
+  }
+  return {TensorType{x.dtype, x.shape, common_device(op, in)}};
+}
+
+Expr compute_scale_shift(const ComputeArgs& args) {
+  const Index c = {args.idx.at(1)};
+  const Expr x = to_compute(args.load(0, args.idx));
+  const Expr y =
+      ir::binary(BinaryOp::Add, ir::binary(BinaryOp::Mul, x, to_compute(args.load(1, c))),
+                 to_compute(args.load(2, c)));
+  return cast_to(y, args.output.dtype);
+}
+
+// batch_norm on constant float32 parameters: alpha and beta of compute_batch_norm computed
+// once, in the same float32 operations, so the kernel computes x * alpha + beta as before
+// without a square root and a division per element.
+std::optional<ParameterFold> fold_batch_norm(const std::vector<TensorType>& in,
+                                             const std::vector<Tensor>& constants,
+                                             const OpAttrs& attrs) {
+  const NormAttrs& a = attrs_as<NormAttrs>(attrs);
+  if (in.size() < 3 || in[0].dtype != DType::float32) return std::nullopt;
+  for (size_t i = 1; i < in.size(); ++i)
+    if (!constants[i].defined() || constants[i].dtype() != DType::float32 ||
+        constants[i].data() == nullptr)
+      return std::nullopt;
+  const int64_t C = constants[1].numel();
+  auto param = [&](size_t i) { return constants[i].data_as<const float>(); };
+  const float* mean = param(1);
+  const float* var = param(2);
+  const float* weight = a.has_weight ? param(3) : nullptr;
+  const float* bias = a.has_bias ? param(a.has_weight ? 4 : 3) : nullptr;
+  Tensor scale = Tensor::empty({C}, DType::float32);
+  Tensor shift = Tensor::empty({C}, DType::float32);
+  float* sc = scale.data_as<float>();
+  float* sh = shift.data_as<float>();
+  const auto eps = static_cast<float>(a.eps);
+  for (int64_t c = 0; c < C; ++c) {
+    float alpha = 1.0f / std::sqrt(var[c] + eps);
+    if (weight) alpha *= weight[c];
+    sc[c] = alpha;
+    sh[c] = (bias ? bias[c] : 0.0f) - mean[c] * alpha;
+  }
+  ParameterFold f;
+  f.op = find_op_def("scale_shift");
+  f.attrs = NoAttrs{};
+  f.from = {0, -1, -1};
+  f.constants = {Tensor{}, scale, shift};
+  f.names = {"", "scale", "shift"};
+  return f;
+}
+
 }  // namespace
+
+EMBER_REGISTER_OP {
+  OpDef d;
+  d.name = "scale_shift";
+  d.title = "ScaleShift";
+  d.kind = OpKind::Elementwise;
+  d.num_inputs = 3;
+  d.infer = infer_scale_shift;
+  d.compute = compute_scale_shift;
+  return d;
+}
 
 EMBER_REGISTER_OP {
   OpDef d;
@@ -186,6 +268,7 @@ EMBER_REGISTER_OP {
   d.num_inputs = -1;
   d.infer = infer_batch_norm;
   d.compute = compute_batch_norm;
+  d.fold_parameters = fold_batch_norm;
   return d;
 }
 

@@ -381,6 +381,46 @@ def test_batch_norm() -> None:
     run_cases(cases)
 
 
+@pytest.mark.parametrize("affine", ["weight and bias", "weight", "none"])
+def test_batch_norm_constant_parameters_fold_to_scale_shift(affine: str) -> None:
+    """Constant float32 parameters fold into one scale and one shift per channel at build
+    time (the graph shows ScaleShift, no BatchNorm); the values still match torch in float64.
+    With the statistics as inputs of the graph, or in float64, the node stays BatchNorm."""
+    x = randn(2, 5, 6, 3)
+    mean, var = randn(5, seed=1), torch.rand(5, generator=torch.Generator().manual_seed(4)) + 0.1
+    w = randn(5, seed=2) if affine != "none" else None
+    b = randn(5, seed=3) if affine == "weight and bias" else None
+    eps = 1e-3
+
+    def want(t: torch.Tensor) -> torch.Tensor:
+        dbl = [None if p is None else p.double() for p in (mean, var, w, b)]
+        return F.batch_norm(t.double(), *dbl[:2], *dbl[2:], training=False, eps=eps)
+
+    params = [ember.from_torch(p) for p in (mean, var, w, b) if p is not None]
+    xs = ember.symbol(list(x.shape))
+    graph = ember.graph.optimize(ember.trace_from([ops.batch_norm(xs, *params, eps=eps)], [xs]))
+    assert "ScaleShift" in str(graph) and "BatchNorm" not in str(graph), str(graph)
+    got = graph.build().run([ember.from_torch(x)])[0].torch().double()
+    assert (got - want(x)).abs().max().item() <= 1e-5 * want(x).abs().max().item()
+
+    # Statistics given as graph inputs: nothing to fold, same values.
+    syms = [ember.symbol([5]) for _ in params]
+    kept = ember.graph.optimize(ember.trace_from([ops.batch_norm(xs, *syms, eps=eps)],
+                                                 [xs, *syms]))
+    assert "BatchNorm" in str(kept) and "ScaleShift" not in str(kept)
+    got = kept.build().run([ember.from_torch(x), *params])[0].torch().double()
+    assert (got - want(x)).abs().max().item() <= 1e-5 * want(x).abs().max().item()
+
+    # float64 parameters are left as they are.
+    x64 = x.double()
+    p64 = [ember.from_torch(p.double()) for p in (mean, var, w, b) if p is not None]
+    xs64 = ember.symbol(list(x.shape), dtype=torch.float64)
+    g64 = ember.graph.optimize(ember.trace_from([ops.batch_norm(xs64, *p64, eps=eps)], [xs64]))
+    assert "BatchNorm" in str(g64)
+    got = g64.build().run([ember.from_torch(x64)])[0].torch()
+    assert (got - want(x)).abs().max().item() <= 1e-12 * want(x).abs().max().item()
+
+
 # ---- factories (imperative: they have no inputs to trace from) ----
 
 

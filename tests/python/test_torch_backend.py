@@ -485,6 +485,24 @@ def test_weights_updated_in_place_are_seen():
         assert_same(compiled(x), model(x))
 
 
+def test_batch_norm_statistics_updated_in_place_are_seen():
+    """Batch norm's constant statistics fold into a scale and a shift at build time: an
+    in-place update of running_var, running_mean or the affine weight must still be seen."""
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()).eval()
+    with torch.no_grad():
+        model[1].running_var.uniform_(0.5, 2.0)
+        model[1].running_mean.normal_()
+    compiled = torch.compile(model, backend="ember")
+    x = torch.randn(2, 3, 9, 9)
+    with torch.no_grad():
+        assert_same(compiled(x), model(x))
+        model[1].running_var.mul_(3)
+        assert_same(compiled(x), model(x))
+        model[1].running_mean.add_(0.5)
+        model[1].weight.mul_(-2)
+        assert_same(compiled(x), model(x))
+
+
 def test_reset_clears_caches():
     ember.torch.dynamo_config.dryrun()
     compile_and_run(lambda a: a + 1, torch.randn(2))

@@ -131,6 +131,24 @@ struct AlgorithmChoice {
 using ChooseAlgorithmFn = std::function<std::vector<AlgorithmChoice>(
     const std::vector<TensorType>& in, const OpAttrs& attrs, const std::vector<bool>& constant)>;
 
+// What a node becomes when some of its inputs are constants that combine into fewer values
+// (OpDef::fold_parameters): batch norm's running statistics, weight and bias become one
+// scale and one shift per channel.
+struct ParameterFold {
+  const OpDef* op = nullptr;  // the operator the node becomes (same output types)
+  OpAttrs attrs;
+  // Per input of the new node: the index of an input of the old node, or -1 for the new
+  // constant at the same position of `constants`.
+  std::vector<int> from;
+  std::vector<Tensor> constants;
+  std::vector<std::string> names;  // per new constant: what it is ("scale"), for its name
+};
+
+// Given a node's input types, its constant inputs (an undefined Tensor where an input is not
+// a constant) and its attributes: the cheaper form, or nothing to keep the node as it is.
+using FoldParametersFn = std::function<std::optional<ParameterFold>(
+    const std::vector<TensorType>& in, const std::vector<Tensor>& constants, const OpAttrs& attrs)>;
+
 struct OpDef {
   std::string name;   // "add": the key of the registry and the name in ember.ops
   std::string title;  // "Add": as printed in graphs
@@ -154,6 +172,10 @@ struct OpDef {
   // records the result as a prepared constant of its input (ExecPlan::prepared), so that
   // a saved model stores whichever form is smaller.
   std::optional<Preparation> constant_preparation;
+  // Set by an operator whose parameter inputs, when constants, fold into fewer values that
+  // its kernels then read instead of recomputing them for every element (ParameterFold).
+  // Constant folding asks it, so the graph shows the folded form.
+  FoldParametersFn fold_parameters;
 
   // What passes ask about this operator: its declared traits, else its kind's defaults.
   OpTraits traits() const { return declared_traits.value_or(default_traits(kind)); }
