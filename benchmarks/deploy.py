@@ -5,6 +5,7 @@ fresh processes; print file size against the model's weights and load time.
     python benchmarks/deploy.py [--models a,b] [--small] [--loads N] [--run-saved PATH]
                                 [--json out.json]
     python benchmarks/deploy.py --latency [--models a,b] [--threads N]
+    python benchmarks/deploy.py --onnx [--models a,b] [--small]
 
 For every model: compile (wall time), save, then N fresh Python processes each time
 ``ember.load`` (and the first run after it) and write their outputs; the outputs must equal
@@ -18,6 +19,13 @@ one process (benchmarks/harness.py): torch.compile(backend="ember"), the saved m
 with ember.load, and the model exported with torch.onnx.export and compiled by
 ember.compile (what `ember compile` / `ember bench` run). Ratios are against
 torch.compile's latency (above 1: slower).
+
+With --onnx: every model exported with torch.onnx.export (the TorchScript exporter, as
+--latency and `ember compile` users get it) is imported and built by ember.compile and run
+beside onnxruntime's CPU session of the same file and eager PyTorch, on the example inputs;
+it prints the largest error of each output relative to the reference's largest magnitude
+(max |ember - ref| / max |ref|; the goal is 1e-4 against onnxruntime) and exits 1 when a
+model misses it.
 """
 
 from __future__ import annotations
@@ -150,6 +158,72 @@ def latency(name: str, work: Path, rounds: int, small: bool) -> dict[str, Any]:
     return row
 
 
+def _rel_err(got: np.ndarray, ref: np.ndarray) -> float:
+    """max |got - ref| / max |ref| (integers and booleans: 0 when equal, else 1)."""
+    ref = np.asarray(ref)
+    if ref.dtype == bool or ref.dtype.kind in "iu":
+        return 0.0 if np.array_equal(got, ref) else 1.0
+    if not ref.size:
+        return 0.0
+    scale = max(float(np.max(np.abs(ref))), 1e-30)
+    return float(np.max(np.abs(np.asarray(got, np.float64) - ref))) / scale
+
+
+ONNX_TOL = 1e-4
+
+
+def onnx_accuracy(name: str, work: Path, small: bool) -> dict[str, Any]:
+    import onnxruntime as ort
+
+    spec = MODELS[name]
+    model, inputs = spec.build(small=small), spec.example_inputs(small=small)
+    path = work / f"{name}.onnx"
+    with torch.no_grad():
+        torch.onnx.export(model, inputs, str(path), dynamo=False)
+        eager = model(*inputs)
+    eager_flat = [eager] if isinstance(eager, torch.Tensor) else list(eager)
+    t = time.perf_counter()
+    compiled = ember.compile(path, options={"progress": False})
+    compile_s = time.perf_counter() - t
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    # The exporter may drop an input the model never reads: feed the ones the file names.
+    by_name = dict(zip((f.name for f in compiled.inputs), (x.numpy() for x in inputs),
+                       strict=False))
+    feeds = {i.name: by_name[i.name] for i in sess.get_inputs()}
+    ref = sess.run(None, feeds)
+    got = compiled.run([by_name[s.name] for s in compiled.inputs])
+    if not len(got) == len(ref) == len(eager_flat):
+        raise RuntimeError(f"{len(got)} outputs, onnxruntime {len(ref)}, eager {len(eager_flat)}")
+    return {
+        "model": name,
+        "onnx_mib": path.stat().st_size / (1 << 20),
+        "compile_s": compile_s,
+        "vs_ort": max(_rel_err(g, r) for g, r in zip(got, ref, strict=True)),
+        "vs_eager": max(_rel_err(g, e.numpy()) for g, e in zip(got, eager_flat, strict=True)),
+        "ort_vs_eager": max(_rel_err(r, e.numpy()) for r, e in zip(ref, eager_flat,
+                                                                       strict=True)),
+    }
+
+
+def _onnx_main(args: argparse.Namespace) -> int:
+    print("| model | ONNX MiB | ember.compile s | ember vs onnxruntime | ember vs eager "
+          "| onnxruntime vs eager |")
+    print("|---|---|---|---|---|---|")
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="ember-deploy-") as d:
+        for name in args.models.split(","):
+            try:
+                r = onnx_accuracy(name, Path(d), args.small)
+            except Exception as e:  # one model's failure is a row, not the end of the run
+                print(f"| {name} | error: {type(e).__name__}: {str(e)[:200]} |", flush=True)
+                ok = False
+                continue
+            ok = ok and r["vs_ort"] <= ONNX_TOL
+            print(f"| {name} | {r['onnx_mib']:.1f} | {r['compile_s']:.1f} | {r['vs_ort']:.1e} "
+                  f"| {r['vs_eager']:.1e} | {r['ort_vs_eager']:.1e} |", flush=True)
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(MODELS))
@@ -161,9 +235,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="compare the latency of the three ways to run a model (see above)")
     p.add_argument("--rounds", type=int, default=7, help="--latency: interleaved rounds")
     p.add_argument("--threads", type=int, default=0, help="--latency: threads (0: all)")
+    p.add_argument("--onnx", action="store_true",
+                   help="check ember.compile of each model's ONNX export against onnxruntime")
     args = p.parse_args(argv)
     if args.latency:
         return _latency_main(args)
+    if args.onnx:
+        return _onnx_main(args)
     results = []
     with tempfile.TemporaryDirectory(prefix="ember-deploy-") as d:
         for name in args.models.split(","):

@@ -110,3 +110,25 @@ def test_export_falls_back_to_torchscript(tmp_path: Path, monkeypatch: pytest.Mo
     assert info["exporter"] == "torchscript"
     assert info["dynamo_error"] == "RuntimeError: dynamo exporter broke"
     assert (tmp_path / "m.onnx").stat().st_size > 0
+
+
+def test_deploy_onnx_mode_checks_against_onnxruntime(tmp_path: Path) -> None:
+    """benchmarks/deploy.py --onnx: the export built by ember.compile agrees with onnxruntime
+    and eager (the row's errors are measured, not assumed), and the exit status says whether
+    every model met the 1e-4 goal."""
+    pytest.importorskip("onnxruntime")
+    from benchmarks import deploy
+
+    r = deploy.onnx_accuracy("conv1d_net", tmp_path, small=True)
+    assert 0.0 <= r["vs_ort"] <= deploy.ONNX_TOL
+    assert r["vs_eager"] <= deploy.ONNX_TOL and r["ort_vs_eager"] <= deploy.ONNX_TOL
+    # The measure sees a difference of the size it reports.
+    ref = torch.randn(50).numpy()
+    bad = ref.copy()
+    bad[7] += 2e-3 * float(abs(ref).max())
+    assert deploy._rel_err(bad, ref) == pytest.approx(2e-3, rel=1e-3)
+    argv = [sys.executable, str(REPO / "benchmarks" / "deploy.py"), "--onnx", "--small",
+            "--models", "mlp"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert any(line.startswith("| mlp | ") for line in proc.stdout.splitlines())
