@@ -302,3 +302,41 @@ def test_blocked_file_is_not_rebuilt_for_another_block(tmp_path, monkeypatch):
     monkeypatch.setenv("EMBER_ISA", "scalar")
     with pytest.raises(ember.ArtifactError, match=r"layout nChw\d+c .* cannot read"):
         ember.load(path)
+
+
+# ---- how a loaded file is held in memory -------------------------------------------------------
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/smaps"), reason="Linux only")
+def test_loaded_weights_are_the_page_cache_not_a_private_copy(tmp_path):
+    """ember.load maps the file's pages (shared with the page cache and other processes)
+    instead of copying them: after a load and a run, the mapping's anonymous (copied) memory
+    is a small part of it. (MAP_POPULATE on the writable private mapping copied every page.)"""
+    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(),
+                                torch.nn.Linear(1024, 512)).eval()
+    path = tmp_path / "mlp.ember"
+    x = torch.randn(4, 512)
+    compiled = ember.compile(model, (x,), options=QUIET)
+    compiled.save(path)
+    expected = compiled(x).numpy()
+    np.save(tmp_path / "x.npy", x.numpy())
+    out = run_python(f"""
+        import numpy as np, ember
+        m = ember.load({str(path)!r})
+        y = m.run([np.load({str(tmp_path / 'x.npy')!r})])[0]
+        np.save({str(tmp_path / 'y.npy')!r}, y)
+        size = anon = 0
+        inside = False
+        for line in open("/proc/self/smaps"):
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5:  # a mapping's first line
+                inside = line.rstrip().endswith({str(path)!r})
+            elif inside and head[0] == "Size:":
+                size += int(head[1])
+            elif inside and head[0] == "Anonymous:":
+                anon += int(head[1])
+        print(size, anon)
+    """)
+    size_kb, anon_kb = (int(v) for v in out.split())
+    assert np.array_equal(np.load(tmp_path / "y.npy"), expected)
+    weights_kb = sum(p.numel() * 4 for p in model.parameters()) // 1024
+    assert size_kb >= weights_kb  # the file is mapped, weights included
+    assert anon_kb <= 0.1 * size_kb, (size_kb, anon_kb)
