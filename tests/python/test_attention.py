@@ -196,6 +196,32 @@ def test_rewrite_on_traced_graph_matches_numpy() -> None:
     np.testing.assert_allclose(got.numpy(), want, atol=1e-5, rtol=1e-4)
 
 
+def test_rewrite_takes_a_key_transposed_from_another_order() -> None:
+    """k^T made by one permute from [B, S, H, E] to [B, H, E, S] (as ONNX exports write
+    GPT-2's attention), with GPT-2's causal where(drop, fill, s): still one attention, its k a
+    permute of its own, the values those of the written-out graph."""
+    b, s_len, h, e = 2, 7, 3, 8
+    drop = ember.asarray(np.triu(np.ones((1, 1, s_len, s_len), bool), 1))
+
+    def build(q: ember.Tensor, k: ember.Tensor, v: ember.Tensor) -> ember.Tensor:
+        kt = E.permute(k, [0, 2, 3, 1])  # [B, S, H, E] -> [B, H, E, S]
+        scores = E.where(drop, float("-inf"), E.matmul(q, kt) * 0.25)
+        return E.matmul(E.softmax(scores, 3), v)
+
+    shapes = [[b, h, s_len, e], [b, s_len, h, e], [b, h, s_len, e]]
+    graph, _ = _traced(build, shapes)
+    opt = ember.graph.optimize(graph)
+    text = str(opt)
+    assert "Attention(" in text and "causal=True" in text and "Softmax" not in text, text
+    args = [ember.asarray(np.random.default_rng(i).standard_normal(sh).astype(np.float32))
+            for i, sh in enumerate(shapes)]
+    got = opt.build().run(args)[0].numpy()
+    q, k, v = (a.numpy() for a in args)
+    causal = np.where(np.triu(np.ones((s_len, s_len), bool), 1), -np.inf, 0.0)
+    want = _np_attention(q, np.transpose(k, (0, 2, 1, 3)), v, 0.25, causal)
+    np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-4)
+
+
 def test_rewrite_of_fully_masked_row_gives_nan_as_softmax() -> None:
     keep = ember.asarray(np.array([[False] * 4, [True] * 4, [True, False, True, False]]))
 

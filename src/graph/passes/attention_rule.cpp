@@ -1,6 +1,7 @@
 // The rewrite rule for attention written out (the `attention` operator, src/ops/attention.cpp):
 //
-//   s = matmul(q, permute(k, last two swapped))      or matmul_nt(q, k)
+//   s = matmul(q, permute(k, last two swapped))      or matmul_nt(q, k); k may itself be a
+//                                                     permute of the permute's input
 //   s = s * c, s / c                                  constant scalars c > 0, any number, anywhere
 //   s = s + mask                                      float32, after every scale
 //     or s = where(keep, s, fill), where(drop, fill, s)   fill a constant scalar
@@ -161,16 +162,30 @@ std::optional<RuleMatch> match_attention(const FlowGraph& g,
   const Node& pn = g.nodes[static_cast<size_t>(product)];
   const int q = pn.inputs[0];
   int k = pn.inputs[1];
-  if (pn.op == matmul) {  // k^T must be k with its last two dimensions swapped
+  // k^T = permute(src, dims): k is permute(src, k_dims), dims with its last two swapped
+  // (the identity when src is k: the permute only swapped them; else, as ONNX exports write
+  // it, one permute from [B, S, H, E] straight to [B, H, E, S], and k becomes a permute of
+  // its own).
+  std::vector<int64_t> k_dims;
+  if (pn.op == matmul) {
     const int kt = producers[static_cast<size_t>(k)];
     if (kt < 0 || g.nodes[static_cast<size_t>(kt)].op != permute) return std::nullopt;
-    const std::vector<int64_t>& dims =
-        attrs_as<DimsAttrs>(g.nodes[static_cast<size_t>(kt)].attrs).dims;
-    const int64_t r = static_cast<int64_t>(dims.size());
-    if (r < 2 || dims[r - 2] != r - 1 || dims[r - 1] != r - 2) return std::nullopt;
-    for (int64_t d = 0; d + 2 < r; ++d)
-      if (dims[d] != d) return std::nullopt;
+    k_dims = attrs_as<DimsAttrs>(g.nodes[static_cast<size_t>(kt)].attrs).dims;
+    const size_t r = k_dims.size();
+    if (r < 2) return std::nullopt;
+    std::swap(k_dims[r - 2], k_dims[r - 1]);
+    bool identity = true;
+    for (size_t d = 0; d < r; ++d) identity = identity && k_dims[d] == static_cast<int64_t>(d);
+    if (identity) k_dims.clear();
     k = g.nodes[static_cast<size_t>(kt)].inputs[0];  // the permute stays if others read it
+  }
+  TensorType k_type = g.values[k];
+  if (!k_dims.empty()) {
+    try {
+      k_type = permute->infer_types({k_type}, DimsAttrs{k_dims}).at(0);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
   }
 
   AttentionAttrs a;
@@ -192,7 +207,7 @@ std::optional<RuleMatch> match_attention(const FlowGraph& g,
     }
   }
   // The operator must take these inputs and give the product's type.
-  std::vector<TensorType> in = {g.values[q], g.values[k], g.values[v]};
+  std::vector<TensorType> in = {g.values[q], k_type, g.values[v]};
   if (a.has_mask) in.push_back(g.values[mask]);
   try {
     const std::vector<TensorType> out = attention->infer_types(in, a);
@@ -206,7 +221,12 @@ std::optional<RuleMatch> match_attention(const FlowGraph& g,
   const TensorType mask_type = has_mask ? g.values[mask] : TensorType{};
   const TensorType out_type = g.values[root.outputs.at(0)];
   m.emit = [=](FlowGraph& out, const std::function<int(int)>& value) {
-    std::vector<int> ins = {value(q), value(k), value(v)};
+    int k_value = value(k);
+    if (!k_dims.empty()) {
+      const int n = out.add_node(permute, DimsAttrs{k_dims}, {k_value}, {k_type});
+      k_value = out.nodes[static_cast<size_t>(n)].outputs.at(0);
+    }
+    std::vector<int> ins = {value(q), k_value, value(v)};
     if (has_mask && mask_constant) {
       const int c = out.add_value(mask_type, "keep");
       out.constants[c] = *mask_constant;
