@@ -128,6 +128,14 @@ ir::Task lower_layer_norm(const std::vector<TensorType>& in, const std::vector<T
   return t;
 }
 
+// A per-channel parameter `p` of `x` [N, C, ...]: 1-d with C entries.
+void check_per_channel(const std::string& op, const char* name, const TensorType& p,
+                       const TensorType& x) {
+  EMBER_CHECK(p.rank() == 1 && same_dim(p.shape[0], x.shape[1]),
+              op << ": " << name << " " << p.str() << " must be 1-d with one entry per channel "
+                 << "(dimension 1 of " << x.str() << ")");
+}
+
 // ---- batch_norm ----
 // With constant float32 parameters, constant folding turns it into scale_shift
 // (fold_batch_norm, below).
@@ -143,11 +151,7 @@ std::vector<TensorType> infer_batch_norm(const std::vector<TensorType>& in, cons
                                    "got "
                                 << x.str());
   const char* names[] = {"running_mean", "running_var", a.has_weight ? "weight" : "bias", "bias"};
-  for (size_t i = 1; i < in.size(); ++i) {
-    EMBER_CHECK(in[i].rank() == 1 && same_dim(in[i].shape[0], x.shape[1]),
-                op << ": " << names[i - 1] << " " << in[i].str() << " must be 1-d with one entry "
-                   << "per channel (dimension 1 of " << x.str() << ")");
-  }
+  for (size_t i = 1; i < in.size(); ++i) check_per_channel(op, names[i - 1], in[i], x);
   return {TensorType{x.dtype, x.shape, device}};
 }
 
@@ -182,9 +186,7 @@ std::vector<TensorType> infer_scale_shift(const std::vector<TensorType>& in, con
   EMBER_CHECK(x.rank() >= 2, op << ": expected an input [N, C, ...], got " << x.str());
   for (size_t i = 1; i < 3; ++i) {
     check_same_dtype(op, x, in[i]);
-    EMBER_CHECK(in[i].rank() == 1 && same_dim(in[i].shape[0], x.shape[1]),
-                op << ": " << (i == 1 ? "scale " : "shift ") << in[i].str()
-                   << " must be 1-d with one entry per channel (dimension 1 of " << x.str() << ")");
+    check_per_channel(op, i == 1 ? "scale" : "shift", in[i], x);
   }
   return {TensorType{x.dtype, x.shape, common_device(op, in)}};
 }

@@ -354,6 +354,11 @@ TEST(NnOps, OtherErrors) {
   ln.has_weight = false;
   EXPECT_EQ(infer_error("layer_norm", {f32({2, 8})}, ln),
             "layer_norm: normalized_ndim must be in [1, 2] for float32[2, 8], got 3");
+  EXPECT_EQ(infer_error("scale_shift", {f32({2, 3, 5}), f32({3}), f32({4})}, NoAttrs{}),
+            "scale_shift: shift float32[4] must be 1-d with one entry per channel "
+            "(dimension 1 of float32[2, 3, 5])");
+  EXPECT_EQ(infer_error("scale_shift", {f32({5}), f32({5}), f32({5})}, NoAttrs{}),
+            "scale_shift: expected an input [N, C, ...], got float32[5]");
   EXPECT_EQ(infer_error("batch_norm", {f32({2, 3, 5}), f32({4}), f32({3})}, NormAttrs{}),
             "batch_norm: running_mean float32[4] must be 1-d with one entry per channel "
             "(dimension 1 of float32[2, 3, 5])");
