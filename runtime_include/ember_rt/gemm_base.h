@@ -45,6 +45,31 @@ struct GemmTuning {
   int split_k = 0;  // 0: automatic; 1: never split K; n >= 2: split K into n parts
 };
 
+// What the blocking plan and the path choice (gemm_plan.h) read of a call: its sizes, its
+// strides and how B is read, without pointers. The same functions then choose at run time
+// (form_of a GemmShape) and when a kernel is compiled (gemm_choice), where comparing an
+// object's address with null is not a constant expression under every compiler flag (GCC
+// with -fsanitize=null).
+struct GemmForm {
+  int64_t batch = 0, M = 0, N = 0, K = 0;
+  int64_t a_m = 0, a_k = 0, b_k = 0, b_n = 0, c_m = 0;
+  bool b_rows = false;      // B's rows are read through a table (GemmShape::b_rows)
+  bool prepared = false;    // B is read from prepared panels (GemmShape::prepared) ...
+  int64_t prepared_kc = 0;  // ... in depth blocks of this many rows
+  bool accumulate = false;
+};
+
+inline GemmForm form_of(const GemmShape& s) {
+  GemmForm f;
+  f.batch = s.batch, f.M = s.M, f.N = s.N, f.K = s.K;
+  f.a_m = s.a_m, f.a_k = s.a_k, f.b_k = s.b_k, f.b_n = s.b_n, f.c_m = s.c_m;
+  f.b_rows = s.b_rows != nullptr;
+  f.prepared = s.prepared.data != nullptr;
+  f.prepared_kc = s.prepared.kc;
+  f.accumulate = s.accumulate;
+  return f;
+}
+
 struct NoEpilogue {
   void operator()(int64_t, int64_t, int64_t, int64_t, float*) const {}
 };

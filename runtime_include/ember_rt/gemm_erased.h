@@ -53,8 +53,9 @@ inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
   if (s.batch <= 0 || s.M <= 0 || s.N <= 0) return;
   if (s.K <= 0 && s.accumulate) return;  // C += an empty sum
   if (s.K <= 0) return gemm_empty_sum(s, ctx, epi, epi_ctx);
-  const int path = choose_path(s, tune);
-  const int64_t parts = split_parts(s, tune, path);
+  const GemmForm form = form_of(s);
+  const int path = choose_path(form, tune);
+  const int64_t parts = split_parts(form, tune, path);
   if (parts > 1) return run_split_k<kUsesAll>(s, ctx, epi, epi_ctx, tune, path, parts);
   run_path<kUsesAll>(s, ctx, epi, epi_ctx, tune, path);
 }

@@ -109,7 +109,7 @@ inline bool gemv(const float* x, const float* Wt, int64_t wk, int64_t wj, float*
 // suit the gemv kernels.
 // Row: y = C[b, 0, :], x = A[b, 0, :], Wt(k, j) = B(k, j).
 // Column: y = C[b, :, 0], x = B[b, :, 0], Wt(k, j) = A(j, k).
-constexpr bool gemv_applies(const GemmShape& s) {
+constexpr bool gemv_applies(const GemmForm& s) {
   if (s.M != 1 && s.N != 1) return false;
   const bool row = s.M == 1;
   const int64_t wk = row ? s.b_k : s.a_k, wj = row ? s.b_n : s.a_m, ys = row ? 1 : s.c_m;
@@ -117,7 +117,7 @@ constexpr bool gemv_applies(const GemmShape& s) {
 }
 
 inline bool try_gemv(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
-  if (!gemv_applies(s)) return false;
+  if (!gemv_applies(form_of(s))) return false;
   const bool row = s.M == 1;  // else N == 1
   const int64_t wk = row ? s.b_k : s.a_k, wj = row ? s.b_n : s.a_m;
   const int64_t xs = row ? s.a_k : s.b_k, ys = row ? 1 : s.c_m;

@@ -315,10 +315,12 @@ inline void pow_lanes(const float* pa, const float* pb, float* out) {
                                           1.0 / 720,     1.0 / 120,    1.0 / 24,    1.0 / 6,
                                           0.5,           1.0,          1.0};
   for (double c : kExpTerms) p = p * r + c;
-  // 2^n in two factors (n in [-400, 400]) so each is a normal double.
-  const i8 ni = (i8)nm - (i8)magic;  // the integer n, from the low bits of y + magic
-  const i8 n1 = (i8)((u8)(ni + 1024) >> 1) - 512;  // floor(n / 2), with a logical shift
-  d8 res = p * (d8)((u8)(n1 + 1023) << 52) * (d8)((u8)(ni - n1 + 1023) << 52);
+  // 2^n in two factors (n in [-400, 400]) so each is a normal double. The integer n comes
+  // from the low bits of y + magic, in unsigned (wrapping) arithmetic: where y is NaN they
+  // are anything, and the result is replaced below.
+  const u8 n = (u8)nm - (u8)magic;
+  const u8 n1 = ((n + 1024) >> 1) - 512;  // floor(n / 2), with a logical shift
+  d8 res = p * (d8)((n1 + 1023) << 52) * (d8)((n - n1 + 1023) << 52);
 
   // Negative base: an integer exponent gives a real result, an odd one flips the sign.
   // Floats of magnitude >= 2^24 are even integers; below that, b + magic rounds b.

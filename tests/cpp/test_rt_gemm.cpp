@@ -268,7 +268,8 @@ TEST(RtGemm, SplitKAutomaticChoice) {
                       K,       1,     nullptr, K * N, b_trans ? 1 : N, b_trans ? K : 1,
                       nullptr, M * N, N};
     const GemmTuning t;
-    return gemm_detail::split_parts(s, t, gemm_detail::choose_path(s, t));
+    const GemmForm f = form_of(s);
+    return gemm_detail::split_parts(f, t, gemm_detail::choose_path(f, t));
   };
   EXPECT_GT(parts(1, 16, 64, 8192, false), 1);  // packed: each thread would pack all of A
   EXPECT_GT(parts(1, 64, 64, 4096, false), 1);
@@ -293,8 +294,8 @@ TEST(RtGemm, SplitKAutomaticSameResultForAnyThreadCount) {
         Case{1, 16, 64, 1000, kRowMajor, kTransposed}}) {
     const GemmTuning t;
     Problem first(c, 4);
-    EXPECT_GT(gemm_detail::split_parts(first.s, t, gemm_detail::choose_path(first.s, t)), 1)
-        << describe(c);
+    const GemmForm f = form_of(first.s);
+    EXPECT_GT(gemm_detail::split_parts(f, t, gemm_detail::choose_path(f, t)), 1) << describe(c);
     gemm(first.s, nullptr, NoEpilogue{}, t);
     first.verify(false, describe(c) + " auto split, serial");
     for (int threads : {1, 2, 3}) {
@@ -481,7 +482,7 @@ TEST(RtGemm, ChosenPathSameBitsAsRunTimeChoice) {
         runtime.s.B = chosen.s.B = nullptr;
       }
       const GemmChoice choice = gemm_detail::choose(site_of(chosen.s, t));
-      EXPECT_EQ(choice.path, gemm_detail::choose_path(runtime.s, t)) << what;
+      EXPECT_EQ(choice.path, gemm_detail::choose_path(form_of(runtime.s), t)) << what;
       gemm(runtime.s, &ctx, NoEpilogue{}, t);
       gemm(chosen.s, &ctx, NoEpilogue{}, choice);
       runtime.verify(false, what);
