@@ -46,7 +46,8 @@ missing_pip=$("$PYTHON" - <<'PY'
 import importlib.metadata as md
 import shutil
 
-wanted = {"torch": "2.13.0", "numpy": None, "pytest": None, "tqdm": None, "ruff": None,
+wanted = {"torch": "2.13.0", "numpy": None, "pytest": None, "pytest-xdist": None,
+          "tqdm": None, "ruff": None,
           "expecttest": None, "transformers": "5.24.0",
           # ONNX import (ember.onnx) and its tests against ONNX Runtime.
           "onnx": "1.23.2", "onnxruntime": "1.32.0", "onnxscript": "0.7.2",

@@ -19,7 +19,11 @@ run() {
 run ctest ctest --test-dir build/cpp --output-on-failure -j "$(nproc)"
 # From the repository root `import ember` finds the installed package (the sources are in
 # python/ember, which is not on sys.path).
-run pytest "$PYTHON" -m pytest tests/python -q
+# Test files run in parallel (pytest-xdist), each on one worker (--dist loadfile: a file's
+# module fixtures compile once); the workers share the session's kernel cache (conftest.py).
+workers=$(nproc)
+((workers > 4)) && workers=4
+run pytest "$PYTHON" -m pytest tests/python -q -n "$workers" --dist loadfile
 lint_paths=()
 for d in python tests benchmarks examples; do [[ -d $d ]] && lint_paths+=("$d"); done
 run ruff "$PYTHON" -m ruff check "${lint_paths[@]}"
