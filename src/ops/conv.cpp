@@ -177,36 +177,51 @@ ReduceDef reduce_conv(const std::string& op, int spatial, const std::vector<Tens
 const ConvAlgo& conv_algo_named(const std::string& op, const std::string& name);
 
 // EMBER_CONV_ALGORITHM: algorithms the rules take wherever they apply, a comma-separated list
-// in order of preference (empty: unset).
-std::vector<const ConvAlgo*> preferred_conv_algos() {
-  std::vector<const ConvAlgo*> out;
+// in order of preference (empty: unset); the name `plain` keeps every convolution on the
+// plain layout instead (no blocked algorithm, the rules' choice among the others).
+struct ConvPreference {
+  std::vector<const ConvAlgo*> algos;
+  bool plain = false;
+};
+
+ConvPreference conv_preference() {
+  ConvPreference out;
   const char* env = std::getenv("EMBER_CONV_ALGORITHM");
   if (env == nullptr) return out;
   const std::string names = env;
   for (size_t at = 0; at <= names.size();) {
     size_t end = names.find(',', at);
     if (end == std::string::npos) end = names.size();
-    if (end > at)
-      out.push_back(&conv_algo_named("EMBER_CONV_ALGORITHM", names.substr(at, end - at)));
+    const std::string name = names.substr(at, end - at);
+    if (name == "plain")
+      out.plain = true;
+    else if (!name.empty())
+      out.algos.push_back(&conv_algo_named("EMBER_CONV_ALGORITHM", name));
     at = end + 1;
   }
+  EMBER_CHECK(!out.plain || std::none_of(out.algos.begin(), out.algos.end(),
+                                         [](const ConvAlgo* a) { return a->blocked; }),
+              "EMBER_CONV_ALGORITHM='" << names << "' names `plain` and a blocked algorithm");
   return out;
 }
 
 // The rules' choice: the first algorithm EMBER_CONV_ALGORITHM names that applies; where none
 // does and one of them is blocked, the first blocked algorithm that applies (so that
 // `blocked` keeps a chain's depthwise convolutions blocked too: `blocked,depthwise` runs
-// them plain); else the first algorithm that applies and wins.
-const ConvAlgo& choose_conv_algo(const ConvProblem& p) {
-  const std::vector<const ConvAlgo*> preferred = preferred_conv_algos();
-  for (const ConvAlgo* a : preferred)
-    if (a->applies(p)) return *a;
-  for (const ConvAlgo* a : preferred)
+// them plain); else the first algorithm that applies and wins (not a blocked one under
+// `plain`). `in_place`: only algorithms that run as the convolution itself (a node lowered
+// without the choose_algorithms pass, which rewrites into the others' operators).
+const ConvAlgo& choose_conv_algo(const ConvProblem& p, bool in_place = false) {
+  const ConvPreference preferred = conv_preference();
+  auto takes = [&](const ConvAlgo& a) { return a.applies(p) && !(in_place && a.op != nullptr); };
+  for (const ConvAlgo* a : preferred.algos)
+    if (takes(*a)) return *a;
+  for (const ConvAlgo* a : preferred.algos)
     if (a->blocked)
       for (const ConvAlgo& b : conv_algos())
-        if (b.blocked && b.applies(p)) return b;
+        if (b.blocked && takes(b)) return b;
   for (const ConvAlgo& a : conv_algos())
-    if (a.applies(p) && (a.wins == nullptr || a.wins(p))) return a;
+    if (!(a.blocked && preferred.plain) && takes(a) && (a.wins == nullptr || a.wins(p))) return a;
   throw InternalError("no convolution algorithm applies");
 }
 
@@ -224,7 +239,7 @@ const ConvAlgo& conv_algo_named(const std::string& op, const std::string& name) 
 // not known to be constant.
 const ConvAlgo& conv_algo_of(const std::string& op, const ConvGeom& g, DType dtype,
                              const ConvAttrs& a) {
-  if (a.algo.empty()) return choose_conv_algo({g, dtype, false});
+  if (a.algo.empty()) return choose_conv_algo({g, dtype, false}, /*in_place=*/true);
   const ConvAlgo& algo = conv_algo_named(op, a.algo);
   EMBER_CHECK(algo.applies({g, dtype, true}),
               op << ": the convolution algorithm '" << a.algo << "' does not apply here");
@@ -281,8 +296,9 @@ std::vector<AlgorithmChoice> choose_conv(const std::string& op, int spatial,
   };
   std::vector<AlgorithmChoice> out = {choice(rule)};
   if (rule.dominates) return out;
+  const bool plain = conv_preference().plain;
   for (const ConvAlgo& algo : conv_algos())
-    if (&algo != &rule && algo.applies(p)) out.push_back(choice(algo));
+    if (&algo != &rule && algo.applies(p) && !(algo.blocked && plain)) out.push_back(choice(algo));
   return out;
 }
 

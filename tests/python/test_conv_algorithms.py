@@ -1,10 +1,12 @@
 """Convolution algorithms chosen by the graph optimizer (choose_algorithms, src/ops/conv.cpp).
 
-The optimized graph's print names each convolution's algorithm; Winograd F(4x4, 3x3) runs
-3x3 stride-1 convolutions on constant weights where its rule says it wins, and the others
-keep the forms they had (stride 2, dilation 2, groups 2, 5x5, 1x1, a weight that is an
-input). Winograd's results are compared with float64 references (max abs / relative error
-printed with -s) and, through the torch backend, with eager PyTorch.
+The optimized graph's print names each convolution's algorithm. By default every conv2d on a
+constant weight runs on the channel-blocked layout (`blocked`, `depthwise_blocked`); under
+EMBER_CONV_ALGORITHM=plain (the `plain_rules` fixture) the rules choose among the plain
+forms: Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions on constant weights where its rule
+says it wins, the others keeping their forms (stride 2, dilation 2, groups 2, 5x5, 1x1, a
+weight that is an input). Results are compared with float64 references (max abs / relative
+error printed with -s) and, through the torch backend, with eager PyTorch.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def _reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, **kw: int)
     return y.numpy()
 
 
+@pytest.fixture
+def plain_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rules without the blocked algorithms (what a test of the plain forms' rules needs)."""
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "plain")
+
+
 def _optimized(x_shape: tuple[int, ...], w: np.ndarray, weight_is_input: bool = False,
                **kw: object) -> tuple[ember.FlowGraph, list[ember.Tensor]]:
     """conv2d(x, w) traced with x an input and w a constant (or an input), optimized."""
@@ -49,6 +57,7 @@ def _optimized(x_shape: tuple[int, ...], w: np.ndarray, weight_is_input: bool = 
     return ember.graph.optimize(ember.trace_from([y], inputs)), inputs
 
 
+@pytest.mark.usefixtures("plain_rules")
 @pytest.mark.parametrize(
     ("k", "kw", "groups", "algo"),
     [
@@ -82,6 +91,41 @@ def test_optimized_graph_names_the_algorithm(k: int, kw: dict, groups: int, algo
     np.testing.assert_allclose(got.numpy(), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize(
+    ("k", "kw", "groups", "algo"),
+    [
+        (3, dict(padding=1), 1, "blocked"),
+        (3, dict(stride=2, padding=1), 1, "blocked"),
+        (1, dict(), 1, "blocked"),
+        (30, dict(padding=0), 1, "blocked"),
+        (3, dict(padding=1), 72, "depthwise_blocked"),
+        (5, dict(stride=2, padding=2), 72, "depthwise_blocked"),
+        (3, dict(padding=1), 2, "reduce"),  # grouped: no blocked form
+    ],
+)
+def test_default_rules_run_conv2d_blocked(k: int, kw: dict, groups: int, algo: str) -> None:
+    """Without EMBER_CONV_ALGORITHM, every conv2d on a constant weight that a blocked algorithm
+    computes runs on the channel-blocked layout, converted from and back to the plain one
+    at the graph's input and output."""
+    c = 72
+    w = _weights(c, c // groups, k, seed=k + groups)
+    x = np.random.default_rng(1).standard_normal((1, c, 30, 30)).astype(np.float32)
+    graph, _ = _optimized(x.shape, w, groups=groups, **kw)
+    text = str(graph)
+    assert re.search(rf"algo={algo}\b", text), text
+    assert text.count("ToLayout") == (2 if algo.endswith("blocked") else 0), text
+    got = graph(ember.asarray(x))
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    ref = _reference(x, w, None, groups=groups, **kw)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+
+
+def test_plain_and_a_blocked_algorithm_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "plain,blocked")
+    with pytest.raises(ember.EmberError, match="names `plain` and a blocked algorithm"):
+        _optimized((1, 8, 10, 10), _weights(8, 8, 3, seed=1), padding=1)
+
+
 def test_weight_that_is_an_input_keeps_its_old_form() -> None:
     """Winograd needs its filter transformed once, at build time: a weight given at run time
     keeps the implicit GEMM."""
@@ -91,6 +135,7 @@ def test_weight_that_is_an_input_keeps_its_old_form() -> None:
     assert "algo=implicit" in text and "Winograd" not in text, text
 
 
+@pytest.mark.usefixtures("plain_rules")
 def test_small_outputs_and_few_channels_keep_their_old_form() -> None:
     """winograd_wins: too few tiles (7x7 and 14x14 outputs, 20x20 below 128 channels) or too
     few channels (3, 32) lose to the GEMM."""
@@ -153,6 +198,7 @@ class _ConvNet(nn.Module):
         return self.conv2(y)
 
 
+@pytest.mark.usefixtures("plain_rules")
 @pytest.mark.parametrize(("c", "size"), [(72, 30), (100, 33)])
 def test_torch_backend_runs_winograd(tmp_path: Path, c: int, size: int) -> None:
     torch.manual_seed(c)
@@ -174,6 +220,7 @@ def test_torch_backend_runs_winograd(tmp_path: Path, c: int, size: int) -> None:
     assert dumps and sum(d.count("Conv2dWinograd") for d in dumps) >= 2, dumps
 
 
+@pytest.mark.usefixtures("plain_rules")
 @pytest.mark.parametrize("name", ["resnet18", "resnet50"])
 def test_small_resnets_through_winograd_match_eager(tmp_path: Path, name: str) -> None:
     """The small ResNets (benchmarks/models: widths 16 to 128) with two blocks in the third
@@ -287,6 +334,7 @@ def test_implicit_gemm_conv1d_matches_float64(stride: int, pad: int, dil: int, k
     np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
 
 
+@pytest.mark.usefixtures("plain_rules")
 @pytest.mark.parametrize("stride", [1, 2])
 def test_implicit_gemm_symbolic_sizes(stride: int) -> None:
     """One graph for any batch, height and width: the row offsets and the phase-split copy's
@@ -494,12 +542,12 @@ def test_depthwise_blocked_needs_channel_multiplier_1() -> None:
                        match=r"conv2d_depthwise_blocked: takes a float32 input and a depthwise "
                              r"weight with channel multiplier 1 \(groups == C == O\)"):
         ops.conv2d(xs, w, padding=(1, 1), groups=4, algo="depthwise_blocked")
-    # The rules never take it by themselves (yet): the plain routine.
-    w1 = ember.asarray(np.ones((4, 1, 3, 3), np.float32))
-    graph = ember.graph.optimize(ember.trace_from([ops.conv2d(xs, w1, padding=(1, 1), groups=4)],
-                                                  [xs]))
-    text = str(graph)
-    assert "algo=depthwise" in text and "algo=depthwise_blocked" not in text, text
+    # The rules take it for multiplier 1, and the plain routine for multiplier 2.
+    for o, algo in ((4, "depthwise_blocked"), (8, "depthwise")):
+        wo = ember.asarray(np.ones((o, 1, 3, 3), np.float32))
+        y = ops.conv2d(xs, wo, padding=(1, 1), groups=4)
+        text = str(ember.graph.optimize(ember.trace_from([y], [xs])))
+        assert re.search(rf"algo={algo}\b", text), text
 
 
 # Tuning (search_space >= 1): the algorithms that apply are measured, the fastest is kept in
@@ -534,7 +582,7 @@ def test_tuned_choice_is_measured_once_and_read_back(monkeypatch: pytest.MonkeyP
     assert len(lines) == 1 and ": chose " in lines[0], log
     for algo in ("winograd", "implicit", "wide", "im2col", "blocked"):
         assert re.search(rf"{algo} [0-9.e+-]+ ms", lines[0]), lines[0]
-    chosen = re.search(r": chose (\w+) \(the rules': winograd\)", lines[0])
+    chosen = re.search(r": chose (\w+) \(the rules': blocked\)", lines[0])
     assert chosen, lines[0]
     assert f"algo={chosen[1]}" in str(first), str(first)
     records = _algorithm_records(f"[1, {c}, {size}, {size}]")
@@ -580,6 +628,7 @@ def test_damaged_algorithm_record_is_ignored_with_a_warning(monkeypatch: pytest.
     np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * float(np.abs(ref).max()))
 
 
+@pytest.mark.usefixtures("plain_rules")
 def test_search_space_0_keeps_the_rules_and_measures_nothing(
         monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("EMBER_LOG", "tune")
@@ -602,6 +651,7 @@ def test_one_algorithm_that_applies_is_not_measured(monkeypatch: pytest.MonkeyPa
     assert "ember[tune]" not in capfd.readouterr().err
 
 
+@pytest.mark.usefixtures("plain_rules")
 def test_gemm1x1_is_not_measured_against_copies_of_its_input(
         monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     """1x1, stride 1, unpadded: the other dense forms would run the same GEMM on a copy of x."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers_deploy import file_sections
 
 import ember
 from ember import _C
@@ -148,20 +149,26 @@ def test_run_saved_matches_python(tmp_path: Path) -> None:
         assert same_bits(np.load(out / "z.npy"), k * 3)
 
 
-def test_run_saved_transforms_winograd_filters_alike(tmp_path: Path) -> None:
-    """A 3x3 convolution of 64 channels on 28x28 (Winograd): the file stores the 3x3 weight,
-    and the runtime library's loader transforms it to the same bits as the compiler did."""
+@pytest.mark.parametrize(("rules", "op"), [("plain", "Conv2dWinograd"), (None, "Conv2dBlocked")])
+def test_run_saved_prepares_conv_filters_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               rules: str | None, op: str) -> None:
+    """A 3x3 convolution of 64 channels on 28x28, run as Winograd (the plain rules) or on the
+    channel-blocked layout (the default): the file stores the 3x3 weight, and the runtime
+    library's loader transforms or reorders it to the same bits as the compiler did."""
     run_saved_program()
+    if rules is not None:
+        monkeypatch.setenv("EMBER_CONV_ALGORITHM", rules)
     x = ember.symbol([1, 64, 28, 28], "float32", name="x")
     w = ember.randn([64, 64, 3, 3], seed=4)
     y = ember.ops.conv2d(x, w, padding=1)
     optimized = ember.graph.optimize(ember.trace_from([y], [x]))
-    assert "Conv2dWinograd" in str(optimized)
+    assert op in str(optimized)
     m = _C.CompiledModel(optimized.build(), ["x"], ["y"], "")
-    model = tmp_path / "winograd.ember"
+    model = tmp_path / "conv.ember"
     m.save(str(model))
-    # The weights: the 3x3 weight (64 * 64 * 9 floats), not its transform (4x as large).
-    assert model.stat().st_size < 64 * 64 * 9 * 4 + 64 * 1024
+    # The weights: the 3x3 weight (64 * 64 * 9 floats), not its transform (Winograd's: 4x as
+    # large) or its reordered blocks.
+    assert len(file_sections(model.read_bytes())["weights"]) <= 64 * 64 * 9 * 4 + 64 * 8
     xv = np.random.default_rng(5).standard_normal((1, 64, 28, 28)).astype(np.float32)
     np.save(tmp_path / "x.npy", xv)
     r = run_saved(model, "-i", tmp_path / "x.npy", "-o", tmp_path / "out", "--runs", "1")

@@ -147,7 +147,10 @@ class WinogradNet(torch.nn.Module):
         return self.conv2(self.mix(torch.relu(self.bn(self.conv1(x)))))
 
 
-def _winograd(tmp_path):
+def _winograd(tmp_path, monkeypatch):
+    """A model whose two convolutions the plain rules (EMBER_CONV_ALGORITHM=plain: the way to
+    save a file that rebuilds for any ISA) run as Winograd, compiled and saved."""
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "plain")
     torch.manual_seed(0)
     model = WinogradNet().eval()
     with torch.no_grad():
@@ -161,10 +164,10 @@ def _winograd(tmp_path):
     return model, x, compiled, path
 
 
-def test_winograd_filters_are_stored_as_their_weights(tmp_path):
+def test_winograd_filters_are_stored_as_their_weights(tmp_path, monkeypatch):
     """The file holds the 3x3 weights, not their transforms (4x larger); a new process
     transforms them at load to the same bits as the compiling process."""
-    model, x, compiled, path = _winograd(tmp_path)
+    model, x, compiled, path = _winograd(tmp_path, monkeypatch)
     weights = sum(p.numel() * 4 for p in model.parameters())
     stored = len(file_sections(path.read_bytes())["weights"])
     assert stored <= weights + 64 * 8, (stored, weights)
@@ -185,12 +188,12 @@ def test_winograd_filters_are_stored_as_their_weights(tmp_path):
     assert np.array_equal(np.load(tmp_path / "y.npy"), expected.numpy())
 
 
-def test_winograd_file_rebuilds_for_another_isa(tmp_path):
+def test_winograd_file_rebuilds_for_another_isa(tmp_path, monkeypatch):
     """Kernels compiled again (EMBER_ISA below the saved one) read the same transformed
     filters: the transform does not depend on the ISA."""
     if ember.isa() == "scalar":
         pytest.skip("this CPU has no SIMD ISA to save with")
-    model, x, compiled, path = _winograd(tmp_path)
+    model, x, compiled, path = _winograd(tmp_path, monkeypatch)
     np.save(tmp_path / "x.npy", x.numpy())
     run_python(f"""
         import numpy as np, ember
@@ -214,10 +217,10 @@ def _prepared_records(prepared: bytes) -> list[tuple[int, int, int, int]]:
     return records
 
 
-def test_damaged_winograd_record_is_an_error(tmp_path):
+def test_damaged_winograd_record_is_an_error(tmp_path, monkeypatch):
     """A record naming an unknown preparation, or a Winograd filter whose source is not
     the 3x3 weight it is made from, is an ArtifactError naming the section."""
-    *_, path = _winograd(tmp_path)
+    *_, path = _winograd(tmp_path, monkeypatch)
     sections = file_sections(path.read_bytes())
     records = _prepared_records(sections["prepared"])
     winograd = [r for r in records if r[1] == 1]

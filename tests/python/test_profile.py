@@ -242,7 +242,9 @@ def test_attention_counts_its_two_products() -> None:
         assert launch["bytes"] == 4 * b * h * s * d * 4  # q, k, v and the output
 
 
-def test_depthwise_convolution_counts_a_multiply_add_per_tap() -> None:
+def test_depthwise_convolution_counts_a_multiply_add_per_tap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "plain")  # the plain routine: one launch
     n, c, hw, k = 2, 8, 12, 3
     rng = np.random.default_rng(4)
     x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)

@@ -128,12 +128,17 @@ class Fuser {
       return -1;
     }
     if (kept || has_other_outputs(gp, v)) {
-      // Every output of a group is stored at one index: they share the last value's shape.
+      // Every output of a group is stored at one index: they share the last value's shape
+      // and layout (a value that leaves a blocked chain is converted by a node of its own).
       const Node& c = g_.nodes[consumer];
-      if (c.outputs.size() != 1 ||
-          !shape_equal(g_.values[c.outputs[0]].shape, g_.values[v].shape)) {
+      const char* differs = nullptr;
+      if (c.outputs.size() != 1 || !shape_equal(g_.values[c.outputs[0]].shape, g_.values[v].shape))
+        differs = "shape";
+      else if (!(g_.values[c.outputs[0]].layout == g_.values[v].layout))
+        differs = "layout";
+      if (differs != nullptr) {
         why = (kept ? uses : "the group of " + node_str(p) + " has other outputs") + " and " +
-              c.op->title + " writes another shape";
+              c.op->title + " writes another " + differs;
         return -1;
       }
     }
