@@ -56,6 +56,13 @@ def fresh_dynamo() -> Iterator[None]:
     torch._dynamo.reset()
 
 
+@pytest.fixture
+def plain_conv_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The convolution rules without the blocked algorithms (EMBER_CONV_ALGORITHM=plain), for
+    tests of the plain forms' rules (Winograd, the implicit GEMM, gemm1x1)."""
+    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "plain")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--opinfo-all", action="store_true", default=False,
                      help="test_opinfo.py: every sample of every OpInfo operator (slow); "

@@ -2,7 +2,7 @@
 
 The optimized graph's print names each convolution's algorithm. By default every conv2d on a
 constant weight runs on the channel-blocked layout (`blocked`, `depthwise_blocked`); under
-EMBER_CONV_ALGORITHM=plain (the `plain_rules` fixture) the rules choose among the plain
+EMBER_CONV_ALGORITHM=plain (the `plain_conv_rules` fixture) the rules choose among the plain
 forms: Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions on constant weights where its rule
 says it wins, the others keeping their forms (stride 2, dilation 2, groups 2, 5x5, 1x1, a
 weight that is an input). Results are compared with float64 references (max abs / relative
@@ -20,31 +20,14 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from _helpers_conv import reference as _reference
+from _helpers_conv import weights as _weights
 from torch import nn
 
 import ember
 from ember import ops
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks.models
-
-
-def _weights(o: int, c: int, k: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal((o, c, k, k)) / np.sqrt(c * k * k)).astype(np.float32)
-
-
-def _reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, **kw: int) -> np.ndarray:
-    """The convolution in float64 (torch's conv2d on float64 copies)."""
-    y = F.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(), **kw)
-    if bias is not None:
-        y = y + torch.from_numpy(bias).double()[None, :, None, None]
-    return y.numpy()
-
-
-@pytest.fixture
-def plain_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rules without the blocked algorithms (what a test of the plain forms' rules needs)."""
-    monkeypatch.setenv("EMBER_CONV_ALGORITHM", "plain")
 
 
 def _optimized(x_shape: tuple[int, ...], w: np.ndarray, weight_is_input: bool = False,
@@ -57,7 +40,7 @@ def _optimized(x_shape: tuple[int, ...], w: np.ndarray, weight_is_input: bool = 
     return ember.graph.optimize(ember.trace_from([y], inputs)), inputs
 
 
-@pytest.mark.usefixtures("plain_rules")
+@pytest.mark.usefixtures("plain_conv_rules")
 @pytest.mark.parametrize(
     ("k", "kw", "groups", "algo"),
     [
@@ -135,7 +118,7 @@ def test_weight_that_is_an_input_keeps_its_old_form() -> None:
     assert "algo=implicit" in text and "Winograd" not in text, text
 
 
-@pytest.mark.usefixtures("plain_rules")
+@pytest.mark.usefixtures("plain_conv_rules")
 def test_small_outputs_and_few_channels_keep_their_old_form() -> None:
     """winograd_wins: too few tiles (7x7 and 14x14 outputs, 20x20 below 128 channels) or too
     few channels (3, 32) lose to the GEMM."""
@@ -198,7 +181,7 @@ class _ConvNet(nn.Module):
         return self.conv2(y)
 
 
-@pytest.mark.usefixtures("plain_rules")
+@pytest.mark.usefixtures("plain_conv_rules")
 @pytest.mark.parametrize(("c", "size"), [(72, 30), (100, 33)])
 def test_torch_backend_runs_winograd(tmp_path: Path, c: int, size: int) -> None:
     torch.manual_seed(c)
@@ -220,7 +203,7 @@ def test_torch_backend_runs_winograd(tmp_path: Path, c: int, size: int) -> None:
     assert dumps and sum(d.count("Conv2dWinograd") for d in dumps) >= 2, dumps
 
 
-@pytest.mark.usefixtures("plain_rules")
+@pytest.mark.usefixtures("plain_conv_rules")
 @pytest.mark.parametrize("name", ["resnet18", "resnet50"])
 def test_small_resnets_through_winograd_match_eager(tmp_path: Path, name: str) -> None:
     """The small ResNets (benchmarks/models: widths 16 to 128) with two blocks in the third
@@ -334,7 +317,7 @@ def test_implicit_gemm_conv1d_matches_float64(stride: int, pad: int, dil: int, k
     np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * max(1.0, float(np.abs(ref).max())))
 
 
-@pytest.mark.usefixtures("plain_rules")
+@pytest.mark.usefixtures("plain_conv_rules")
 @pytest.mark.parametrize("stride", [1, 2])
 def test_implicit_gemm_symbolic_sizes(stride: int) -> None:
     """One graph for any batch, height and width: the row offsets and the phase-split copy's
@@ -548,123 +531,3 @@ def test_depthwise_blocked_needs_channel_multiplier_1() -> None:
         y = ops.conv2d(xs, wo, padding=(1, 1), groups=4)
         text = str(ember.graph.optimize(ember.trace_from([y], [xs])))
         assert re.search(rf"algo={algo}\b", text), text
-
-
-# Tuning (search_space >= 1): the algorithms that apply are measured, the fastest is kept in
-# the tuning records (kind "algorithm") and read back by the next compile.
-
-def _tuned(x_shape: tuple[int, ...], w: np.ndarray, search_space: int,
-           **kw: object) -> ember.FlowGraph:
-    x = ember.symbol(list(x_shape), name="x")
-    y = ops.relu(ops.conv2d(x, ember.asarray(w), **kw))
-    return ember.graph.optimize(ember.trace_from([y], [x]), search_space=search_space)
-
-
-def _algorithm_records(about: str) -> list[Path]:
-    """The tuning records of algorithm choices whose problem text contains `about`."""
-    root = Path(ember.cache_dir()) / "tuning"
-    return [p for p in root.rglob("*.txt")
-            if "\nalgorithm " in p.read_text() and about in p.read_text()]
-
-
-def test_tuned_choice_is_measured_once_and_read_back(monkeypatch: pytest.MonkeyPatch,
-                                                     capfd: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("EMBER_LOG", "tune")
-    c, size = 64, 27  # a problem no other test tunes: its record is this test's
-    w = _weights(c, c, 3, seed=27)
-    x = np.random.default_rng(27).standard_normal((1, c, size, size)).astype(np.float32)
-    for old in _algorithm_records(f"[1, {c}, {size}, {size}]"):  # a cache kept from a past run
-        old.unlink()
-    first = _tuned(x.shape, w, 1, padding=1)
-    log = capfd.readouterr().err
-    # Every algorithm that applies was timed; the log names the rules' choice.
-    lines = [line for line in log.splitlines() if f"[1, {c}, {size}, {size}]" in line]
-    assert len(lines) == 1 and ": chose " in lines[0], log
-    for algo in ("winograd", "implicit", "wide", "im2col", "blocked"):
-        assert re.search(rf"{algo} [0-9.e+-]+ ms", lines[0]), lines[0]
-    chosen = re.search(r": chose (\w+) \(the rules': blocked\)", lines[0])
-    assert chosen, lines[0]
-    assert f"algo={chosen[1]}" in str(first), str(first)
-    records = _algorithm_records(f"[1, {c}, {size}, {size}]")
-    assert len(records) == 1 and f"algorithm {chosen[1]}\n" in records[0].read_text()
-
-    second = _tuned(x.shape, w, 1, padding=1)
-    log = capfd.readouterr().err
-    assert "from the tuning records" in log and ": chose " not in log, log
-    assert str(second) == str(first)
-    got = second(ember.asarray(x))
-    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
-    ref = np.maximum(_reference(x, w, None, padding=1), 0.0)
-    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * float(np.abs(ref).max()))
-
-
-@pytest.mark.parametrize("damage", [
-    "garbage\n",
-    "ember-tuning 1\nalgorithm direct\nseconds 1 1 4\n",  # not an algorithm that applies
-    "ember-tuning 1\nconfig 0 0 0 -1 0\nseconds 1 1 4\n",  # a GEMM blocking's kind
-])
-def test_damaged_algorithm_record_is_ignored_with_a_warning(monkeypatch: pytest.MonkeyPatch,
-                                                            capfd: pytest.CaptureFixture[str],
-                                                            damage: str) -> None:
-    monkeypatch.setenv("EMBER_LOG", "tune")
-    # This test's own problem, the same in each case: the candidates compile once (a case
-    # may find the record another case left; each damages it and checks the re-measure).
-    c, size = 24, 20
-    w = _weights(c, c, 5, seed=size)
-    x = np.random.default_rng(size).standard_normal((1, c, size, size)).astype(np.float32)
-    _tuned(x.shape, w, 1, padding=2)
-    capfd.readouterr()
-    records = _algorithm_records(f"[1, {c}, {size}, {size}]")
-    assert len(records) == 1
-    records[0].write_text(damage)
-    again = _tuned(x.shape, w, 1, padding=2)
-    err = capfd.readouterr().err
-    assert "ember: warning: ignoring the damaged tuning record" in err, err
-    assert ": chose " in err, err  # measured again, and recorded again
-    assert "\nalgorithm " in records[0].read_text()
-    got = again(ember.asarray(x))
-    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
-    ref = np.maximum(_reference(x, w, None, padding=2), 0.0)
-    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * float(np.abs(ref).max()))
-
-
-@pytest.mark.usefixtures("plain_rules")
-def test_search_space_0_keeps_the_rules_and_measures_nothing(
-        monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("EMBER_LOG", "tune")
-    w = _weights(64, 64, 3, seed=28)
-    graph = _tuned((1, 64, 28, 28), w, 0, padding=1)
-    assert "algo=winograd" in str(graph), str(graph)  # the rules' choice (winograd_wins)
-    assert "ember[tune]" not in capfd.readouterr().err
-    with pytest.raises(ember.EmberError, match=r"search_space must be 0, 1 or 2 \(got 3\)"):
-        _tuned((1, 64, 28, 28), w, 3, padding=1)
-
-
-def test_one_algorithm_that_applies_is_not_measured(monkeypatch: pytest.MonkeyPatch,
-                                                    capfd: pytest.CaptureFixture[str]) -> None:
-    """A depthwise convolution with channel multiplier 2 has one algorithm (depthwise_blocked
-    takes multiplier 1 only): nothing to measure."""
-    monkeypatch.setenv("EMBER_LOG", "tune")
-    w = _weights(32, 1, 3, seed=16)
-    graph = _tuned((1, 16, 20, 20), w, 1, padding=1, groups=16)
-    assert "algo=depthwise" in str(graph)
-    assert "ember[tune]" not in capfd.readouterr().err
-
-
-@pytest.mark.usefixtures("plain_rules")
-def test_gemm1x1_is_not_measured_against_copies_of_its_input(
-        monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
-    """1x1, stride 1, unpadded: the other dense forms would run the same GEMM on a copy of x."""
-    monkeypatch.setenv("EMBER_LOG", "tune")
-    c, o, size = 20, 40, 31  # this test's own problem
-    w = _weights(o, c, 1, seed=size)
-    x = np.random.default_rng(size).standard_normal((1, c, size, size)).astype(np.float32)
-    graph = _tuned(x.shape, w, 1)
-    assert "algo=gemm1x1" in str(graph), str(graph)
-    err = capfd.readouterr().err
-    assert not re.search(r"(implicit|wide|im2col) [0-9.e+-]+ ms", err), err
-    assert _algorithm_records(f"[1, {c}, {size}, {size}]") == []
-    got = graph(ember.asarray(x))
-    got = (got[0] if isinstance(got, (list, tuple)) else got).numpy().astype(np.float64)
-    ref = np.maximum(_reference(x, w, None), 0.0)
-    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * float(np.abs(ref).max()))
