@@ -169,7 +169,9 @@ def test_torch_compile_prints_the_table_on_the_second_call(how: str, fresh_dynam
         compiled(x)
         assert capsys.readouterr().err == ""  # once per segment
         torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-5)
-    assert err.count("ember segment graph_0") == 1
+    # One table for the one segment. (Its graph number is not asserted: under pytest-xdist
+    # the first compile of this file in a worker was once numbered 1, not 0.)
+    assert len(re.findall(r"^ember segment graph_\d+: ", err, re.M)) == 1, err
     assert "2 runs" in err and "GFLOP/s" in err and "%BW" in err and "bound: " in err
     assert len(rows(err)) >= 1
 
