@@ -102,7 +102,8 @@ struct ExecPlan {
 Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc);
 // Whether a preparation can be undone (unprepare_constant).
 bool preparation_reversible(Preparation kind);
-// The source matrix of GemmPanels `panels` (prepared as pc says), of type `type`.
+// The source of a reversible preparation (of type `type`): the matrix of GemmPanels `panels`
+// (prepared as pc says), the weight of a ConvBlockedFilter (pc.block).
 Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc, const TensorType& type);
 // Drops from the plan's constants each source of a reversible prepared constant that no
 // launch or output reads (those read only through their prepared form).
