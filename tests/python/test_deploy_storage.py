@@ -147,6 +147,19 @@ class WinogradNet(torch.nn.Module):
         return self.conv2(self.mix(torch.relu(self.bn(self.conv1(x)))))
 
 
+def _run_in_a_new_process(tmp_path, path, x, check="", env=None):
+    """The saved model at `path` loaded and run on x in a fresh Python process (after
+    `assert <check>` there, when given); its output."""
+    np.save(tmp_path / "x.npy", x.numpy())
+    run_python(f"""
+        import numpy as np, ember
+        m = ember.load({str(path)!r})
+        {"assert " + check if check else ""}
+        np.save({str(tmp_path / "y.npy")!r}, m.run([np.load({str(tmp_path / "x.npy")!r})])[0])
+    """, env=env)
+    return np.load(tmp_path / "y.npy")
+
+
 def _winograd(tmp_path, monkeypatch):
     """A model whose two convolutions the plain rules (EMBER_CONV_ALGORITHM=plain: the way to
     save a file that rebuilds for any ISA) run as Winograd, compiled and saved."""
@@ -179,13 +192,8 @@ def test_winograd_filters_are_stored_as_their_weights(tmp_path, monkeypatch):
     assert torch.equal(loaded(x), expected)
     loaded.save(tmp_path / "again.ember")
     assert (tmp_path / "again.ember").read_bytes() == path.read_bytes()
-    np.save(tmp_path / "x.npy", x.numpy())
-    run_python(f"""
-        import numpy as np, ember
-        m = ember.load({str(path)!r})
-        np.save({str(tmp_path / "y.npy")!r}, m.run([np.load({str(tmp_path / "x.npy")!r})])[0])
-    """)
-    assert np.array_equal(np.load(tmp_path / "y.npy"), expected.numpy())
+    got = _run_in_a_new_process(tmp_path, path, x)
+    assert np.array_equal(got, expected.numpy())
 
 
 def test_winograd_file_rebuilds_for_another_isa(tmp_path, monkeypatch):
@@ -194,15 +202,9 @@ def test_winograd_file_rebuilds_for_another_isa(tmp_path, monkeypatch):
     if ember.isa() == "scalar":
         pytest.skip("this CPU has no SIMD ISA to save with")
     model, x, compiled, path = _winograd(tmp_path, monkeypatch)
-    np.save(tmp_path / "x.npy", x.numpy())
-    run_python(f"""
-        import numpy as np, ember
-        m = ember.load({str(path)!r})
-        assert m.info()["rebuilt"], m.info()
-        np.save({str(tmp_path / "y.npy")!r}, m.run([np.load({str(tmp_path / "x.npy")!r})])[0])
-    """, env={"EMBER_ISA": "scalar"})
-    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), compiled(x).numpy(), rtol=1e-4,
-                               atol=1e-4)
+    got = _run_in_a_new_process(tmp_path, path, x, check='m.info()["rebuilt"], m.info()',
+                                env={"EMBER_ISA": "scalar"})
+    np.testing.assert_allclose(got, compiled(x).numpy(), rtol=1e-4, atol=1e-4)
 
 
 def _prepared_records(prepared: bytes) -> list[tuple[int, int, int, int]]:
@@ -286,14 +288,9 @@ def test_blocked_filters_are_stored_as_their_weights(tmp_path, monkeypatch):
     expected = compiled(x)
     with torch.no_grad():
         torch.testing.assert_close(expected, model(x), rtol=1e-4, atol=1e-5)
-    np.save(tmp_path / "x.npy", x.numpy())
-    run_python(f"""
-        import numpy as np, ember
-        m = ember.load({str(path)!r})
-        assert m.info()["format_version"] == 5, m.info()
-        np.save({str(tmp_path / "y.npy")!r}, m.run([np.load({str(tmp_path / "x.npy")!r})])[0])
-    """)
-    assert np.array_equal(np.load(tmp_path / "y.npy"), expected.numpy())
+    got = _run_in_a_new_process(tmp_path, path, x,
+                                check='m.info()["format_version"] == 5, m.info()')
+    assert np.array_equal(got, expected.numpy())
 
 
 def test_full_blocks_are_stored_as_blocks(tmp_path):
@@ -323,13 +320,8 @@ def test_full_blocks_are_stored_as_blocks(tmp_path):
     expected = compiled(x)
     with torch.no_grad():
         torch.testing.assert_close(expected, model(x), rtol=1e-4, atol=1e-5)
-    np.save(tmp_path / "x.npy", x.numpy())
-    run_python(f"""
-        import numpy as np, ember
-        m = ember.load({str(path)!r})
-        np.save({str(tmp_path / "y.npy")!r}, m.run([np.load({str(tmp_path / "x.npy")!r})])[0])
-    """)
-    assert np.array_equal(np.load(tmp_path / "y.npy"), expected.numpy())
+    got = _run_in_a_new_process(tmp_path, path, x)
+    assert np.array_equal(got, expected.numpy())
 
 
 def test_blocked_file_is_not_rebuilt_for_another_block(tmp_path, monkeypatch):
