@@ -449,15 +449,8 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
         // One of the source [O, C, KH, KW] and the filter [OB, CB, KH, KW, b, b] is stored
         // (stored_forms), the other made at load, for the block b the filter's type names.
         const int64_t b = made.shape.size() == 6 ? made.shape[5].as_int().value_or(0) : 0;
-        auto dim = [](const Shape& shape, size_t d) { return shape[d].as_int().value_or(-1); };
         if (plan.constants.count(pc.source) == plan.constants.count(pc.value) ||
-            src.dtype != DType::float32 || made.dtype != DType::float32 || b < 1 ||
-            src.shape.size() != 4 || !shape_is_concrete(src.shape) ||
-            !shape_is_concrete(made.shape) ||
-            dim(made.shape, 0) != (dim(src.shape, 0) + b - 1) / b ||
-            dim(made.shape, 1) != (dim(src.shape, 1) + b - 1) / b ||
-            dim(made.shape, 2) != dim(src.shape, 2) || dim(made.shape, 3) != dim(src.shape, 3) ||
-            dim(made.shape, 4) != b)
+            !conv_blocked_filter_fits(src, made, b))
           pp.fail("a blocked convolution filter does not match its source");
         pc.block = b;
         plan.prepared.push_back(pc);

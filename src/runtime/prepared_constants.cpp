@@ -124,18 +124,32 @@ bool preparation_reversible(Preparation kind) {
   return kind == Preparation::GemmPanels || kind == Preparation::ConvBlockedFilter;
 }
 
+bool conv_blocked_filter_fits(const TensorType& weight, const TensorType& blocks, int64_t b) {
+  if (weight.dtype != DType::float32 || blocks.dtype != DType::float32 || b < 1 ||
+      weight.shape.size() != 4 || blocks.shape.size() != 6 || !shape_is_concrete(weight.shape) ||
+      !shape_is_concrete(blocks.shape))
+    return false;
+  auto dim = [](const Shape& shape, size_t d) { return *shape[d].as_int(); };
+  const std::vector<int64_t> want = {(dim(weight.shape, 0) + b - 1) / b,
+                                     (dim(weight.shape, 1) + b - 1) / b,
+                                     dim(weight.shape, 2),
+                                     dim(weight.shape, 3),
+                                     b,
+                                     b};
+  for (size_t d = 0; d < 6; ++d)
+    if (dim(blocks.shape, d) != want[d]) return false;
+  return true;
+}
+
 namespace {
 
 Tensor unreorder_conv_blocked_filter(const Tensor& blocks, const PreparedConstant& pc,
                                      const TensorType& type) {
-  auto dim = [&](size_t d) {
-    return type.shape.size() == 4 ? type.shape[d].as_int().value_or(-1) : -1;
-  };
+  EMBER_CHECK(conv_blocked_filter_fits(type, blocks.type(), pc.block),
+              "a blocked convolution filter " << blocks.type().str()
+                                              << " does not match its weight " << type.str());
+  auto dim = [&](size_t d) { return *type.shape[d].as_int(); };
   const int64_t O = dim(0), C = dim(1), KH = dim(2), KW = dim(3), b = pc.block;
-  EMBER_CHECK(O >= 1 && C >= 1 && KH >= 1 && KW >= 1 && b >= 1 &&
-                  blocks.dtype() == DType::float32 &&
-                  blocks.numel() == (O + b - 1) / b * ((C + b - 1) / b) * KH * KW * b * b,
-              "a blocked convolution filter does not match its weight " << type.str());
   Tensor out = Tensor::empty(type.shape, DType::float32);
   ember_rt::conv_blocked_unreorder(static_cast<const float*>(blocks.data()), O, C, KH, KW, b,
                                    static_cast<float*>(out.data()));

@@ -324,6 +324,26 @@ def test_full_blocks_are_stored_as_blocks(tmp_path):
     assert np.array_equal(got, expected.numpy())
 
 
+def test_damaged_blocked_filter_record_is_an_error(tmp_path):
+    """A blocked filter record whose source is the other filter (stored too, and of another
+    shape) is an ArtifactError naming the section."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(32, 32, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(32, 32, 1)).eval()
+    x = torch.randn(1, 32, 9, 10)
+    path = tmp_path / "full.ember"
+    ember.compile(model, (x,), options=QUIET).save(path)
+    sections = file_sections(path.read_bytes())
+    blocked = [r for r in _prepared_records(sections["prepared"]) if r[1] == 2]
+    assert len(blocked) == 2
+    damaged = bytearray(sections["prepared"])
+    struct.pack_into("<q", damaged, blocked[0][0] + 16, blocked[1][2])  # the other filter
+    with pytest.raises(ember.ArtifactError,
+                       match="prepared section.*blocked convolution filter does not match its "
+                             "source"):
+        load_bytes(tmp_path, container(4, {**sections, "prepared": bytes(damaged)}))
+
+
 def test_blocked_file_is_not_rebuilt_for_another_block(tmp_path, monkeypatch):
     """Kernels compiled again for an ISA of another vector width would read the saved blocked
     layout (blocks of the saving ISA's width) wrongly: the load refuses, saying why."""

@@ -100,6 +100,9 @@ struct ExecPlan {
 // per batch); WinogradFilter and ConvBlockedFilter on the host (`prepare` unused). ember::Error
 // when `source` does not have the type the preparation takes.
 Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc);
+// Whether `blocks` is the type of a ConvBlockedFilter of `weight` (float32 [O, C, KH, KW],
+// static) in blocks of b: [ceil(O/b), ceil(C/b), KH, KW, b, b].
+bool conv_blocked_filter_fits(const TensorType& weight, const TensorType& blocks, int64_t b);
 // Whether a preparation can be undone (unprepare_constant).
 bool preparation_reversible(Preparation kind);
 // The source of a reversible preparation (of type `type`): the matrix of GemmPanels `panels`
