@@ -11,7 +11,10 @@
 // GFLOP/s at 2 threads is printed next to them. The totals weight each layer by how often the
 // network has it. Optional argument: `resnet50` or `resnet18` (default: both), then layer
 // names to time only those (`conv_blocked_bench resnet50 "l4 3x3 512"`). Environment:
-// EMBER_BENCH_NOC / _UR / _CHUNK / _ORDER override the blocking (ConvBlockedTuning).
+// EMBER_BENCH_NOC / _UR / _CHUNK / _ORDER override the blocking (ConvBlockedTuning);
+// EMBER_BENCH_COLD=1 gives every call its own copy of the weights (64 MiB of copies in all,
+// cycled), so that they come from the last-level cache or memory as in a whole network,
+// where each layer's weights are read once per run.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -94,18 +97,23 @@ Timing time_layer(const Layer& L, const ember_rt::LaunchContext* ctx) {
   std::vector<float> out(static_cast<size_t>(OB * oh * oh * B));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) * 0.1f - 0.3f;
-  std::vector<float> wp(
-      static_cast<size_t>(ember_rt::lib::conv_blocked_weight_floats(L.o, L.c, L.k, L.k)));
-  ember_rt::lib::conv_blocked_prepare(w.data(), L.o, L.c, L.k, L.k, wp.data());
+  const auto wfloats =
+      static_cast<size_t>(ember_rt::lib::conv_blocked_weight_floats(L.o, L.c, L.k, L.k));
+  const size_t copies =
+      env_int("EMBER_BENCH_COLD") ? std::max<size_t>(2, (64u << 20) / (wfloats * 4)) : 1;
+  std::vector<std::vector<float>> wps(copies, std::vector<float>(wfloats));
+  for (auto& wp : wps) ember_rt::lib::conv_blocked_prepare(w.data(), L.o, L.c, L.k, L.k, wp.data());
+  size_t next = 0;
   ember_rt::ConvBlockedTuning tune;
   tune.noc = static_cast<int>(env_int("EMBER_BENCH_NOC"));
   tune.ur = static_cast<int>(env_int("EMBER_BENCH_UR"));
   tune.chunk = env_int("EMBER_BENCH_CHUNK");
   tune.order = static_cast<int>(env_int("EMBER_BENCH_ORDER"));
   auto run = [&] {
-    ember_rt::lib::conv2d_blocked(ctx, x.data(), wp.data(), out.data(), 1, L.c, L.h, L.h, L.o, oh,
-                                  oh, L.k, L.k, L.s, L.s, L.p, L.p, 1, 1, ember_rt::NoEpilogue{},
-                                  tune);
+    const float* wp = wps[next].data();
+    next = next + 1 == copies ? 0 : next + 1;
+    ember_rt::lib::conv2d_blocked(ctx, x.data(), wp, out.data(), 1, L.c, L.h, L.h, L.o, oh, oh, L.k,
+                                  L.k, L.s, L.s, L.p, L.p, 1, 1, ember_rt::NoEpilogue{}, tune);
   };
   auto* pool = static_cast<SpinPool*>(ctx->pool);
   const int64_t reps = static_cast<int64_t>(2e7 / L.flop()) + 1;  // a few ms per round

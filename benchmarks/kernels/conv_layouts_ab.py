@@ -9,7 +9,9 @@ checked against eager's.
     python benchmarks/kernels/conv_layouts_ab.py --model mobilenet_v2 --threads 2 \\
         --variants default blocked blocked,depthwise depthwise_blocked
 
-`default` leaves EMBER_CONV_ALGORITHM unset (the rules); `blocked` runs the dense
+`default` leaves EMBER_CONV_ALGORITHM unset (the rules); a variant `NAME=VALUE` sets that
+environment variable instead while the variant compiles and first runs (e.g.
+`EMBER_HUGE_PAGES=0`: its weights and workspace without huge pages); `blocked` runs the dense
 convolutions on the channel-blocked layout and the depthwise ones too
 (conv2d_depthwise_blocked); `blocked,depthwise` keeps the depthwise ones plain (converted
 around each); `depthwise_blocked` runs only the depthwise ones blocked.
@@ -60,9 +62,18 @@ def main() -> None:
 
     from ember.torch.backend import ember_backend
 
+    env_names = {v.split("=", 1)[0] for v in args.variants if "=" in v}
+    saved_env = {n: os.environ.get(n) for n in env_names | {"EMBER_CONV_ALGORITHM"}}
+
     def variant_env(v: str) -> None:
+        for n in env_names:
+            os.environ.pop(n, None)
         if v == "default":
             os.environ.pop("EMBER_CONV_ALGORITHM", None)
+        elif "=" in v:
+            os.environ.pop("EMBER_CONV_ALGORITHM", None)
+            name, value = v.split("=", 1)
+            os.environ[name] = value
         else:
             os.environ["EMBER_CONV_ALGORITHM"] = v
 
@@ -80,7 +91,6 @@ def main() -> None:
     torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit,
                                                 4 * len(args.variants))
     contenders: dict[str, H.Fn] = {"eager": model} if args.eager else {}
-    saved = os.environ.get("EMBER_CONV_ALGORITHM")
     for v in args.variants:
         variant_env(v)
         fn = torch.compile(model, backend=backend_for(v), dynamic=False)
@@ -92,10 +102,11 @@ def main() -> None:
         err, scale = H.max_abs_error(out, ref)
         print(f"{v:>24}: max abs error vs eager {err:.2e} (max |eager| {scale:.2e})", flush=True)
         contenders[v] = fn
-    if saved is None:
-        os.environ.pop("EMBER_CONV_ALGORITHM", None)
-    else:
-        os.environ["EMBER_CONV_ALGORITHM"] = saved
+    for n, value in saved_env.items():
+        if value is None:
+            os.environ.pop(n, None)
+        else:
+            os.environ[n] = value
 
     # Interleaved rounds, the order rotating; each sample is one batch of calls, timed by the
     # wall clock and by the process's CPU time (all its threads): on a machine loaded by

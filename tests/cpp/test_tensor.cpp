@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <string>
@@ -127,10 +131,14 @@ TEST(TensorTest, EmptyIsAlignedAndSized) {
 }
 
 TEST(TensorTest, CreationErrors) {
-  EXPECT_EQ(error_of([] { Tensor::empty({ir::var("n"), 3}, DType::float32); }),
+  EXPECT_EQ(error_of([] {
+              Tensor::empty({ir::var("n"), 3}, DType::float32);
+            }),
             "empty: shape [n, 3] has symbolic dimensions; a tensor with memory needs constant "
             "ones (a symbolic tensor is made with ember.symbol)");
-  EXPECT_EQ(error_of([] { from_values({1, 2, 3}, {2, 2}, DType::float32); }),
+  EXPECT_EQ(error_of([] {
+              from_values({1, 2, 3}, {2, 2}, DType::float32);
+            }),
             "from_values: 3 values given for shape [2, 2], which holds 4");
   EXPECT_EQ(error_of([] { randn({2}, DType::int32); }),
             "randn: dtype int32 is not a floating-point type; use float32, float16, bfloat16 "
@@ -180,10 +188,52 @@ TEST(TensorTest, BorrowedStorageKeepsOwnerAlive) {
   EXPECT_TRUE(watch.expired());
 }
 
+// The "THPeligible" line of /proc/self/smaps for the mapping that holds p (-1: none found).
+int thp_eligible(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' '))
+      inside = a >= lo && a < hi;
+    else if (inside && line.rfind("THPeligible:", 0) == 0)
+      return std::atoi(line.c_str() + 12);
+  }
+  return -1;
+}
+
+std::string thp_mode() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+TEST(TensorTest, LargeBuffersAskForHugePages) {
+  constexpr size_t kBig = size_t{5} << 20, kHuge = size_t{2} << 20;
+  auto s = Storage::allocate(kBig, Device::cpu());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(s->data()) % kHuge, 0u);
+  std::memset(s->data(), 1, kBig);  // all of it is there
+  EXPECT_EQ(static_cast<unsigned char*>(s->data())[kBig - 1], 1);
+  const std::string mode = thp_mode();
+  if (mode.find("[madvise]") != std::string::npos) {
+    EXPECT_EQ(thp_eligible(s->data()), 1);
+    ::setenv("EMBER_HUGE_PAGES", "0", 1);
+    auto plain = Storage::allocate(kBig, Device::cpu());
+    ::unsetenv("EMBER_HUGE_PAGES");
+    std::memset(plain->data(), 2, kBig);
+    EXPECT_EQ(thp_eligible(plain->data()), 0);
+  }
+  // A small buffer keeps the usual alignment and no hint.
+  auto small = Storage::allocate(4096, Device::cpu());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small->data()) % 64, 0u);
+}
+
 TEST(TensorTest, HalfConversionsRoundToNearestEven) {
   // float16: 1 + 2^-11 lies halfway between 1 and 1 + 2^-10: ties go to the even one.
-  Tensor h = from_values({1.0 + std::ldexp(1, -11), 1.0 + 3 * std::ldexp(1, -11), 1.0 / 3.0,
-                          65504, 65520, 1e-8, 6e-8, -2.5},
+  Tensor h = from_values({1.0 + std::ldexp(1, -11), 1.0 + 3 * std::ldexp(1, -11), 1.0 / 3.0, 65504,
+                          65520, 1e-8, 6e-8, -2.5},
                          {8}, DType::float16);
   auto hv = values_of(h);
   EXPECT_EQ(hv[0], 1.0);
@@ -195,8 +245,8 @@ TEST(TensorTest, HalfConversionsRoundToNearestEven) {
   EXPECT_EQ(hv[6], std::ldexp(1, -24));
   EXPECT_EQ(hv[7], -2.5);
   // bfloat16 keeps 8 significant bits.
-  Tensor b = from_values({1.0 + std::ldexp(1, -8), 1.0 + 3 * std::ldexp(1, -8), 3.0e38, -1.1},
-                         {4}, DType::bfloat16);
+  Tensor b = from_values({1.0 + std::ldexp(1, -8), 1.0 + 3 * std::ldexp(1, -8), 3.0e38, -1.1}, {4},
+                         DType::bfloat16);
   auto bv = values_of(b);
   EXPECT_EQ(bv[0], 1.0);
   EXPECT_EQ(bv[1], 1.0 + std::ldexp(1, -6));
