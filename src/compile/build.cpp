@@ -338,6 +338,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
     plan.modules = module;
     prepare_constants(&plan, *module, prepared);
   }
+  pack_prepared_constants(&plan);
   return std::make_shared<CompiledGraph>(std::move(plan));
 }
 

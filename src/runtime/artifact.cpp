@@ -586,6 +586,7 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
     for (size_t k = 0; k < plan.launches.size(); ++k) plan.launches[k].fn = fns[k];
   }
 
+  pack_prepared_constants(&plan);  // those prepared at load; the mapped ones stay in place
   std::shared_ptr<CompiledGraph> graph;
   try {
     graph = std::make_shared<CompiledGraph>(std::move(plan));

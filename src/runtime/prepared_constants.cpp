@@ -196,6 +196,43 @@ void drop_unread_sources(ExecPlan* plan) {
     if (!read.count(pc.source) && !kept.count(pc.source)) plan->constants.erase(pc.source);
 }
 
+void pack_prepared_constants(ExecPlan* plan) {
+  constexpr size_t kAlign = 64, kMinTotal = size_t{2} << 20;
+  // First launch reading each value: the arena holds the constants in run order.
+  std::map<int, size_t> first_read;
+  for (size_t k = 0; k < plan->launches.size(); ++k)
+    for (int v : plan->launches[k].args) first_read.emplace(v, k);
+  std::vector<std::pair<size_t, int>> order;  // (first launch, value)
+  size_t total = 0;
+  for (const PreparedConstant& pc : plan->prepared) {
+    auto it = plan->constants.find(pc.value);
+    if (it == plan->constants.end()) continue;
+    const Tensor& t = it->second;
+    // Only memory that this plan alone holds: a shared tensor would be kept twice.
+    if (!t.defined() || !t.storage() || !t.storage()->owned() || t.storage().use_count() != 1 ||
+        !t.type().layout.is_plain() || t.nbytes() == 0)
+      continue;
+    const auto f = first_read.find(pc.value);
+    order.emplace_back(f == first_read.end() ? plan->launches.size() : f->second, pc.value);
+    total += (static_cast<size_t>(t.nbytes()) + kAlign - 1) / kAlign * kAlign;
+  }
+  if (total < kMinTotal) return;
+  std::sort(order.begin(), order.end());
+  std::shared_ptr<Storage> arena = Storage::allocate(total, Device::cpu());
+  auto* base = static_cast<char*>(arena->data());
+  size_t at = 0;
+  for (const auto& [launch, v] : order) {
+    (void)launch;
+    Tensor& t = plan->constants.at(v);
+    const auto n = static_cast<size_t>(t.nbytes());
+    std::memcpy(base + at, t.data(), n);
+    // Each copy replaces its original at once, so the memory held grows by one constant.
+    t = Tensor::from_storage(Storage::borrow(base + at, n, Device::cpu(), arena), t.shape(),
+                             t.dtype());
+    at += (n + kAlign - 1) / kAlign * kAlign;
+  }
+}
+
 void reprepare_constants(ExecPlan* plan, void* prepare) {
   std::map<int, Tensor> sources;  // unpacked once when several prepared forms share one
   for (PreparedConstant& pc : plan->prepared) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -106,6 +107,61 @@ TEST(PreparedConstants, ASourceWithAnotherReaderIsKept) {
         want += element_as_double(w, rows[i] * D + p) * element_as_double(w, j * D + p);
       EXPECT_NEAR(element_as_double(out, i * V + j), want, 1e-4) << i << ", " << j;
     }
+}
+
+// Three 1 MiB weights, none a huge page on its own: built into one buffer that starts on a
+// huge page, in the order the launches read them, and the chain still matches float64.
+TEST(PreparedConstants, PreparedWeightsArePackedInRunOrder) {
+  const int64_t D = 512, M = 3;
+  std::vector<Tensor> ws;
+  for (int l = 0; l < 3; ++l) {
+    std::vector<double> v;
+    for (int64_t i = 0; i < D * D; ++i)
+      v.push_back(std::sin(0.3 * l + 0.37 * static_cast<double>(i)) / std::sqrt(D));
+    ws.push_back(from_values(v, {D, D}, DType::float32));
+  }
+  Tensor x = Tensor::symbol({ir::var("m"), D}, DType::float32, Device::cpu(), "x");
+  Tensor h = x;
+  for (const Tensor& w : ws)
+    h = ops::relu(ops::add(ops::matmul_nt(h, w), from_values({0.5}, {}, DType::float32)));
+  auto g = optimize(trace_from({h}, {x})).build();
+  const ExecPlan& plan = g->plan();
+  ASSERT_EQ(plan.prepared.size(), 3u);
+  std::vector<std::pair<size_t, const Tensor*>> by_launch;  // (first launch reading it, tensor)
+  for (const PreparedConstant& pc : plan.prepared)
+    for (size_t k = 0; k < plan.launches.size(); ++k)
+      if (std::count(plan.launches[k].args.begin(), plan.launches[k].args.end(), pc.value)) {
+        by_launch.emplace_back(k, &plan.constants.at(pc.value));
+        break;
+      }
+  ASSERT_EQ(by_launch.size(), 3u);
+  std::sort(by_launch.begin(), by_launch.end());
+  const auto* first = static_cast<const char*>(by_launch[0].second->data());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % (uintptr_t{2} << 20), 0u);
+  size_t at = 0;
+  for (const auto& [k, t] : by_launch) {
+    EXPECT_EQ(static_cast<const char*>(t->data()), first + at) << "launch " << k;
+    at += (static_cast<size_t>(t->nbytes()) + 63) / 64 * 64;
+  }
+  Tensor a = filled({M, D}, 0.7);
+  std::vector<double> cur(static_cast<size_t>(M * D));
+  for (int64_t i = 0; i < M * D; ++i) cur[static_cast<size_t>(i)] = element_as_double(a, i);
+  for (const Tensor& w : ws) {
+    std::vector<double> next(cur.size());
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < D; ++j) {
+        double sum = 0.5;
+        for (int64_t p = 0; p < D; ++p)
+          sum += cur[static_cast<size_t>(i * D + p)] * element_as_double(w, j * D + p);
+        next[static_cast<size_t>(i * D + j)] = std::max(sum, 0.0);
+      }
+    cur = next;
+  }
+  Tensor out = g->run({a})[0];
+  for (int64_t i = 0; i < M * D; ++i)
+    ASSERT_NEAR(element_as_double(out, i), cur[static_cast<size_t>(i)],
+                1e-4 * (1 + std::fabs(cur[static_cast<size_t>(i)])))
+        << i;
 }
 
 // Saved with the panels: loaded as they are (same bits), or prepared again when the kernels

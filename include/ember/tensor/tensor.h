@@ -61,6 +61,7 @@ class Storage {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  bool owned() const { return owned_; }  // allocated here, not borrowed
 
  private:
   Storage() = default;
@@ -78,8 +79,8 @@ struct TensorImpl {
   std::shared_ptr<Storage> storage;  // null for a symbolic tensor
   std::shared_ptr<TraceNode> trace;  // null for a concrete tensor or a graph input
   int trace_index = 0;
-  std::string op_title;              // the title of the trace's operator ("Matmul"), printed
-  std::string name;                  // the symbol's name, for printing graphs
+  std::string op_title;  // the title of the trace's operator ("Matmul"), printed
+  std::string name;      // the symbol's name, for printing graphs
 };
 
 class Tensor {
@@ -114,7 +115,9 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
   void* data() const;  // null for symbolic tensors
   template <class T>
-  T* data_as() const { return static_cast<T*>(data()); }
+  T* data_as() const {
+    return static_cast<T*>(data());
+  }
   const std::shared_ptr<TraceNode>& trace() const { return impl_->trace; }
   int trace_index() const { return impl_->trace_index; }
   const std::string& name() const { return impl_->name; }
