@@ -218,7 +218,7 @@ void pack_prepared_constants(ExecPlan* plan) {
   }
   if (total < kMinTotal) return;
   std::sort(order.begin(), order.end());
-  std::shared_ptr<Storage> arena = Storage::allocate(total, Device::cpu());
+  std::shared_ptr<Storage> arena = Storage::allocate(total, Device::cpu(), /*long_lived=*/true);
   auto* base = static_cast<char*>(arena->data());
   size_t at = 0;
   for (const auto& [launch, v] : order) {

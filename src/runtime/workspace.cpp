@@ -171,7 +171,7 @@ std::shared_ptr<Storage> WorkspacePool::take(int64_t bytes) {
     ++allocations_;
   }
   dropped.reset();  // before allocating: the old and the new one are never both held
-  return Storage::allocate(need, Device::cpu());
+  return Storage::allocate(need, Device::cpu(), /*long_lived=*/true);  // reused run after run
 }
 
 void WorkspacePool::give_back(std::shared_ptr<Storage> workspace) {

@@ -20,7 +20,7 @@ bool huge_pages_wanted() {
   return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
-// A buffer of a huge page or more (a model's weights, their prepared forms, the workspace)
+// A long-lived buffer of a huge page or more (a model's packed weights, its workspace)
 // starts on a 2 MiB boundary and asks the kernel for transparent huge pages: weights that
 // are streamed from memory once per run are read about 1.2-1.4x faster with 512 times fewer
 // TLB entries. Where the kernel's transparent huge pages are off ("never"), madvise changes
@@ -36,7 +36,7 @@ void* allocate_huge(size_t nbytes) {
 
 }  // namespace
 
-std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device, bool long_lived) {
   EMBER_CHECK(device.kind == DeviceKind::cpu,
               "cannot allocate memory on " << device.str()
                                            << ": ember runs on the CPU today; use device 'cpu'");
@@ -45,8 +45,9 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
   EMBER_CHECK(rounded >= nbytes, "cannot allocate " << nbytes << " bytes: size overflows");
-  void* p = rounded >= kHugePage && huge_pages_wanted() ? allocate_huge(rounded)
-                                                        : std::aligned_alloc(kAlignment, rounded);
+  void* p = long_lived && rounded >= kHugePage && huge_pages_wanted()
+                ? allocate_huge(rounded)
+                : std::aligned_alloc(kAlignment, rounded);
   EMBER_CHECK(p != nullptr, "out of memory: allocating " << nbytes << " bytes failed");
   std::shared_ptr<Storage> s(new Storage());
   s->data_ = p;

@@ -210,9 +210,9 @@ std::string thp_mode() {
   return s;
 }
 
-TEST(TensorTest, LargeBuffersAskForHugePages) {
+TEST(TensorTest, LongLivedLargeBuffersAskForHugePages) {
   constexpr size_t kBig = size_t{5} << 20, kHuge = size_t{2} << 20;
-  auto s = Storage::allocate(kBig, Device::cpu());
+  auto s = Storage::allocate(kBig, Device::cpu(), /*long_lived=*/true);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(s->data()) % kHuge, 0u);
   std::memset(s->data(), 1, kBig);  // all of it is there
   EXPECT_EQ(static_cast<unsigned char*>(s->data())[kBig - 1], 1);
@@ -220,10 +220,14 @@ TEST(TensorTest, LargeBuffersAskForHugePages) {
   if (mode.find("[madvise]") != std::string::npos) {
     EXPECT_EQ(thp_eligible(s->data()), 1);
     ::setenv("EMBER_HUGE_PAGES", "0", 1);
-    auto plain = Storage::allocate(kBig, Device::cpu());
+    auto plain = Storage::allocate(kBig, Device::cpu(), /*long_lived=*/true);
     ::unsetenv("EMBER_HUGE_PAGES");
     std::memset(plain->data(), 2, kBig);
     EXPECT_EQ(thp_eligible(plain->data()), 0);
+    // Per-run memory (an output) gets no hint.
+    auto output = Storage::allocate(kBig, Device::cpu());
+    std::memset(output->data(), 3, kBig);
+    EXPECT_EQ(thp_eligible(output->data()), 0);
   }
   // A small buffer keeps the usual alignment and no hint.
   auto small = Storage::allocate(4096, Device::cpu());

@@ -114,9 +114,9 @@ void drop_unread_sources(ExecPlan* plan);
 // The values a launch or an output reads.
 std::set<int> values_read(const ExecPlan& plan);
 // Moves the plan's prepared constants that it alone holds into one buffer, in the order the
-// launches first read them, so that a model's weights are one stream of huge pages (weights
-// under 2 MiB get none in buffers of their own; see Storage::allocate). Nothing moves when
-// they total less than 2 MiB, and borrowed memory (a mapped file) stays where it is.
+// launches first read them, in one long-lived buffer (Storage::allocate): a model's weights
+// are then one stream of huge pages, those under 2 MiB included. Nothing moves when they
+// total less than 2 MiB, and borrowed memory (a mapped file) stays where it is.
 void pack_prepared_constants(ExecPlan* plan);
 // Prepares the plan's GemmPanels constants again with `prepare` (kernels compiled for
 // another ISA than the panels were packed for), from their sources, kept or unpacked.

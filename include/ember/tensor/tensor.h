@@ -48,8 +48,12 @@ struct TensorType {
 // Owned or borrowed memory.
 class Storage {
  public:
-  // Allocates nbytes, 64-byte aligned, uninitialized.
-  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Allocates nbytes, 64-byte aligned, uninitialized. `long_lived`: memory that serves many
+  // runs (a model's weights, its workspace): when it is 2 MiB or more it starts on a 2 MiB
+  // boundary and asks for transparent huge pages (unless EMBER_HUGE_PAGES=0). Per-run
+  // memory (outputs) does not, so that its page faults never wait for the kernel to find
+  // huge pages.
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device, bool long_lived = false);
   // Borrows memory owned by somebody else (a torch tensor, a numpy array); `owner` keeps
   // it alive for as long as this Storage lives.
   static std::shared_ptr<Storage> borrow(void* data, size_t nbytes, Device device,
