@@ -120,8 +120,12 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
             for (int64_t ir = 0; ir < mlen; ir += MR) {
               const int mv = static_cast<int>(mlen - ir < MR ? mlen - ir : MR);
               float* c = C + (m0 + ir) * s.c_m + n0 + jr;
-              micro_kernel<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv,
-                                   !first || s.accumulate);
+              if (mv == MR)
+                micro_kernel<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv,
+                                     !first || s.accumulate);
+              else
+                edge_tile<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv,
+                                  !first || s.accumulate);
               if (last && epi != nullptr)
                 for (int i = 0; i < mv; ++i)
                   epi(epi_ctx, b, m0 + ir + i, n0 + jr, nv, c + i * s.c_m);

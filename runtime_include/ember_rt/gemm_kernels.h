@@ -97,8 +97,9 @@ inline void add_partials(float* row, const float* part, int64_t stride, int part
 // C[0:m_valid, 0:n_valid] (+)= A_panel * B_panel over kc steps; NR = NV * vf::width.
 // B's rows are ldb floats apart: NR for a packed panel, B's own row stride when a small-M
 // product reads B in place. `accumulate` adds to C (later K blocks), otherwise C is
-// overwritten (first K block).
-template <int MR, int NV>
+// overwritten (first K block). A's panel holds AS rows per step (AS = MR, or the taller
+// panel of which a short tile computes the first MR rows: edge_tile).
+template <int MR, int NV, int AS = MR>
 inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                          int64_t ldb, float* __restrict c, int64_t ldc, int m_valid, int n_valid,
                          bool accumulate) {
@@ -115,7 +116,7 @@ inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __r
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = fma(ai, bv[j], acc[i][j]);
     }
-    a += MR;
+    a += AS;
     b += ldb;
   }
   if (m_valid == MR && n_valid == NR) {
@@ -147,6 +148,24 @@ inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __r
       }
     }
   }
+}
+
+// The micro-tile of an MR-row panel of which only m_valid rows are real (the last panel of
+// A when M is not a multiple of MR): tall kernels compute it with a 4- or 8-row tile over
+// the same packed panel instead of computing up to MR - 1 rows of padding (M = 128 on
+// 14-row tiles: 2 real rows of 14 in the last panel, 8.6% of the product). Each output's
+// sum is formed in the same order whichever tile computes it.
+template <int MR, int NV>
+inline void edge_tile(int64_t kc, const float* __restrict a, const float* __restrict b,
+                      int64_t ldb, float* __restrict c, int64_t ldc, int m_valid, int n_valid,
+                      bool accumulate) {
+  if constexpr (MR > 8) {
+    if (m_valid <= 4)
+      return micro_kernel<4, NV, MR>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate);
+    if (m_valid <= 8)
+      return micro_kernel<8, NV, MR>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate);
+  }
+  micro_kernel<MR, NV>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate);
 }
 
 // Makes the compiler materialize v in a register here: otherwise it folds a load used by
