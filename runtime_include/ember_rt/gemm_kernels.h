@@ -156,9 +156,8 @@ inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __r
 // 14-row tiles: 2 real rows of 14 in the last panel, 8.6% of the product). Each output's
 // sum is formed in the same order whichever tile computes it.
 template <int MR, int NV>
-inline void edge_tile(int64_t kc, const float* __restrict a, const float* __restrict b,
-                      int64_t ldb, float* __restrict c, int64_t ldc, int m_valid, int n_valid,
-                      bool accumulate) {
+inline void edge_tile(int64_t kc, const float* __restrict a, const float* __restrict b, int64_t ldb,
+                      float* __restrict c, int64_t ldc, int m_valid, int n_valid, bool accumulate) {
   if constexpr (MR > 8) {
     if (m_valid <= 4)
       return micro_kernel<4, NV, MR>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate);
