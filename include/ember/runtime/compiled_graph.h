@@ -113,10 +113,10 @@ Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc, cons
 void drop_unread_sources(ExecPlan* plan);
 // The values a launch or an output reads.
 std::set<int> values_read(const ExecPlan& plan);
-// Moves the plan's prepared constants that it alone holds into one buffer, in the order the
-// launches first read them, in one long-lived buffer (Storage::allocate): a model's weights
-// are then one stream of huge pages, those under 2 MiB included. Nothing moves when they
-// total less than 2 MiB, and borrowed memory (a mapped file) stays where it is.
+// Moves the plan's prepared constants that it alone holds into one long-lived buffer
+// (Storage::allocate), in the order the launches first read them: a model's weights are
+// then one stream of huge pages, those under 2 MiB included. Nothing moves when they total
+// less than 2 MiB, and borrowed memory (a mapped file) stays where it is.
 void pack_prepared_constants(ExecPlan* plan);
 // Prepares the plan's GemmPanels constants again with `prepare` (kernels compiled for
 // another ISA than the panels were packed for), from their sources, kept or unpacked.
