@@ -131,14 +131,10 @@ TEST(TensorTest, EmptyIsAlignedAndSized) {
 }
 
 TEST(TensorTest, CreationErrors) {
-  EXPECT_EQ(error_of([] {
-              Tensor::empty({ir::var("n"), 3}, DType::float32);
-            }),
+  EXPECT_EQ(error_of([] { Tensor::empty({ir::var("n"), 3}, DType::float32); }),
             "empty: shape [n, 3] has symbolic dimensions; a tensor with memory needs constant "
             "ones (a symbolic tensor is made with ember.symbol)");
-  EXPECT_EQ(error_of([] {
-              from_values({1, 2, 3}, {2, 2}, DType::float32);
-            }),
+  EXPECT_EQ(error_of([] { from_values({1, 2, 3}, {2, 2}, DType::float32); }),
             "from_values: 3 values given for shape [2, 2], which holds 4");
   EXPECT_EQ(error_of([] { randn({2}, DType::int32); }),
             "randn: dtype int32 is not a floating-point type; use float32, float16, bfloat16 "

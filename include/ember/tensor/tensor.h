@@ -83,8 +83,8 @@ struct TensorImpl {
   std::shared_ptr<Storage> storage;  // null for a symbolic tensor
   std::shared_ptr<TraceNode> trace;  // null for a concrete tensor or a graph input
   int trace_index = 0;
-  std::string op_title;  // the title of the trace's operator ("Matmul"), printed
-  std::string name;      // the symbol's name, for printing graphs
+  std::string op_title;              // the title of the trace's operator ("Matmul"), printed
+  std::string name;                  // the symbol's name, for printing graphs
 };
 
 class Tensor {
@@ -119,9 +119,7 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
   void* data() const;  // null for symbolic tensors
   template <class T>
-  T* data_as() const {
-    return static_cast<T*>(data());
-  }
+  T* data_as() const { return static_cast<T*>(data()); }
   const std::shared_ptr<TraceNode>& trace() const { return impl_->trace; }
   int trace_index() const { return impl_->trace_index; }
   const std::string& name() const { return impl_->name; }
