@@ -29,7 +29,7 @@ a fixed gap is noticed in either mode. ``pytest --opinfo-all`` runs every sample
 
 Summary and the KNOWN list as Python (from the repository root)::
 
-    PYTHONPATH=python python -m tests.python.test_opinfo --summary [--all] [--known]
+    python -m tests.python.test_opinfo --summary [--all] [--known]
         [--ops add,sin ...] [--jobs N]
 """
 

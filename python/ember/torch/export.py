@@ -146,7 +146,9 @@ def _outputs(segment: CompiledSegment, out_spec: Any) -> tuple[list[int], list[s
     for i, leaf in enumerate(leaves):
         if not (isinstance(leaf, tuple) and leaf[0] == "out"):
             what = {"arg": "one of its inputs, returned unchanged", "const": "a constant",
-                    "value": "a Python value", "sym": "a size"}.get(str(leaf[0]), "not a tensor")
+                    "value": "a Python value", "sym": "a size",
+                    "complex": "a complex tensor (saved models hold real tensors only)",
+                    }.get(str(leaf[0]), "not a tensor")
             raise ember.EmberError(f"ember.compile: output {i} of the model is {what}; every "
                                    "output of a compiled model must be a tensor it computes")
         order.append(int(leaf[1]))

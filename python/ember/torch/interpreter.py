@@ -27,7 +27,8 @@ import torch
 import torch.fx
 
 import ember
-from ember.torch import registry
+from ember.torch import complex_values, registry
+from ember.torch.complex_values import ComplexValue, contains_complex
 from ember.torch.config import Settings
 from ember.torch.context import (
     TORCH_TO_EMBER,
@@ -235,11 +236,14 @@ class FxConverter:
             self.weight_args.append((index, real))
             self.converted[node] = "weight"
             return weight_to_ember(real)
-        dtype = TORCH_TO_EMBER.get(value.dtype)
+        complex_input = value.dtype.is_complex and value.dtype in (torch.complex64,
+                                                                    torch.complex128)
+        dtype = complex_values.part_dtype(value.dtype) if complex_input else TORCH_TO_EMBER.get(
+            value.dtype)
         if dtype is None:
             return self._fail(node, ConversionFailure("value", f"ember has no dtype {value.dtype}"))
         try:
-            shape = [input_dim(d) for d in value.shape]
+            shape = [input_dim(d) for d in value.shape] + ([2] if complex_input else [])
         except ConversionFailure as e:
             return self._fail(node, e)
         for axis, d in enumerate(shape):
@@ -248,6 +252,8 @@ class FxConverter:
         sym = ember.symbol(shape, dtype, name=node.name)
         self.inputs.append((index, sym))
         self.converted[node] = "input"
+        if complex_input:  # fed as torch.view_as_real (phases/wrap.py)
+            return complex_values.from_stacked(sym)
         low = self.settings.low_precision
         if low and dtype == "float32":
             return ember.ops.cast(sym, low)
@@ -264,11 +270,14 @@ class FxConverter:
 
         def make(v: Any) -> Any:
             if isinstance(v, torch.Tensor):
+                pair = v.dtype in (torch.complex64, torch.complex128)
                 try:
                     shape = [input_dim(d) for d in v.shape]
-                    return ember.symbol(shape, ember_dtype(v.dtype), name=node.name)
+                    dtype = complex_values.part_dtype(v.dtype) if pair else ember_dtype(v.dtype)
+                    sym = ember.symbol(shape, dtype, name=node.name)
                 except ConversionFailure:
                     return _OPAQUE
+                return ComplexValue(sym, sym) if pair else sym
             if isinstance(v, (tuple, list)):
                 return type(v)(make(x) for x in v)
             return v if v is not None else _OPAQUE
@@ -329,6 +338,7 @@ class FxConverter:
         if not candidates:
             raise ConversionFailure("unmapped", "no converter is registered")
         dynamic = is_dynamic(node)
+        has_complex = contains_complex((args, kwargs))
         tried: list[str] = []
         signatures: list[str] = []
         for conv, form in candidates:
@@ -345,6 +355,9 @@ class FxConverter:
                 continue
             if dynamic and not conv.supports_dynamic_shapes:
                 tried.append(f"{conv.name}: does not support dynamic shapes")
+                continue
+            if has_complex and not conv.complex_inputs:
+                tried.append(f"{conv.name}: takes no complex tensors")
                 continue
             try:
                 ok = conv.accepts(view, self.settings)
@@ -389,6 +402,8 @@ class FxConverter:
         are cast to torch's when they differ, Python numbers become constants."""
         if meta is None:
             return result
+        if isinstance(meta, torch.Tensor) and meta.dtype.is_complex:
+            return complex_values.check_result(result, meta, check_shape)
         if isinstance(meta, torch.Tensor):
             if isinstance(result, (int, float, bool)) and not isinstance(result, ember.Tensor):
                 result = ember.asarray(result, dtype=ember_dtype(meta.dtype))
@@ -439,7 +454,7 @@ class FxConverter:
 
     def _fold(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
         def to_torch(v: Any) -> Any:
-            if isinstance(v, ember.Tensor):
+            if isinstance(v, (ember.Tensor, ComplexValue)):
                 return v.torch()
             if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                 return v.node.pytype(v.node.expr)
@@ -457,6 +472,8 @@ class FxConverter:
             raise ConversionFailure("error", f"folding a constant failed: {e}") from e
 
         def back(v: Any) -> Any:
+            if isinstance(v, torch.Tensor) and v.is_complex():
+                return complex_values.constant(v)
             if isinstance(v, torch.Tensor):
                 return weight_to_ember(v)
             if isinstance(v, (tuple, list)):
@@ -487,6 +504,10 @@ class FxConverter:
         if isinstance(value, ember.Tensor) and isinstance(meta, (torch.SymInt, torch.SymFloat,
                                                                  torch.SymBool)):
             return ("item", self._spec_value(value, None, outputs))
+        if isinstance(value, ComplexValue):
+            if not value.is_symbolic:
+                return ("const", value.torch())
+            return ("complex", self._spec_value(value.stacked(), None, outputs))
         if isinstance(value, ember.Tensor):
             if not value.is_symbolic:
                 return ("const", value.torch())
@@ -584,6 +605,9 @@ def _leaves(v: Any) -> list[Any]:
         elif isinstance(x, dict):
             for y in x.values():
                 walk(y)
+        elif isinstance(x, ComplexValue):
+            walk(x.real)
+            walk(x.imag)
         else:
             out.append(x)
 

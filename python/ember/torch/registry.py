@@ -10,7 +10,8 @@ A *target* is what an FX node calls:
 
 A target has a list of candidate converters. A converter may carry a
 ``capability_validator(node, settings) -> bool``, a ``priority`` (``HIGH`` candidates are
-tried before ``STANDARD`` ones) and ``supports_dynamic_shapes``. For each node the
+tried before ``STANDARD`` ones), ``supports_dynamic_shapes`` and ``complex_inputs`` (whether
+it takes complex tensors, as ember.torch.complex_values.ComplexValue pairs). For each node the
 candidates are tried in order and the first whose arguments bind, whose shapes it supports
 and whose validator passes converts the node.
 
@@ -96,6 +97,7 @@ class Converter:
     priority: ConverterPriority
     capability_validator: Callable[[Any, Any], bool] | None
     supports_dynamic_shapes: bool
+    complex_inputs: bool  # whether it takes complex tensors (ember.torch.complex_values)
     is_default: bool
     builtin: bool
 
@@ -221,6 +223,7 @@ def _register(
     priority: ConverterPriority | None,
     capability_validator: Callable[[Any, Any], bool] | None,
     supports_dynamic_shapes: bool,
+    complex_inputs: bool = False,
 ) -> Converter:
     if priority is not None and not isinstance(priority, ConverterPriority):
         raise _EmberError(
@@ -236,6 +239,7 @@ def _register(
         priority=priority if priority is not None else STANDARD,
         capability_validator=capability_validator,
         supports_dynamic_shapes=bool(supports_dynamic_shapes),
+        complex_inputs=bool(complex_inputs),
         is_default=priority is None,
         builtin=_REGISTRY.builtin_depth > 0,
     )
@@ -267,6 +271,7 @@ def register_function(
     priority: ConverterPriority | None = None,
     capability_validator: Callable[[Any, Any], bool] | None = None,
     supports_dynamic_shapes: bool = True,
+    complex_inputs: bool = False,
 ) -> Callable[[Any], Any]:
     """Decorator: the decorated function converts calls of ``target``.
 
@@ -281,6 +286,7 @@ def register_function(
         priority=priority,
         capability_validator=capability_validator,
         supports_dynamic_shapes=supports_dynamic_shapes,
+        complex_inputs=complex_inputs,
     )
 
 
@@ -290,6 +296,7 @@ def register_method(
     priority: ConverterPriority | None = None,
     capability_validator: Callable[[Any, Any], bool] | None = None,
     supports_dynamic_shapes: bool = True,
+    complex_inputs: bool = False,
 ) -> Callable[[Any], Any]:
     """Decorator for a torch.Tensor method (``torch.Tensor.flatten`` or ``"flatten"``); the
     converter's first parameter is the tensor the method is called on."""
@@ -299,6 +306,7 @@ def register_method(
         priority=priority,
         capability_validator=capability_validator,
         supports_dynamic_shapes=supports_dynamic_shapes,
+        complex_inputs=complex_inputs,
     )
 
 
@@ -308,6 +316,7 @@ def register_module(
     priority: ConverterPriority | None = None,
     capability_validator: Callable[[Any, Any], bool] | None = None,
     supports_dynamic_shapes: bool = True,
+    complex_inputs: bool = False,
 ) -> Callable[[Any], Any]:
     """Class decorator: the decorated ModuleConverter subclass converts calls of modules of
     ``module_class``. It is built once per module instance with that instance, and called
@@ -323,6 +332,7 @@ def register_module(
         priority=priority,
         capability_validator=capability_validator,
         supports_dynamic_shapes=supports_dynamic_shapes,
+        complex_inputs=complex_inputs,
     )
 
 

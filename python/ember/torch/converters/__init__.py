@@ -21,6 +21,8 @@
 - backward.py: the backward operators of training graphs that torch's core ATen
   decompositions leave whole (convolution and pooling backward, index_put);
 - special.py: torch's special functions with more than the table's operands (polygamma);
+- spectral.py: complex tensors (as pairs of real ones, complex_values.py) and the Fourier
+  transforms (torch.fft, stft) as products with constant cosine and sine matrices;
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
 - spatial.py: N-d pooling (return_indices, adaptive max), unfold, take, take_along_dim;
@@ -67,6 +69,7 @@ from ember.torch.converters import (
     spatial_conv,
     spatial_resample,
     special,
+    spectral,
     stacks,
     tensors,
     views,
@@ -77,6 +80,6 @@ __all__ = [
     "aten", "backward", "composites", "creation", "elementwise_extra", "functions", "indexing",
     "linalg", "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra",
     "nn_functions", "norms_losses", "optimizers", "products_extra", "scalar", "scans_sorts",
-    "scatters", "spatial", "spatial_conv", "spatial_resample", "special", "stacks", "tensors",
-    "views", "writes",
+    "scatters", "spatial", "spatial_conv", "spatial_resample", "special", "spectral", "stacks",
+    "tensors", "views", "writes",
 ]

@@ -1,6 +1,7 @@
 """Converters for creation functions: ``empty_permuted`` and ``Tensor.new_empty_strided``
 (zeros: their values are unspecified), and the creation functions whose arguments are all
-known at compile time (``torch.signal.windows``, ``logspace``, ``linspace``), computed once
+known at compile time (``torch.signal.windows``, ``torch.hann_window`` and the other
+``*_window`` functions, ``logspace``, ``linspace``), computed once
 by torch and kept as constants.
 """
 
@@ -62,6 +63,9 @@ def _register_all() -> None:
     register(_computed(torch.linspace), torch.linspace)
     for name in _WINDOWS:
         window = getattr(torch.signal.windows, name, None)
+        if window is not None:
+            register(_computed(window), window)
+        window = getattr(torch, f"{name}_window", None)  # torch.hann_window, for stft
         if window is not None:
             register(_computed(window), window)
     if hasattr(torch.Tensor, "new_empty_strided"):

@@ -34,6 +34,7 @@ import torch.fx
 import ember
 from ember import profiling
 from ember.torch import report
+from ember.torch.complex_values import as_runtime_input
 from ember.torch.config import Settings
 from ember.torch.context import tensor_version
 from ember.torch.interpreter import Conversion
@@ -200,9 +201,7 @@ class CompiledSegment:
         are contiguous)."""
         inputs = []
         for i in self.input_index:
-            t = args[i]
-            if t.is_neg():
-                t = t.resolve_neg()
+            t = as_runtime_input(args[i])
             inputs.append(ember.from_torch(t if t.is_contiguous() else t.contiguous()))
         return inputs + _extra_inputs(self, args)
 
@@ -261,6 +260,8 @@ def _assemble(spec: Any, tensors: list[Any], args: tuple, sources: dict) -> Any:
         return _eval_symbolic(spec[1], args, sources)
     if tag == "item":
         return _assemble(spec[1], tensors, args, sources).item()
+    if tag == "complex":  # a ComplexValue's [..., 2] pair (ember.torch.complex_values)
+        return torch.view_as_complex(_assemble(spec[1], tensors, args, sources))
     return tag(_assemble(s, tensors, args, sources) for s in spec[1])
 
 
@@ -269,7 +270,7 @@ def _spec_args(spec: Any) -> list[int]:
     tag = spec[0]
     if tag == "arg":
         return [spec[1]]
-    if tag == "item":
+    if tag in ("item", "complex"):
         return _spec_args(spec[1])
     if tag in ("out", "const", "value", "sym"):
         return []
@@ -353,7 +354,8 @@ def _segment_node_values(segment: CompiledSegment, sub: Any, example_inputs: lis
     else:
         args = [eager.get(p.name) for p in sub.graph.find_nodes(op="placeholder")]
     compiled = ember.graph.optimize(ember.trace_from(outs, conv.input_symbols())).build()
-    inputs = [ember.from_torch(args[i].contiguous()) for i in segment.input_index]
+    inputs = [ember.from_torch(as_runtime_input(args[i]).contiguous())
+              for i in segment.input_index]
     inputs += _extra_inputs(segment, args)
     results = compiled.run(inputs)
     return {name: r.torch().float() if str(r.dtype) in ("float16", "bfloat16") else r.torch()
