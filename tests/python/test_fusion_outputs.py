@@ -155,3 +155,61 @@ def test_training_forward_kernel_writes_the_saved_activation(tmp_path: Path) -> 
     assert "Gelu(" not in fused.replace("fused=[Matmul, Add, Gelu]", ""), fused
     plans = (tmp_path / "graph_0_forward" / "kernels").glob("*.plan.txt")
     assert any("also stores:" in p.read_text() for p in plans)
+
+
+def _np_layer_norm(v: np.ndarray, dims: tuple[int, ...], w: np.ndarray, b: np.ndarray,
+                   eps: float = 1e-5) -> np.ndarray:
+    mean = v.mean(axis=dims, keepdims=True)
+    var = ((v - mean) ** 2).mean(axis=dims, keepdims=True)
+    return (v - mean) / np.sqrt(var + eps) * w + b
+
+
+def test_a_composite_anchor_never_reads_a_value_its_group_computes() -> None:
+    # max(layer_norm(y), y) with y = exp(x) also returned (permuted): the elementwise consumer
+    # may inline exp, but then layer_norm (a composite, reading memory) would read y before
+    # the group's loop writes it. The fuzzer found it (a wrong answer, relative error ~0.4).
+    x = ember.symbol([5, 3, 8], name="x")
+    w, b = ember.symbol([3, 8], name="w"), ember.symbol([3, 8], name="b")
+    y = E.exp(x * 0.3)
+    out = E.minimum(E.layer_norm(y, 2, w, b, 1e-5), y)
+    compiled = ember.graph.optimize(ember.trace_from([E.permute(y, [1, 2, 0]), out],
+                                                     [x, w, b])).build()
+    rng = np.random.default_rng(0)
+    xv, wv, bv = (rng.standard_normal(s).astype(np.float32) for s in ([5, 3, 8], [3, 8], [3, 8]))
+    got_p, got = compiled.run([ember.asarray(a) for a in (xv, wv, bv)])
+    yv = np.exp(xv.astype(np.float64) * 0.3)
+    assert_matches(got_p, yv.transpose(1, 2, 0), "float32")
+    assert_matches(got, np.minimum(_np_layer_norm(yv, (1, 2), wv, bv), yv), "float32")
+
+
+def test_a_matmul_anchor_never_reads_a_value_its_group_computes() -> None:
+    # matmul(t, w) - t with t = tanh(x): inlining tanh into the subtraction must not put it in
+    # the matmul's group (the fuzzer's "map::at" internal error)
+    x, w = ember.symbol([5, 3, 6, 4], name="x"), ember.symbol([4, 4], name="w")
+    t = E.tanh(x)
+    compiled = ember.graph.optimize(ember.trace_from([E.matmul(t, w) - t], [x, w])).build()
+    rng = np.random.default_rng(1)
+    xv = rng.standard_normal([5, 3, 6, 4]).astype(np.float32)
+    wv = rng.standard_normal([4, 4]).astype(np.float32)
+    (got,) = compiled.run([ember.asarray(xv), ember.asarray(wv)])
+    tv = np.tanh(xv.astype(np.float64))
+    assert_matches(got, tv @ wv.astype(np.float64) - tv, "float32")
+
+
+def test_a_blocked_convolution_read_elsewhere_keeps_its_epilogue_apart() -> None:
+    # conv -> conv, and conv / c: the blocked routine's epilogue cannot also store the
+    # convolution's output for the second convolution (the fuzzer's internal error)
+    torch.manual_seed(0)
+    c1, c2 = nn.Conv2d(3, 4, 3, stride=2, padding=1), nn.Conv2d(4, 2, 3, padding=1)
+    scale = torch.randn(1, 1, 4, 4).abs() + 1
+
+    def fn(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        v = c1(x)
+        return c2(v), v / scale
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="ember", options={"strict": True})
+    x = torch.randn(5, 3, 8, 8)
+    with torch.no_grad():
+        for got, want in zip(compiled(x), fn(x), strict=True):
+            torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)

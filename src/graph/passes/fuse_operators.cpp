@@ -5,7 +5,9 @@
 //   - an anchor (reduction, matmul, composite) starts a group and is its one anchor;
 //   - a producer whose group has no anchor and ends at it is inlined into a consumer's group
 //     if the consumer takes a prologue (for a reduction: its prologue; matmul and composite
-//     operators read materialized buffers);
+//     operators read materialized buffers), and no anchor that reads memory would then read
+//     a value made inside its own group (a composite layer_norm reading x whose consumer
+//     max(layer_norm(x), x) inlined x's producer: its buffer would be read before written);
 //   - a consumer that may be an epilogue (elementwise), reading the value of a group with
 //     an anchor (same shape), joins that group as its epilogue if the anchor's EpilogueRule
 //     allows it.
@@ -141,6 +143,15 @@ class Fuser {
               c.op->title + " writes another " + differs;
         return -1;
       }
+      // A routine writing a blocked output (the blocked convolution) applies its epilogue
+      // per pixel and stores nothing else.
+      const int an = groups_[gp].anchor;
+      if (an >= 0 && g_.nodes[an].op->kind == OpKind::Composite &&
+          g_.values[g_.nodes[an].outputs[0]].layout.kind == LayoutKind::Blocked) {
+        why = (kept ? uses : "the group of " + node_str(p) + " has other outputs") + " and " +
+              g_.nodes[an].op->title + " writes a blocked output with no further stores";
+        return -1;
+      }
     }
     return gp;
   }
@@ -153,6 +164,21 @@ class Fuser {
       if (c == consumer) continue;
       const OpTraits t = g_.nodes[c].op->traits();
       if (t.anchor || !t.takes_prologue) return true;
+    }
+    return false;
+  }
+
+  // Whether the anchor of group a or b, one that reads its inputs from memory (a matmul, a
+  // composite: it takes no prologue), would read a value made inside the merged group: the
+  // group's one loop writes that value after the anchor's stages have read its buffer.
+  bool anchor_reads_inside(int a, int b) const {
+    for (int gi : {a, b}) {
+      int an = groups_[gi].anchor;
+      if (an < 0 || g_.nodes[an].op->traits().takes_prologue) continue;
+      for (int v : g_.nodes[an].inputs) {
+        int p = producer_[v];
+        if (p >= 0 && (group_of_[p] == a || group_of_[p] == b)) return true;
+      }
     }
     return false;
   }
@@ -246,6 +272,8 @@ class Fuser {
         // Inline the producer (prologue of a reduction, or plain inlining).
         if (!traits.takes_prologue) {
           refused(producer_[v], i, n.op->title + " takes no prologue");
+        } else if (anchor_reads_inside(gp, group_of_[i])) {
+          refused(producer_[v], i, "its group's anchor reads it from memory");
         } else if (creates_cycle(gp, group_of_[i])) {
           refused(producer_[v], i, "a path through another node leads back into the group");
         } else {
@@ -258,6 +286,8 @@ class Fuser {
         refused(producer_[v], i, n.op->title + " is already in another anchor's group");
       } else if (std::string refusal = epilogue_refusal(groups_[gp], n, v); !refusal.empty()) {
         refused(producer_[v], i, refusal);
+      } else if (anchor_reads_inside(gp, group_of_[i])) {
+        refused(producer_[v], i, "an anchor would read a value of its own group from memory");
       } else if (creates_cycle(gp, group_of_[i])) {
         refused(producer_[v], i, "a path through another node leads back into the group");
       } else {
