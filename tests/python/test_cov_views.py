@@ -227,6 +227,53 @@ def test_windows_and_logspace():
                      torch.empty_permuted((2, 7), (1, 0)).shape[0] * x), values(7))
 
 
+@pytest.mark.parametrize("steps", [0, 1, 2, 7, 50])
+def test_linspace_and_logspace_with_bounds_known_at_run_time(steps):
+    # torch's formula in the graph: counted up from start for the first half, down from end
+    # for the second
+    check(lambda a, b: (torch.linspace(a, b, steps), torch.linspace(-2.5, b, steps),
+                        torch.logspace(a, 2, steps, base=3.0),
+                        torch.linspace(a.long(), 7, steps, dtype=torch.float64)),
+          torch.tensor(-3.25), torch.tensor(4.5), tol=1e-5)
+
+
+def test_linspace_with_steps_and_bounds_that_change_between_calls():
+    # Dynamo makes the numbers symbolic after they change: steps a size, bounds run-time
+    # scalars; a guard keeps 0 and 1 steps apart
+    fn = lambda a, n: torch.linspace(a, 2 * a + 1, n) + torch.logspace(0, a, n, base=2.0)  # noqa: E731
+    compiled = torch.compile(fn, backend="ember", options={"strict": True})
+    for a, n in [(1.5, 5), (-2.0, 9), (0.25, 1), (3.0, 0), (0.5, 33)]:
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(a, n), fn(a, n), atol=1e-5, rtol=1e-5)
+
+
+def test_nonzero_static():
+    x = values(4, 5)
+    x[1] = 0
+    for size in (0, 3, 17, 40):
+        check(lambda x, size=size: torch.nonzero_static(x, size=size, fill_value=-7), x)
+    check(lambda x: torch.nonzero_static(x > 0.5, size=6), x)
+    check(lambda x: torch.nonzero_static(x.sum() * 0, size=2), x)  # 0-d: [2, 0]
+    compiled = torch.compile(lambda x, k: torch.nonzero_static(x, size=k), backend="ember",
+                             dynamic=True, options={"strict": True})
+    for shape, k in [((3, 4), 5), ((6, 2), 20)]:
+        y = values(*shape, seed=k)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(y, k), torch.nonzero_static(y, size=k))
+
+
+def test_unsafe_masked_index():
+    x = values(5, 5)
+    i, j = torch.arange(-2, 8).reshape(10, 1), torch.arange(10).reshape(1, 10)
+    mask = (i >= 0) & (i < 5) & (j < 5)
+    check(lambda x, m, i, j: torch._unsafe_masked_index(x, m, [i, j], -8.5), x, mask, i, j)
+    y = values(3, 4, 5)
+    k = torch.arange(-1, 4).reshape(1, 1, 5)
+    check(lambda y, m, i, k: torch._unsafe_masked_index(y, m, [i, i.mT, k], 2.0), y,
+          (k >= 0) & (torch.arange(3).reshape(3, 1, 1) > 0), torch.arange(3).reshape(3, 1, 1),
+          k)
+
+
 def test_empty_permuted_and_new_empty_strided_shapes():
     compiled = torch.compile(
         lambda x: (torch.empty_permuted((2, 3), (1, 0)), x.new_empty_strided((2, 2), (1, 2)),

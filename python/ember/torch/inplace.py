@@ -7,7 +7,9 @@ attribute of the graph (``get_attr``: Dynamo puts an optimizer's parameters and 
 which the copy_ updates where it lives. The in-place ``_foreach_*_`` operators update each
 tensor of their first argument, a list: the node's value is the list of updated tensors,
 and later uses of the i-th tensor read ``node[i]``. ``x[index] = v``
-becomes the value ``functional.setitem(x, index, v)``, and an update of a basic view of a
+becomes the value ``functional.setitem(x, index, v)``, a batch norm in training mode that
+updates its running statistics becomes the norm and two ``functional.running_stat`` updates
+of them, and an update of a basic view of a
 tensor (``x[:, 0].fill_(2)``, ``x.narrow(1, 0, 2).copy_(z)``) is written back into the
 tensor with one. Any other update through a view of something still used makes the graph
 run eagerly. (``x[tensor]`` copies: an update of it stays in the copy.)
@@ -52,7 +54,7 @@ def is_inplace(node: torch.fx.Node) -> bool:
         return name.endswith("_") and not name.endswith("__") and name not in _NOT_INPLACE
     if node.op != "call_function":
         return False
-    if node.target is functional.setitem:
+    if node.target in (functional.setitem, functional.running_stat):
         return True  # a write into its first argument, as far as functionalize is concerned
     if node.target in INPLACE_OPERATORS:
         first = node.args[0] if node.args else None
@@ -238,10 +240,102 @@ def _functional_setitems(gm: torch.fx.GraphModule) -> None:
             n.meta["example_value"] = n.args[0].meta["example_value"]
 
 
+# Norms that update their running statistics in training mode: target -> the names of its
+# arguments in order (to bind positional ones), and the argument saying it uses the batch's
+# statistics (None: always).
+_NORMS_WITH_STATS: dict[Any, tuple[tuple[str, ...], str | None]] = {
+    torch.nn.functional.batch_norm: (("input", "running_mean", "running_var", "weight", "bias",
+                                      "training", "momentum", "eps"), "training"),
+    torch.batch_norm: (("input", "weight", "bias", "running_mean", "running_var", "training",
+                        "momentum", "eps", "cudnn_enabled"), "training"),
+    torch.native_batch_norm: (("input", "weight", "bias", "running_mean", "running_var",
+                               "training", "momentum", "eps"), "training"),
+    torch._native_batch_norm_legit: (("input", "weight", "bias", "running_mean", "running_var",
+                                      "training", "momentum", "eps"), "training"),
+    torch.ops.aten._batch_norm_with_update.default: (
+        ("input", "weight", "bias", "running_mean", "running_var", "momentum", "eps"), None),
+    torch.nn.functional.instance_norm: (("input", "running_mean", "running_var", "weight",
+                                         "bias", "use_input_stats", "momentum", "eps"),
+                                        "use_input_stats"),
+}
+_NORMS_WITH_STATS[torch.ops.aten._batch_norm_with_update] = _NORMS_WITH_STATS[
+    torch.ops.aten._batch_norm_with_update.default]
+_DEFAULTS = {"training": False, "use_input_stats": True, "momentum": 0.1, "eps": 1e-5,
+             "weight": None, "bias": None}
+
+
+def _norm_call(n: torch.fx.Node) -> dict[str, Any] | None:
+    """The arguments of a norm call that updates running statistics (by name), else None."""
+    spec = _NORMS_WITH_STATS.get(n.target) if n.op == "call_function" else None
+    if spec is None:
+        return None
+    names, flag = spec
+    if len(n.args) > len(names) or set(n.kwargs) - set(names):
+        return None
+    call = {**_DEFAULTS, **dict(zip(names, n.args, strict=False)), **n.kwargs}
+    if flag is not None and call.get(flag) is not True:
+        return None
+    stats = [call.get("running_mean"), call.get("running_var")]
+    if not all(isinstance(s, torch.fx.Node) for s in stats):
+        return None
+    momentum = call["momentum"]  # a number, or a node (a float Dynamo did not specialize)
+    if isinstance(momentum, bool) or not isinstance(momentum, (int, float, torch.fx.Node)):
+        return None
+    return call
+
+
+def _without_stats(target: Any, call: dict[str, Any]) -> tuple[Any, tuple]:
+    """The norm call that uses the batch's statistics and updates none (same results)."""
+    x, w, b, m, eps = (call[k] for k in ("input", "weight", "bias", "momentum", "eps"))
+    if target is torch.nn.functional.batch_norm:
+        return target, (x, None, None, w, b, True, m, eps)
+    if target is torch.nn.functional.instance_norm:
+        return target, (x, None, None, w, b, True, m, eps)
+    if target is torch.batch_norm:
+        return target, (x, w, b, None, None, True, m, eps, call.get("cudnn_enabled", False))
+    if target is torch._native_batch_norm_legit:
+        return target, (x, w, b, True, m, eps)  # its overload without running statistics
+    if target is torch.native_batch_norm:
+        return target, (x, w, b, None, None, True, m, eps)
+    return functional.batch_norm_with_update, (x, w, b, m, eps)
+
+
+def split_running_stat_updates(gm: torch.fx.GraphModule) -> bool:
+    """A batch norm (or instance norm) in training mode that updates its running statistics
+    becomes the norm without them (batch statistics only) followed by the two updates as
+    functional.running_stat nodes, which the rest of functionalize treats as in-place
+    updates of the statistics (later readers read them, graph inputs are written back).
+    Returns whether it changed the graph."""
+    changed = False
+    for n in list(gm.graph.nodes):
+        call = _norm_call(n)
+        if call is None:
+            continue
+        instance = n.target is torch.nn.functional.instance_norm
+        n.target, n.args = _without_stats(n.target, call)
+        n.kwargs = {}
+        at = n
+        for name, kind in (("running_mean", "mean"), ("running_var", "var")):
+            stat = call[name]
+            with gm.graph.inserting_after(at):
+                momentum = call["momentum"]
+                at = gm.graph.call_function(functional.running_stat, (
+                    stat, call["input"],
+                    momentum if isinstance(momentum, torch.fx.Node) else float(momentum),
+                    f"instance_{kind}" if instance else kind))
+            at.meta["example_value"] = stat.meta.get("example_value")
+            at.meta["nn_module_stack"] = n.meta.get("nn_module_stack", {})
+        changed = True
+    if changed:
+        gm.recompile()
+    return changed
+
+
 def functionalize(gm: torch.fx.GraphModule) -> str | None:
     """Rewrites gm in place (see the module docstring). Returns None, or why the graph must
     run eagerly as a whole."""
     _functional_setitems(gm)
+    split_running_stat_updates(gm)
     merged = _attribute_values(gm)
     _split_foreach_updates(gm)
     nodes = list(gm.graph.nodes)

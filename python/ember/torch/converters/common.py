@@ -147,6 +147,17 @@ def to_float(x: Any) -> Any:
     return ops.cast(x, ember_dtype(torch.float32))
 
 
+def float_param(v: Any, dt: str) -> Any:
+    """A float parameter (an eps, a momentum) as an operand of dtype dt: a Python float, or,
+    for a float that changes between calls (Dynamo passes a 0-d tensor or a SymFloat), an
+    ember value known at run time."""
+    if is_tensor(v) or (isinstance(v, torch.SymFloat) and sym_dim_free(v)):
+        if not is_float_dtype(dt):
+            raise unsupported("a float parameter known only at run time for an integer tensor")
+        return cast(v, dt)
+    return float(py_value(v))
+
+
 def scalar_like(value: Any, like: Any) -> Any:
     return ops.scalar(float(py_value(value)), dtype_name(like))
 

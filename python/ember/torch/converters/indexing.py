@@ -26,6 +26,7 @@ from ember.torch.converters.common import (
     is_tensor,
     norm_dim,
     ops,
+    py_value,
     rank,
     shape_of,
     size_product,
@@ -163,6 +164,32 @@ def _advanced_index(x: Any, items: list[Any]) -> Any:
     return ops.reshape(out, pre + b_shape + post)
 
 
+def unsafe_masked_index(x: Any, mask: Any, indices: Any, fill: Any) -> Any:
+    """torch._unsafe_masked_index: x[indices] where mask is true, else fill; an index under
+    a false mask may be out of range, so every index is clamped into its dimension first
+    (torch's decomposition)."""
+    if not is_tensor(mask) or dtype_name(mask) != "bool":
+        raise unsupported("_unsafe_masked_index with a mask that is not a bool tensor")
+    if 0 in shape_of(x):
+        raise unsupported("_unsafe_masked_index of an empty tensor")
+    items: list[Any] = []
+    for axis, index in enumerate(indices):
+        if index is None:
+            items.append(slice(None))
+            continue
+        if not is_tensor(index):
+            raise unsupported("_unsafe_masked_index with an index that is not a tensor")
+        last = size_value(shape_of(x)[axis], "int64")
+        last = last - 1 if isinstance(last, int) else ops.sub(last, 1)
+        i = cast(index, "int64")
+        items.append(ops.minimum(ops.maximum(i, 0), last) if is_tensor(last)
+                     else ops.clamp(i, 0, last))
+    picked = _advanced_index(x, items)
+    if is_tensor(fill):
+        fill = cast(fill, dtype_name(x))
+    return ops.where(mask, picked, fill if is_tensor(fill) else float(py_value(fill)))
+
+
 def _torch_sizes() -> tuple[list[Any] | None, list[Any] | None]:
     """The sizes torch recorded for the indexed tensor (the node's first argument) and for
     the result, for checking symbolic slices."""
@@ -259,6 +286,7 @@ def _check_length(axis: int, start: Any, stop: Any, step: int, sizes: tuple,
 def _register_all() -> None:
     register(select, torch.select)
     register(getitem, operator.getitem)
+    register(unsafe_masked_index, torch._unsafe_masked_index)
 
 
 _register_all()

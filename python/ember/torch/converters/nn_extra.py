@@ -6,8 +6,9 @@ embedding losses), ``bilinear`` and normalizations with batch statistics
 ``local_response_norm``). The masked reductions are in masked_extra.py.
 
 Formulas follow torch's kernels (binary cross entropy clamps its logs at -100, kl_div is
-``xlogy(t, t) - t * x``). A batch norm that would update running statistics in place runs in
-eager PyTorch (ember graphs do not write their inputs from inside an operator).
+``xlogy(t, t) - t * x``). A batch norm that updates its running statistics reaches these
+converters split by the prepare phase (inplace.split_running_stat_updates): the norm of the
+batch, and ``functional.running_stat`` for each statistic.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ember._sizes import size_product, size_value
+from ember.torch import functional
 from ember.torch.context import ember_dtype
 from ember.torch.converters.common import (
     binary,
@@ -24,6 +27,7 @@ from ember.torch.converters.common import (
     common_dtype,
     constant,
     dtype_name,
+    float_param,
     full,
     is_float_dtype,
     is_tensor,
@@ -49,16 +53,6 @@ from ember.torch.converters.norms_losses import (
 from ember.torch.registry import HIGH, builtin_registrations, register_function, register_method
 
 aten = torch.ops.aten
-
-
-def _num(v: Any, dt: str) -> Any:
-    """A scalar parameter in dtype dt: a Python number, or the 0-d tensor Dynamo makes of a
-    float that changes between calls."""
-    if is_tensor(v):
-        if not is_float_dtype(dt):
-            raise unsupported("a float parameter known only at run time for an integer tensor")
-        return cast(v, dt)
-    return float(py_value(v))
 
 
 def _count_of(shape: list[Any], dt: str) -> Any:
@@ -93,7 +87,7 @@ def threshold(input: Any, threshold: Any, value: Any, inplace: bool = False) -> 
     if dt == "bool":
         raise unsupported("threshold of a boolean tensor")
     if is_float_dtype(dt):
-        t, v = _num(threshold, dt), _num(value, dt)
+        t, v = float_param(threshold, dt), float_param(value, dt)
     else:
         t, v = py_value(threshold), py_value(value)
         if is_tensor(t) or is_tensor(v) or float(t) != int(t) or float(v) != int(v):
@@ -107,7 +101,7 @@ def threshold(input: Any, threshold: Any, value: Any, inplace: bool = False) -> 
 
 def softshrink(input: Any, lambd: Any = 0.5) -> Any:
     x = float_input(input, "softshrink")
-    lam = _num(lambd, dtype_name(x))
+    lam = float_param(lambd, dtype_name(x))
     inner = ops.where(ops.less(x, ops.neg(lam) if is_tensor(lam) else -lam), x + lam,
                       x * 0.0)  # x * 0 keeps NaN
     return ops.where(ops.greater(x, lam), x - lam, inner)
@@ -115,7 +109,7 @@ def softshrink(input: Any, lambd: Any = 0.5) -> Any:
 
 def hardshrink(input: Any, lambd: Any = 0.5) -> Any:
     x = float_input(input, "hardshrink")
-    lam = _num(lambd, dtype_name(x))
+    lam = float_param(lambd, dtype_name(x))
     low = ops.neg(lam) if is_tensor(lam) else -lam
     inside = ops.logical_and(ops.greater_equal(x, low), ops.less_equal(x, lam))
     return ops.where(inside, 0.0, x)
@@ -188,6 +182,43 @@ def batch_norm_with_update(input: Any, weight: Any, bias: Any, running_mean: Any
     raise unsupported("_batch_norm_with_update updates the running statistics in place")
 
 
+def batch_norm_with_update_functional(input: Any, weight: Any, bias: Any, momentum: Any,
+                                      eps: Any) -> Any:
+    """functional.batch_norm_with_update: the norm of the batch, without the running
+    statistics (their updates are functional.running_stat nodes of their own)."""
+    y, mean, invstd = _training_batch_norm(input, weight, bias, None, None, eps)
+    return y, mean, invstd, full([0], 0, "uint8")
+
+
+def running_stat(stat: Any, input: Any, momentum: Any, kind: str) -> Any:
+    """functional.running_stat: (1 - momentum) * stat + momentum * the batch's mean or
+    unbiased variance per channel (for an instance norm, the per-instance statistics averaged
+    over the batch)."""
+    dt = dtype_name(stat)
+    if not is_float_dtype(dt) or not is_float_dtype(dtype_name(input)):
+        raise unsupported("a running statistic of a non-float tensor")
+    if 0 in shape_of(stat):
+        return stat  # no channels: nothing to update
+    if rank(input) < 2 or 0 in shape_of(input):
+        raise unsupported("a running statistic of an empty or rank < 2 input")
+    x = cast(input, dt)
+    spatial = list(range(2, rank(x)))
+    dims = spatial if kind.startswith("instance_") else [0] + spatial
+    if kind.endswith("mean"):
+        batch = ops.mean(x, dims, False)
+    else:
+        centered = x - ops.mean(x, dims, True)
+        count = size_value(size_product([shape_of(x)[d] for d in dims]), dt)
+        batch = ops.div(ops.sum(centered * centered, dims, False), ops.sub(count, 1.0)
+                        if is_tensor(count) else count - 1.0)
+    if kind.startswith("instance_"):
+        batch = ops.mean(batch, [0], False)
+    m = float_param(momentum, dt)
+    if is_tensor(m):  # known only at run time
+        return stat * ops.add(ops.neg(m), 1.0) + batch * m
+    return stat * (1.0 - m) + batch * m
+
+
 # ---- losses ----------------------------------------------------------------------------------
 def _loss_pair(input: Any, target: Any, what: str) -> tuple[Any, Any]:
     dt = common_dtype(input, target)
@@ -211,7 +242,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: Any = 0.0
     if not is_float_dtype(dt):
         raise unsupported("margin_ranking_loss of non-float tensors")
     a, b, y = cast(input1, dt), cast(input2, dt), cast(target, dt)
-    loss = ops.relu(ops.neg(y) * (a - b) + _num(margin, dt))
+    loss = ops.relu(ops.neg(y) * (a - b) + float_param(margin, dt))
     return _reduce_loss(loss, how)
 
 
@@ -219,7 +250,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: Any = 1.0, size_averag
                          reduce: Any = None, reduction: str = "mean") -> Any:
     how = _reduction(size_average, reduce, reduction)
     x, y = _loss_pair(input, target, "hinge_embedding_loss")
-    m = _num(margin, dtype_name(x))
+    m = float_param(margin, dtype_name(x))
     margin_part = ops.where(ops.not_equal(y, 1.0), ops.relu(ops.neg(x) + m), 0.0)
     self_part = ops.where(ops.not_equal(y, -1.0), x, 0.0)
     return _reduce_loss(margin_part + self_part, how)
@@ -256,7 +287,7 @@ def multi_margin_loss(input: Any, target: Any, p: Any = 1, margin: Any = 1.0, we
         raise unsupported(f"multi_margin_loss with p={p}")
     x, t, c, one = _class_targets(input, target, "multi_margin_loss")
     picked = gather(x, 1, ops.unsqueeze(t, [1]))
-    z = ops.relu(x - picked + _num(margin, dtype_name(x)))
+    z = ops.relu(x - picked + float_param(margin, dtype_name(x)))
     h = z * z if p == 2 else z
     if weight is not None:
         table = ops.reshape(cast(weight, dtype_name(x)), [c, 1])
@@ -371,7 +402,7 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: Any =
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_an = ops.minimum(d_an, pairwise_distance(positive, negative, p, eps))
-    loss = ops.relu(d_ap - d_an + _num(margin, dtype_name(d_ap)))
+    loss = ops.relu(d_ap - d_an + float_param(margin, dtype_name(d_ap)))
     return _reduce_loss(loss, how)
 
 
@@ -389,7 +420,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: Any = 0
     mag = ops.sqrt((ops.sum(a * a, [d], False) + eps) * (ops.sum(b * b, [d], False) + eps))
     cos = prod / mag
     pos = ops.where(ops.equal(y, 1.0), 1.0 - cos, 0.0)
-    neg = ops.where(ops.equal(y, -1.0), ops.relu(cos - _num(margin, dt)), 0.0)
+    neg = ops.where(ops.equal(y, -1.0), ops.relu(cos - float_param(margin, dt)), 0.0)
     return _reduce_loss(pos + neg, how)
 
 
@@ -423,7 +454,7 @@ def _training_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any,
         raise unsupported("batch norm of a tensor of rank < 2")
     if any(s == 0 for s in shape_of(x)):
         raise unsupported("batch norm of an empty tensor")
-    mean, invstd, dims = _batch_stats(x, _num(eps, dtype_name(x)))
+    mean, invstd, dims = _batch_stats(x, float_param(eps, dtype_name(x)))
     y = _affine((x - mean) * invstd, weight, bias, rank(x))
     return y, ops.reshape(mean, [-1]), ops.reshape(invstd, [-1])
 
@@ -440,7 +471,7 @@ def _eval_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, runn
     if rank(x) < 2:
         raise unsupported("batch norm of a tensor of rank < 2")
     channel = [-1] + [1] * (rank(x) - 2)
-    invstd = ops.rsqrt(ops.reshape(running_var, channel) + _num(eps, dtype_name(x)))
+    invstd = ops.rsqrt(ops.reshape(running_var, channel) + float_param(eps, dtype_name(x)))
     y = (x - ops.reshape(running_mean, channel)) * invstd
     return _affine(y, weight, bias, rank(x))
 
@@ -472,10 +503,19 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                bias: Any = None, training: bool = False, momentum: Any = 0.1,
                eps: Any = 1e-5) -> Any:
     """F.batch_norm: batch statistics in training mode (when no running statistics are to be
-    updated), ember's batch_norm operator (nn_functions.batch_norm) for inference."""
+    updated), ember's batch_norm operator (nn_functions.batch_norm) for inference. An input
+    without elements gives itself (torch's result: empty, of its shape)."""
+    if all(isinstance(d, int) for d in shape_of(input)) and 0 in shape_of(input):
+        return input
     if training:
         return _training_batch_norm(input, weight, bias, running_mean, running_var, eps)[0]
     return _eval_batch_norm(input, weight, bias, running_mean, running_var, eps)
+
+
+def torch_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
+                     training: bool, momentum: Any, eps: Any, cudnn_enabled: Any = True) -> Any:
+    """torch.batch_norm: F.batch_norm's arguments in ATen's order."""
+    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any,
@@ -487,7 +527,7 @@ def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any,
         raise unsupported("native_layer_norm of an empty tensor")
     mean = ops.mean(x, dims, True)
     centered = x - mean
-    rstd = ops.rsqrt(ops.mean(centered * centered, dims, True) + _num(eps, dtype_name(x)))
+    rstd = ops.rsqrt(ops.mean(centered * centered, dims, True) + float_param(eps, dtype_name(x)))
     y = centered * rstd
     if weight is not None:
         y = y * weight
@@ -506,7 +546,7 @@ def native_group_norm(input: Any, weight: Any, bias: Any, N: Any, C: Any, HxW: A
     grouped = ops.reshape(x, [n, g, -1])
     mean = ops.mean(grouped, [2], True)
     centered = grouped - mean
-    rstd = ops.rsqrt(ops.mean(centered * centered, [2], True) + _num(eps, dtype_name(x)))
+    rstd = ops.rsqrt(ops.mean(centered * centered, [2], True) + float_param(eps, dtype_name(x)))
     y = ops.reshape(centered * rstd, shape_of(x))
     y = _affine(y, weight, bias, rank(x))
     return y, ops.reshape(mean, [n, g]), ops.reshape(rstd, [n, g])
@@ -535,7 +575,8 @@ def local_response_norm(input: Any, size: Any, alpha: Any = 1e-4, beta: Any = 0.
     for i in range(1, size):
         total = total + cut(padded, 1, i, size_plus(c, i))
     dt = dtype_name(x)
-    div = ops.pow((total / float(size)) * _num(alpha, dt) + _num(k, dt), _num(beta, dt))
+    div = ops.pow((total / float(size)) * float_param(alpha, dt) + float_param(k, dt),
+                  float_param(beta, dt))
     return x / div
 
 
@@ -563,6 +604,7 @@ def _register_all() -> None:
     register(triplet_margin_loss, F.triplet_margin_loss)
     register(cosine_embedding_loss, F.cosine_embedding_loss)
     register(native_batch_norm, torch.native_batch_norm)
+    register(torch_batch_norm, torch.batch_norm)
     register(native_batch_norm_legit, torch._native_batch_norm_legit)
     register(native_layer_norm, torch.native_layer_norm)
     register(native_group_norm, torch.native_group_norm)
@@ -570,6 +612,8 @@ def _register_all() -> None:
     register(bilinear, F.bilinear, torch.bilinear)
     register(batch_norm_with_update, aten._batch_norm_with_update,
              aten._batch_norm_with_update.default)
+    register(batch_norm_with_update_functional, functional.batch_norm_with_update)
+    register(running_stat, functional.running_stat)
     with builtin_registrations():
         register_function(F.batch_norm, priority=HIGH)(batch_norm)
         for name, converter in (("softsign", softsign), ("prelu", prelu),

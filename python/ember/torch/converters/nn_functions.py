@@ -22,6 +22,7 @@ from ember.torch.converters.common import (
     cast,
     constant,
     dtype_name,
+    float_param,
     is_tensor,
     ops,
     pair,
@@ -172,8 +173,16 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
                eps: float = 1e-5, cudnn_enable: bool = True) -> Any:
     n = len(normalized_shape)
-    eps = float(py_value(eps))
-    return ops.layer_norm(input, n, weight, bias, eps)
+    if not is_tensor(eps):
+        return ops.layer_norm(input, n, weight, bias, float(py_value(eps)))
+    # eps known only at run time (a float Dynamo passes as a 0-d tensor): the same two passes
+    dims = list(range(rank(input) - n, rank(input)))
+    centered = input - ops.mean(input, dims, True)
+    var = ops.mean(centered * centered, dims, True)
+    y = centered * ops.rsqrt(var + float_param(eps, dtype_name(input)))
+    if weight is not None:
+        y = y * weight
+    return y if bias is None else y + bias
 
 
 def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None,
@@ -196,8 +205,8 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     grouped = ops.reshape(input, [shape[0], g, size_product([per_group, *shape[2:]])])
     centered = grouped - ops.mean(grouped, [2], True)
     var = ops.mean(centered * centered, [2], True)
-    y = ops.reshape(centered * ops.rsqrt(var + float(eps)), shape)
-    channel_shape = [shape[1]] + [1] * (len(shape) - 2)
+    y = ops.reshape(centered * ops.rsqrt(var + float_param(eps, dtype_name(input))), shape)
+    channel_shape = [-1] + [1] * (len(shape) - 2)
     if weight is not None:
         y = y * ops.reshape(weight, channel_shape)
     if bias is not None:

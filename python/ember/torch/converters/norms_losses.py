@@ -21,6 +21,7 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     dtype_name,
+    float_param,
     is_float_dtype,
     is_tensor,
     norm_dim,
@@ -28,7 +29,6 @@ from ember.torch.converters.common import (
     ops,
     py_value,
     rank,
-    shape_of,
     static_shape,
     to_float,
     unsupported,
@@ -61,8 +61,8 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     dims = list(range(2, rank(x)))
     centered = x - ops.mean(x, dims, True)
     var = ops.mean(centered * centered, dims, True)
-    y = centered * ops.rsqrt(var + float(py_value(eps)))
-    channel_shape = [shape_of(x)[1]] + [1] * (rank(x) - 2)
+    y = centered * ops.rsqrt(var + float_param(eps, dtype_name(x)))
+    channel_shape = [-1] + [1] * (rank(x) - 2)
     if weight is not None:
         y = y * ops.reshape(weight, channel_shape)
     if bias is not None:

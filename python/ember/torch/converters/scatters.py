@@ -19,6 +19,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ember._sizes import size_product, size_value
 from ember.torch.context import sym_size
 from ember.torch.converters.common import (
     cast,
@@ -436,7 +437,36 @@ def _integer_indices(node: Any, settings: Any) -> bool:
     return True
 
 
+def nonzero_static(input: Any, *, size: Any, fill_value: Any = -1) -> Any:
+    """torch.nonzero_static: the coordinates [size, rank] of the first `size` nonzero
+    elements in row-major order, the rows past the last one filled with fill_value. The k-th
+    nonzero element is where the running count of nonzero elements first reaches k + 1 (a
+    binary search of the count). Sizes may be symbolic."""
+    shape = shape_of(input)
+    size = sym_size(size) if isinstance(size, torch.SymInt) else static_int(
+        size, "nonzero_static's size")
+    fill = int(py_value(fill_value))
+    if not shape or (isinstance(size, int) and size == 0) or any(
+            isinstance(d, int) and d == 0 for d in shape):
+        # no rows, no columns (a 0-d input), or no element: every row is fill
+        return full([size, len(shape)], fill, "int64")
+    n = size_product(shape)
+    nonzero = ops.cast(ops.not_equal(ops.reshape(input, [-1]), 0), "int64")
+    count = ops.cumsum(nonzero, 0)
+    stop = size + 1 if isinstance(size, int) else f"({size} + 1)"
+    pos = ops.searchsorted(count, ops.arange(1, stop, 1, "int64"))  # n past the last one
+    coords = []
+    for k, d in enumerate(shape):
+        stride = size_value(size_product(shape[k + 1:]), "int64")
+        coords.append(ops.unsqueeze(ops.remainder(ops.floor_divide(pos, stride),
+                                                  size_value(d, "int64")), [1]))
+    out = ops.concat(coords, 1) if len(coords) > 1 else coords[0]
+    found = ops.less(pos, size_value(n, "int64"))
+    return ops.where(ops.unsqueeze(found, [1]), out, float(fill))
+
+
 def _registrations() -> None:
+    register(nonzero_static, torch.nonzero_static)
     register(scatter, torch.scatter)
     register(scatter_add, torch.scatter_add)
     register(scatter_reduce, torch.scatter_reduce)
