@@ -330,6 +330,21 @@ def test_var_and_std_over_symbolic_sizes(builds):
     check_lengths(fn, x3, (8, 12, 5), builds)
 
 
+def test_var_divides_by_torchs_max_of_count_minus_correction():
+    # (0, n) with n symbolic: the count 0 * n is symbolic and 0; torch divides the empty sum
+    # by max(0 - correction, 0) = 0 (NaN), never by -1 (-0.0: a wrong answer OpInfo found).
+    # Corrections above the count give NaN or inf, as in torch.
+    def fn(x):
+        return (x.var(), torch.var(x, 1, correction=2.5), x[:0].std(), x.std(0, correction=7))
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options={"strict": True})
+    for n in (3, 6):
+        x = torch.randn(4, n)
+        with torch.no_grad():
+            for got, want in zip(compiled(x), fn(x), strict=True):
+                torch.testing.assert_close(got, want, equal_nan=True)
+
+
 def test_attention_with_a_symbolic_head_size(builds):
     # The default scale 1 / sqrt(E) of a symbolic head size E is computed at run time.
     def fn(q, k, v):

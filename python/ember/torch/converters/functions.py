@@ -274,12 +274,11 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
     count = size_product([x.shape[d] for d in dims])
     if isinstance(count, int):
         return total / float(builtins.max(count - correction, 0))
-    # A symbolic count: Dynamo takes symbolic sizes >= 2, so count - correction > 0 for the
-    # usual corrections; others would need torch's max(count - correction, 0).
-    if correction not in (0, 1):
-        raise unsupported(f"var with correction={correction} over the symbolic size {count}")
-    divisor = count if correction == 0 else f"({count} - 1)"
-    return total / size_value(divisor, dtype_name(total))
+    # A symbolic count (which may be 0: a static empty dimension times a symbol): torch's
+    # max(count - correction, 0), computed when the graph runs.
+    dt = dtype_name(total)
+    divisor = ops.maximum(ops.sub(size_value(count, dt), float(correction)), 0.0)
+    return total / divisor
 
 
 def std(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
