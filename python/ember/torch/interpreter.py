@@ -39,6 +39,7 @@ from ember.torch.context import (
     input_dim,
     sym_dim,
     sym_dim_free,
+    sym_size,
     weight_to_ember,
 )
 from ember.torch.fx_nodes import (
@@ -314,6 +315,10 @@ class FxConverter:
                                      or node.target in _SIZE_QUERIES):
             self.converted[node] = "shape"
             return meta
+        empty = _empty_result(meta)
+        if empty is not None:
+            self.converted[node] = "empty"
+            return empty
         kind, key = node_target(self.gm, node)
         result, how = self._apply_converter(node, kind, key, args, kwargs)
         result = self._check_result(node, result, meta)
@@ -554,6 +559,28 @@ class FxConverter:
             if name in self.symbol_sources:
                 carriers.append((name, ember.symbol([name, 0], "float32", name=f"{name}_size")))
         return carriers
+
+
+def _empty_result(meta: Any) -> Any:
+    """The result of a call whose every output is a tensor without elements (a dimension
+    that is 0 whatever the symbols): it has no values to compute, so it converts whatever the
+    operator (an inverse of 0 x 0 matrices, a topk with k = 0). None otherwise."""
+    metas = meta if isinstance(meta, (tuple, list)) else [meta]
+    if not metas or not all(isinstance(m, torch.Tensor) and m.dtype in TORCH_TO_EMBER
+                            and any(isinstance(d, int) and d == 0 for d in m.shape)
+                            for m in metas):
+        return None
+    empties = []
+    for m in metas:
+        try:
+            dims = [sym_size(d) for d in m.shape]
+        except ConversionFailure:
+            return None
+        if all(isinstance(d, int) for d in dims):
+            empties.append(weight_to_ember(torch.empty(dims, dtype=m.dtype)))
+        else:
+            empties.append(ember.ops.full(dims, 0.0, TORCH_TO_EMBER[m.dtype]))
+    return type(meta)(empties) if isinstance(meta, (tuple, list)) else empties[0]
 
 
 class _Opaque:

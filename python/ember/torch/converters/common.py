@@ -35,6 +35,14 @@ def is_tensor(v: Any) -> bool:
     return isinstance(v, ember.Tensor)
 
 
+def is_runtime_scalar(v: Any) -> bool:
+    """Whether a scalar argument is known only when the graph runs: a 0-d tensor, or a free
+    SymInt/SymFloat (Dynamo passes a number that changes between calls as either)."""
+    if isinstance(v, ember.Tensor):
+        return len(v.shape) == 0
+    return isinstance(v, (torch.SymInt, torch.SymFloat)) and sym_dim_free(v)
+
+
 def is_const(v: Any) -> bool:
     return isinstance(v, ember.Tensor) and not v.is_symbolic
 
@@ -151,7 +159,7 @@ def float_param(v: Any, dt: str) -> Any:
     """A float parameter (an eps, a momentum) as an operand of dtype dt: a Python float, or,
     for a float that changes between calls (Dynamo passes a 0-d tensor or a SymFloat), an
     ember value known at run time."""
-    if is_tensor(v) or (isinstance(v, torch.SymFloat) and sym_dim_free(v)):
+    if is_runtime_scalar(v):
         if not is_float_dtype(dt):
             raise unsupported("a float parameter known only at run time for an integer tensor")
         return cast(v, dt)
@@ -213,6 +221,10 @@ def full(shape: Sequence[Any], value: Any, dtype: str) -> Any:
     constant broadcast to the symbolic shape. A value known only at run time (a SymFloat
     computed from a size) is a 0-d runtime input broadcast to the shape."""
     dims = [sym_size(s) for s in shape]
+    if is_tensor(value):  # a 0-d tensor known when the graph runs (torch.full(s, x.max()))
+        if rank(value) != 0:
+            raise unsupported("a fill value that is not a number or a 0-d tensor")
+        return ops.expand(ops.reshape(cast(value, dtype), [1] * len(dims)), dims)
     if isinstance(value, (torch.SymInt, torch.SymFloat)) and sym_dim_free(value):
         scalar = ops.reshape(runtime_scalar(value, dtype), [1] * len(dims))
         return ops.expand(scalar, dims)

@@ -360,6 +360,8 @@ def softmin(input: Any, dim: Any = None, _stacklevel: int = 3, dtype: Any = None
     if dim is None:
         raise unsupported("softmin without dim")
     x = cast(input, ember_dtype(dtype)) if dtype is not None else to_float(input)
+    if rank(x) == 0:  # one element: softmax of [-x], as torch computes it
+        return ops.reshape(ops.softmax(ops.reshape(ops.neg(x), [1]), 0), [])
     return ops.softmax(ops.neg(x), norm_dim(dim, rank(x)))
 
 

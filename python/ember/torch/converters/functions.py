@@ -22,6 +22,7 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     dtype_name,
+    is_runtime_scalar,
     is_tensor,
     norm_dim,
     norm_dims,
@@ -84,6 +85,8 @@ def clamp_max(input: Any, max: Any) -> Any:
 
 
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    if is_runtime_scalar(min_val) or is_runtime_scalar(max_val):
+        return clamp(input, min_val, max_val)
     if py_value(min_val) == 0 and py_value(max_val) == 6:
         return relu6(input)
     return clamp(input, min_val, max_val)
@@ -129,6 +132,9 @@ def _arith(fn: Any) -> Any:
     def convert(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Any:
         if out is not None:
             raise unsupported("out= arguments")
+        if is_runtime_scalar(alpha):  # a float Dynamo passes as a value known when the graph runs
+            dt = common_dtype(input, other)
+            return binary(fn, input, binary(ops.mul, other, cast(alpha, dt), dtype=dt), dtype=dt)
         if alpha != 1:
             other = binary(ops.mul, other, alpha) if is_tensor(other) else other * alpha
         return binary(fn, input, other)
@@ -316,8 +322,14 @@ def matmul(input: Any, other: Any) -> Any:
 
 
 def _scaled_sum(product: Any, input: Any, beta: Any, alpha: Any) -> Any:
-    if alpha != 1:
+    dt = dtype_name(product)
+    if is_runtime_scalar(alpha):
+        product = product * cast(alpha, dt)
+    elif alpha != 1:
         product = product * float(alpha)
+    if is_runtime_scalar(beta):  # torch ignores input (its NaN too) where beta is 0
+        b = cast(beta, dt)
+        return product + ops.where(ops.equal(b, 0.0), 0.0, input * b)
     if beta == 0:
         return product
     return product + (input if beta == 1 else input * float(beta))

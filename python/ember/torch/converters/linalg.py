@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from ember.torch.context import ember_dtype, expected_value, sym_size
 from ember.torch.converters.common import (
     cast,
     constant,
@@ -109,6 +110,22 @@ def _empty(x: Any) -> bool:
 
 
 # ---- determinants ----------------------------------------------------------------------------
+def _empty_with_info(A: Any) -> tuple[Any, ...] | None:
+    """For empty matrices A, the results of a factorization or solve that reports `info`
+    (an int32 per matrix of the batch): every other result is empty, and every info 0 (no
+    failure). None when A is not empty."""
+    if rank(A) < 2 or not _empty(A) or dtype_name(A) not in ("float32", "float64"):
+        return None
+    results = []
+    for meta in expected_value():
+        dims = [sym_size(d) for d in meta.shape]
+        no_elements = any(isinstance(d, int) and d == 0 for d in dims)
+        if not no_elements and meta.dtype != torch.int32:
+            return None
+        results.append(full(dims, 0, ember_dtype(meta.dtype)))
+    return tuple(results)
+
+
 def _empty_det(A: Any, value: float) -> Any | None:
     """For an empty A, its determinants (a 0 x 0 matrix's is 1) filled with value."""
     if rank(A) < 2 or not _empty(A) or dtype_name(A) not in ("float32", "float64"):
@@ -161,6 +178,9 @@ def inv(A: Any, *, out: Any = None) -> Any:
 
 def inv_ex(A: Any, *, check_errors: bool = False, out: Any = None) -> Any:
     no_out(out)
+    empty = _empty_with_info(A)
+    if empty is not None:
+        return empty
     return _inv(A, bool(check_errors))
 
 
@@ -195,6 +215,9 @@ def solve(A: Any, B: Any, *, left: bool = True, out: Any = None) -> Any:
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False,
              out: Any = None) -> Any:
     no_out(out)
+    empty = _empty_with_info(A)
+    if empty is not None:
+        return empty
     return _solve(A, B, bool(left), bool(check_errors))
 
 
@@ -215,6 +238,9 @@ def lu_factor(A: Any, *, pivot: bool = True, out: Any = None) -> Any:
 def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False,
                  out: Any = None) -> Any:
     no_out(out)
+    empty = _empty_with_info(A)
+    if empty is not None:
+        return empty
     return tuple(_lu_factor(A, pivot, bool(check_errors)))
 
 
@@ -319,6 +345,9 @@ def linalg_cholesky(A: Any, *, upper: bool = False, out: Any = None) -> Any:
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False,
                 out: Any = None) -> Any:
     no_out(out)
+    empty = _empty_with_info(A)
+    if empty is not None:
+        return empty
     return _cholesky(A, bool(upper), bool(check_errors))
 
 

@@ -79,7 +79,7 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None, eps: Any = N
     compute = "float64" if dt == "float64" else "float32"
     x = cast(input, compute)
     # torch's default eps is that of the dtype it computes in (float32 for half types)
-    e = torch.finfo(torch_dtype(compute)).eps if eps is None else float(py_value(eps))
+    e = torch.finfo(torch_dtype(compute)).eps if eps is None else float_param(eps, compute)
     y = x * ops.rsqrt(ops.mean(x * x, dims, True) + e)
     y = cast(y, dt)
     return y if weight is None else y * weight

@@ -286,6 +286,21 @@ def scalar_tensor(s: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
     return constant(torch.tensor(py_value(s), dtype=torch_dtype(dt)))
 
 
+def eye(n: Any, m: Any = None, *, dtype: Any = None, out: Any = None, **kwargs: Any) -> Any:
+    """torch.eye whose size is known only at run time (a static one is folded at compile
+    time): row index == column index."""
+    if out is not None:
+        raise unsupported("eye with out=")
+    m = n if m is None else m
+    for v in (n, m):
+        if not isinstance(v, (int, torch.SymInt)):
+            raise unsupported(f"eye of the size {v!r}")
+    rows, cols = sym_size(n), sym_size(m)
+    r = ops.reshape(ops.arange(0, rows, 1, "int64"), [rows, 1])
+    c = ops.reshape(ops.arange(0, cols, 1, "int64"), [1, cols])
+    return ops.cast(ops.equal(r, c), _creation_dtype(dtype))
+
+
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, **kwargs: Any):
     # A static arange has no symbolic argument and is folded at compile time (interpreter);
     # this one has a bound that is a size known at run time.
@@ -394,6 +409,7 @@ def _register_all() -> None:
     register(_filled_like(0.0), torch.zeros_like, torch.empty_like)
     register(_filled_like(None), torch.full_like)
     register(arange, torch.arange)
+    register(eye, torch.eye)
     register(scalar_tensor, torch.scalar_tensor)
     register(tril, torch.tril)
     register(triu, torch.triu)
