@@ -24,12 +24,15 @@ of an operator missing from KNOWN_MISMATCHES fails the test; so does a listed op
 now passes (the list may only shrink).
 
 The default run (CI) takes a fixed subset: every operator with its first sample that eager
-accepts; the operators of KNOWN_MISMATCHES run all their samples (up to the first failure), so
-a fixed gap is noticed in either mode. ``pytest --opinfo-all`` runs every sample.
+accepts, then its first later sample with other shapes (Dynamo compiles that call again with
+symbolic sizes, as when a user calls a compiled function with new shapes: the path most
+mismatches that the first sample missed were on); the operators of KNOWN_MISMATCHES run all
+their samples (up to the first failure), so a fixed gap is noticed in either mode.
+``pytest --opinfo-all`` runs every sample.
 
 Summary and the KNOWN list as Python (from the repository root)::
 
-    python -m tests.python.test_opinfo --summary [--all] [--known]
+    python -m tests.python.test_opinfo --summary [--all | --first] [--known]
         [--ops add,sin ...] [--jobs N]
 """
 
@@ -202,8 +205,18 @@ def _compare(actual: Any, expected: Any, what: str, values: bool = True) -> str 
     return None
 
 
-def run_op(op: Any, all_samples: bool, progress: Callable[[], None]) -> dict[str, Any]:
-    """Runs one OpInfo's samples eagerly and compiled; returns its outcome record."""
+def _shapes(args: Any, kwargs: Any) -> list[Any]:
+    import torch
+
+    leaves = list(args) + list(kwargs.values())
+    return [tuple(v.shape) if isinstance(v, torch.Tensor) else None for v in leaves]
+
+
+def run_op(op: Any, mode: str, progress: Callable[[], None]) -> dict[str, Any]:
+    """Runs one OpInfo's samples eagerly and compiled; returns its outcome record. mode:
+    "first" (the first sample eager accepts), "reshaped" (that one, then the first later one
+    whose tensors have other shapes: Dynamo compiles it again with symbolic sizes, as for a
+    user who calls a compiled function with new shapes) or "all"."""
     import torch
     import torch._dynamo
 
@@ -220,6 +233,7 @@ def run_op(op: Any, all_samples: bool, progress: Callable[[], None]) -> dict[str
         result["detail"] = f"sample_inputs: {type(e).__name__}: {_short(str(e))}"
         return result
     compiled = torch.compile(lambda *a, **k: op(*a, **k), backend=_counting_backend)
+    first_shapes = None
     index = -1
     while True:
         index += 1
@@ -231,6 +245,9 @@ def run_op(op: Any, all_samples: bool, progress: Callable[[], None]) -> dict[str
             result["detail"] = f"sample_inputs: {type(e).__name__}: {_short(str(e))}"
             break
         args = (sample.input, *sample.args)
+        if mode == "reshaped" and first_shapes is not None and _shapes(
+                args, sample.kwargs) == first_shapes:
+            continue  # the same shapes again: not what this mode runs
         eager_args, eager_kwargs = _clone(args), _clone(sample.kwargs)
         try:
             with torch.no_grad(), warnings.catch_warnings():
@@ -258,8 +275,9 @@ def run_op(op: Any, all_samples: bool, progress: Callable[[], None]) -> dict[str
         if diff is not None:
             result.update(outcome="mismatch", detail=f"{where}: {diff}")
             return result
-        if not all_samples:
+        if mode == "first" or (mode == "reshaped" and first_shapes is not None):
             break
+        first_shapes = _shapes(args, sample.kwargs)
     if result["samples"]:
         if _STATS.fallback:
             causes = sorted({c for m in _STATS.fallback for c in fallback_causes(m)})
@@ -298,7 +316,7 @@ def _worker_main() -> None:
         if selftest and key == "selftest.hang":
             time.sleep(3600)
         try:
-            record = run_op(ops[key], mode == "all", lambda k=key: send("progress", k))
+            record = run_op(ops[key], mode, lambda k=key: send("progress", k))
         except BaseException as e:  # noqa: B036  (report it, keep the worker)
             record = {"outcome": "error", "samples": 0, "skipped": 0,
                       "detail": f"harness: {type(e).__name__}: {_short(str(e))}"}
@@ -372,7 +390,8 @@ class _Worker:
 def run_ops(keys: Iterable[str], modes: dict[str, str], jobs: int,
             echo: Callable[[str, dict[str, Any]], None] | None = None,
             timeout: float = TIMEOUT) -> dict[str, dict]:
-    """Runs the operators in `jobs` workers; a key's mode is "all" (every sample) or "first".
+    """Runs the operators in `jobs` workers; a key's mode is "all" (every sample), "reshaped"
+    or "first" (run_op).
     An operator whose worker makes no progress for `timeout` seconds is a hang."""
     pending = list(keys)
     results: dict[str, dict] = {}
@@ -502,7 +521,7 @@ def known_as_python(results: dict[str, dict]) -> str:
 
 
 def plan(keys: Iterable[str], all_samples: bool) -> dict[str, str]:
-    return {k: "all" if all_samples or k in KNOWN_MISMATCHES else "first" for k in keys}
+    return {k: "all" if all_samples or k in KNOWN_MISMATCHES else "reshaped" for k in keys}
 
 
 def default_jobs() -> int:
@@ -540,6 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--summary", action="store_true", help="print the summary (default)")
     parser.add_argument("--all", action="store_true", help="every sample of every operator")
+    parser.add_argument("--first", action="store_true",
+                        help="only the first sample of each operator (no reshaped call)")
     parser.add_argument("--known", action="store_true", help="print KNOWN_MISMATCHES as Python")
     parser.add_argument("--ops", help="comma-separated operator keys (default: all)")
     parser.add_argument("--jobs", type=int, default=default_jobs())
@@ -556,7 +577,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose:
             print(f"{key}: {r['outcome']} {r['detail'][:160]}", flush=True)
 
-    results = run_ops(keys, plan(keys, args.all), args.jobs, echo)
+    modes = plan(keys, args.all)
+    if args.first:
+        modes = {k: "first" for k in keys}
+    results = run_ops(keys, modes, args.jobs, echo)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1, sort_keys=True)
