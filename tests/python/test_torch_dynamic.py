@@ -345,6 +345,20 @@ def test_var_divides_by_torchs_max_of_count_minus_correction():
                 torch.testing.assert_close(got, want, equal_nan=True)
 
 
+def test_flip_and_roll_of_symbolic_dimensions():
+    # gathers at positions computed in the graph (n - 1 - i; (i - shift) mod n), shifts that
+    # change between calls included
+    def fn(x, k):
+        return x.flip(0, 2), torch.roll(x, 3, 1), torch.roll(x, (k, -k), (0, 2)), x.roll(k)
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options={"strict": True})
+    for shape, k in [((3, 4, 5), 2), ((6, 2, 7), -9), ((4, 5, 3), 11)]:
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            for got, want in zip(compiled(x, k), fn(x, k), strict=True):
+                torch.testing.assert_close(got, want)
+
+
 def test_attention_with_a_symbolic_head_size(builds):
     # The default scale 1 / sqrt(E) of a symbolic head size E is computed at run time.
     def fn(q, k, v):

@@ -35,6 +35,7 @@ from ember.torch.converters.common import (
     full,
     is_const,
     is_float_dtype,
+    is_runtime_scalar,
     is_tensor,
     norm_dim,
     norm_dims,
@@ -42,6 +43,7 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_value,
     sizes_arg,
     slice_axis,
     static_int,
@@ -168,8 +170,10 @@ def flip(input: Any, *args: Any, **kwargs: Any) -> Any:
     axes = norm_dims(listed, rank(input)) if listed else []
     x = input
     for axis in sorted(set(axes)):
-        n = static_size(x, axis, "a flipped dimension")
-        if n > 1:
+        n = x.shape[axis]
+        if not isinstance(n, int):  # symbolic: the positions n - 1, ..., 0 in the graph
+            x = take(x, axis, ops.arange(f"({n} - 1)", -1, -1, "int64"))
+        elif n > 1:
             x = take(x, axis, int_constant(list(range(n - 1, -1, -1))))
     return x
 
@@ -186,8 +190,30 @@ def flipud(input: Any) -> Any:
     return flip(input, [0])
 
 
+def _roll_gathered(x: Any, axis: int, shift: Any) -> Any:
+    """x rolled by `shift` along axis, for a symbolic size or a shift known at run time:
+    out[i] = x[(i - shift) mod n], one gather."""
+    n = size_value(x.shape[axis], "int64")
+    positions = ops.arange(0, x.shape[axis], 1, "int64")
+    return take(x, axis, ops.remainder(ops.sub(positions, cast(shift, "int64")), n))
+
+
 def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
     shift_list = list(shifts) if isinstance(shifts, (tuple, list)) else [shifts]
+    if any(is_runtime_scalar(s) for s in shift_list) or any(
+            not isinstance(d, int) for d in shape_of(input)):
+        if dims is None or (isinstance(dims, (tuple, list)) and len(dims) == 0):
+            if len(shift_list) != 1:
+                raise unsupported("roll with several shifts and no dims")
+            flat = ops.reshape(input, [-1])
+            return ops.reshape(_roll_gathered(flat, 0, shift_list[0]), shape_of(input))
+        dim_list = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+        if len(dim_list) != len(shift_list):
+            raise unsupported("roll with different numbers of shifts and dims")
+        x = input
+        for s, d in zip(shift_list, dim_list, strict=True):
+            x = _roll_gathered(x, norm_dim(d, rank(x)), s)
+        return x
     shift_list = [static_int(s, "a roll shift") for s in shift_list]
     if dims is None or (isinstance(dims, (tuple, list)) and len(dims) == 0):
         if len(shift_list) != 1:
