@@ -395,6 +395,32 @@ def test_cross_entropy_ignore_index(reduction):
                         F.nll_loss(x, t, ignore_index=-100, reduction=reduction)), x, t)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(6, 5), (2, 5, 3, 4), (5,)])
+def test_cross_entropy_probability_targets_and_label_smoothing(reduction, shape):
+    # torch's normalizations: a probability target's mean divides by the number of samples,
+    # label smoothing mixes nll with the (weighted) mean log-probability over classes, whose
+    # mean divides by the weights of the targets not ignored
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(*shape, generator=g) * 2
+    cd = 1 if len(shape) > 1 else 0
+    c = shape[cd]
+    probs = torch.softmax(torch.randn(*shape, generator=g), cd)
+    tshape = (shape[0],) + shape[2:] if len(shape) > 1 else ()
+    t = torch.randint(0, c, tshape, generator=g)
+    if t.dim():
+        t.view(-1)[1] = -100
+    w = torch.rand(c, generator=g) + 0.1
+
+    def fn(x, t, p):
+        return (F.cross_entropy(x, p, reduction=reduction),
+                F.cross_entropy(x, p, weight=w, reduction=reduction, label_smoothing=0.2),
+                F.cross_entropy(x, t, reduction=reduction, label_smoothing=0.1),
+                F.cross_entropy(x, t, weight=w, reduction=reduction, label_smoothing=0.3))
+
+    check(fn, x, t, probs, tol=1e-5)
+
+
 def test_nll_loss_all_ignored_is_nan():
     x, t = torch.randn(3, 4), torch.full((3,), -100)
     check(lambda x, t: F.nll_loss(x, t), x, t)
@@ -452,14 +478,14 @@ def test_rms_norm_half_uses_float32_eps():
 
 
 def test_what_cannot_be_exact_runs_eagerly():
-    """Diagonal einsums, float64 floor division and smoothed cross entropy are rejected by the
-    converters: without strict they run in eager PyTorch, with the same results."""
+    """Diagonal einsums and float64 floor division are rejected by the converters: without
+    strict they run in eager PyTorch, with the same results."""
     a, d = torch.randn(4, 4), torch.randn(5, dtype=torch.float64)
     t = torch.tensor([0, 1, 3, 2])
 
     def fn(a, d, t):
         return (torch.einsum("ii->i", a) + 1, torch.div(d, 0.1, rounding_mode="floor") * 2,
-                F.cross_entropy(a, t, label_smoothing=0.1) + 1)
+                F.cross_entropy(a, t) + 1)
 
     with pytest.warns(ember.torch.report.EagerFallbackWarning), torch.no_grad():
         actual = torch.compile(fn, backend="ember")(a, d, t)

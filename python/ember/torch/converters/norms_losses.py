@@ -29,6 +29,7 @@ from ember.torch.converters.common import (
     ops,
     py_value,
     rank,
+    shape_of,
     static_shape,
     to_float,
     unsupported,
@@ -401,14 +402,55 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
 def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,
                   ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Any:
-    if float(py_value(label_smoothing)) != 0.0:
-        raise unsupported("cross_entropy with label_smoothing")
-    if is_tensor(target) and is_float_dtype(dtype_name(target)):
-        raise unsupported("cross_entropy with class-probability targets")
+    """torch's cross entropy: class-index targets (nll_loss of log_softmax), class-probability
+    targets, and label smoothing for both, with torch's normalizations (LossNLL.cpp)."""
+    how = _reduction(size_average, reduce, reduction)
+    eps = float(py_value(label_smoothing))
     x = to_float(input)
-    logp = fn.log_softmax(x, 0 if rank(x) == 1 else 1)
-    return nll_loss(logp, target, weight, size_average, ignore_index, reduce, reduction)
-
+    cd = 0 if rank(x) == 1 else 1
+    shape = static_shape(x, "cross_entropy")
+    c = shape[cd]
+    logp = fn.log_softmax(x, cd)
+    w = None
+    if weight is not None:
+        w = ops.reshape(cast(weight, dtype_name(x)), [c] + [1] * (rank(x) - cd - 1))
+    if is_tensor(target) and is_float_dtype(dtype_name(target)):
+        t = cast(target, dtype_name(x))
+        if eps > 0:
+            t = t * (1.0 - eps) + eps / c
+        prod = logp * t if w is None else logp * t * w
+        if how == "none":
+            return ops.neg(ops.sum(prod, [cd], False))
+        total = ops.neg(ops.sum(prod, list(range(rank(x))), False))
+        if how == "sum":
+            return total
+        count = 1
+        for d in shape:
+            count *= d
+        if count == 0:
+            raise unsupported("cross_entropy of an empty input (mean: NaN)")
+        return total / float(count // c)
+    nll = nll_loss(logp, target, weight, size_average, ignore_index, reduce, reduction)
+    if eps == 0:
+        return nll
+    ignored = ops.equal(cast(target, "int64"), int(ignore_index))
+    smooth = ops.neg(ops.sum(logp if w is None else logp * w, [cd], False))
+    smooth = ops.where(ignored, 0.0, smooth)
+    if how == "none":
+        ret = smooth
+    elif how == "sum":
+        ret = ops.sum(smooth, list(range(rank(smooth))), False)
+    else:
+        kept = ops.logical_not(ignored)
+        if weight is None:
+            norm = ops.sum(ops.cast(kept, dtype_name(x)), list(range(rank(kept))), False)
+        else:
+            safe = ops.where(ignored, 0, cast(target, "int64"))
+            table = ops.reshape(cast(weight, dtype_name(x)), [c, 1])
+            picked = ops.reshape(ops.embedding(table, ops.reshape(safe, [-1])), shape_of(safe))
+            norm = ops.sum(ops.where(ignored, 0.0, picked), list(range(rank(safe))), False)
+        ret = ops.sum(smooth, list(range(rank(smooth))), False) / norm
+    return nll * (1.0 - eps) + ret * (eps / c)
 
 
 def _register_all() -> None:
