@@ -359,6 +359,20 @@ def test_flip_and_roll_of_symbolic_dimensions():
                 torch.testing.assert_close(got, want)
 
 
+def test_fftshift_trace_and_select_scatter_of_symbolic_sizes():
+    def fn(x, src, i):
+        return (torch.fft.fftshift(x), torch.fft.ifftshift(x, dim=1), torch.trace(x[0]),
+                torch.select_scatter(x, src, 1, i), torch.select_scatter(x, src, 1, -1))
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options={"strict": True})
+    for shape, i in [((3, 4, 5), 2), ((2, 7, 6), 5), ((4, 3, 3), 0)]:
+        x = torch.randn(*shape)
+        src = torch.randn(shape[0], shape[2])
+        with torch.no_grad():
+            for got, want in zip(compiled(x, src, i), fn(x, src, i), strict=True):
+                torch.testing.assert_close(got, want)
+
+
 def test_attention_with_a_symbolic_head_size(builds):
     # The default scale 1 / sqrt(E) of a symbolic head size E is computed at run time.
     def fn(q, k, v):

@@ -184,9 +184,15 @@ def kron(input: Any, other: Any, *, out: Any = None) -> Any:
 def trace(input: Any) -> Any:
     if rank(input) != 2:
         raise unsupported("trace of a tensor that is not 2-d")
-    rows, cols = static_shape(input, "trace")
     x = cast(input, "int64") if dtype_name(input) in ("bool", "int8", "int16", "int32",
                                                       "uint8") else input
+    rows, cols = shape_of(input)
+    if not (isinstance(rows, int) and isinstance(cols, int)):
+        # symbolic sizes: the sum of the elements where row == column
+        r = ops.reshape(ops.arange(0, rows, 1, "int64"), [rows, 1])
+        c = ops.reshape(ops.arange(0, cols, 1, "int64"), [1, cols])
+        zero = ops.cast(ops.less(x, x), dtype_name(x))  # zeros of x's shape and dtype
+        return ops.sum(ops.where(ops.equal(r, c), x, zero), [0, 1], False)
     if min(rows, cols) == 0:
         return ops.sum(x, [0, 1], False)
     flat = ops.reshape(x, [rows * cols])

@@ -35,6 +35,7 @@ from ember.torch.converters.common import (
     dtype_name,
     full,
     is_float_dtype,
+    is_runtime_scalar,
     is_tensor,
     no_out,
     norm_dim,
@@ -44,6 +45,7 @@ from ember.torch.converters.common import (
     rank,
     reshape_dims,
     shape_of,
+    size_value,
     sizes_arg,
     static_int,
     static_shape,
@@ -178,6 +180,15 @@ def diagonal_scatter(input: Any, src: Any, offset: Any = 0, dim1: Any = 0,
 
 def select_scatter(input: Any, src: Any, dim: Any, index: Any) -> Any:
     d = norm_dim(dim, rank(input))
+    if not isinstance(input.shape[d], int) or is_runtime_scalar(index):
+        # a symbolic size or index: src where the position along d is index, input elsewhere
+        n = size_value(input.shape[d], "int64")
+        i = cast(index, "int64") if is_runtime_scalar(index) else static_int(index, "an index")
+        i = ops.where(ops.less(i, 0), ops.add(i, n), i) if is_tensor(i) else (
+            ops.add(n, i) if i < 0 else i)
+        at = ops.equal(ops.arange(0, input.shape[d], 1, "int64"), i)
+        at = ops.reshape(at, [-1 if k == d else 1 for k in range(rank(input))])
+        return ops.where(at, ops.unsqueeze(cast(src, dtype_name(input)), [d]), input)
     size = static_size(input, d, "a scattered dimension")
     i = static_int(index, "a select_scatter index")
     if not -size <= i < size:
@@ -419,8 +430,12 @@ def _fftshift(inverse: bool) -> Callable[..., Any]:
             return input
         shifts = []
         for d in dims:
-            n = static_size(input, d, "a shifted dimension")
-            shifts.append(-(n // 2) if inverse else n // 2)
+            n = input.shape[d]
+            if isinstance(n, int):
+                shifts.append(-(n // 2) if inverse else n // 2)
+            else:  # symbolic: the shift is a value known when the graph runs
+                half = size_value(f"({n} // 2)", "int64")
+                shifts.append(ops.neg(half) if inverse else half)
         return cmp.roll(input, shifts, dims)
 
     convert.__qualname__ = "ifftshift" if inverse else "fftshift"
