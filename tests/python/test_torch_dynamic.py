@@ -373,6 +373,23 @@ def test_fftshift_trace_and_select_scatter_of_symbolic_sizes():
                 torch.testing.assert_close(got, want)
 
 
+def test_splits_by_sizes_known_at_run_time():
+    # a split size that changes between calls (a SymInt): the pieces torch recorded, whose
+    # sizes are expressions of it; hsplit / vsplit / dsplit of symbolic dimensions
+    def fn(x, k):
+        return (*torch.split(x, k, 1), *torch.split(x, [k, x.shape[1] - k], 1),
+                *torch.hsplit(x, 2), *torch.vsplit(x.mT, 2), *torch.dsplit(x, [1]))
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options={"strict": True})
+    for shape, k in [((2, 8, 3), 3), ((4, 6, 4), 4), ((2, 10, 5), 3)]:
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            got, want = compiled(x, k), fn(x, k)
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            torch.testing.assert_close(g, w)
+
+
 def test_attention_with_a_symbolic_head_size(builds):
     # The default scale 1 / sqrt(E) of a symbolic head size E is computed at run time.
     def fn(q, k, v):

@@ -21,6 +21,7 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     full,
+    is_tensor,
     no_out,
     norm_dim,
     ops,
@@ -53,6 +54,8 @@ def split_with_sizes_copy(input: Any, split_sizes: Any, dim: Any = 0, *,
 
 def tensor_split(input: Any, indices_or_sections: Any, dim: Any = 0) -> Any:
     d = norm_dim(dim, rank(input))
+    if isinstance(input.shape[d], str) and not is_tensor(indices_or_sections):
+        return tn._split_as_recorded(input, d)  # the pieces torch recorded (sizes in symbols)
     size = static_size(input, d, "a split dimension")
     if isinstance(indices_or_sections, (tuple, list)):
         cuts = [static_int(i, "a split index") for i in indices_or_sections]
@@ -79,7 +82,8 @@ def _directional_split(axis: Callable[[int], int], name: str) -> Callable[..., A
         d = axis(rank(input))
         if d < 0 or d >= rank(input):
             raise unsupported(f"{name} of a tensor of rank {rank(input)}")
-        if not isinstance(indices_or_sections, (tuple, list)):
+        if not isinstance(indices_or_sections, (tuple, list)) and isinstance(
+                input.shape[d], int):
             parts = static_int(indices_or_sections, "a number of sections")
             if parts <= 0 or static_size(input, d, "a split dimension") % parts:
                 raise unsupported(f"{name} into sections that do not divide the dimension")

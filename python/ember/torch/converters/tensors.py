@@ -166,7 +166,10 @@ def _split_as_recorded(tensor: Any, d: int) -> tuple:
 
 def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> Any:
     d = norm_dim(dim, rank(tensor))
-    if isinstance(tensor.shape[d], str):
+    sizes = split_size_or_sections if isinstance(split_size_or_sections, (tuple, list)) else [
+        split_size_or_sections]
+    if isinstance(tensor.shape[d], str) or any(isinstance(v, torch.SymInt) and sym_dim_free(v)
+                                               for v in sizes):
         return _split_as_recorded(tensor, d)
     size = static_int(tensor.shape[d], "the split dimension")
     if isinstance(split_size_or_sections, (tuple, list)):
