@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import ember
@@ -388,6 +389,20 @@ def test_splits_by_sizes_known_at_run_time():
         assert len(got) == len(want)
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w)
+
+
+def test_constant_pad_by_widths_and_values_known_at_run_time():
+    # widths that change between calls are symbols (non-negative: a guard), the fill value a
+    # run-time scalar
+    def fn(x, a, b, v):
+        return F.pad(x, (a, b, 1, a), value=v), torch.constant_pad_nd(x, (0, b), v)
+
+    compiled = torch.compile(fn, backend="ember", options={"strict": True})
+    for a, b, v in [(1, 2, 0.5), (3, 0, 1.5), (2, 5, -1.0)]:
+        x = torch.randn(2, 3, 4)
+        with torch.no_grad():
+            for got, want in zip(compiled(x, a, b, v), fn(x, a, b, v), strict=True):
+                torch.testing.assert_close(got, want)
 
 
 def test_attention_with_a_symbolic_head_size(builds):

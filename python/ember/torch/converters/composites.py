@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ember.torch.context import ember_dtype, torch_dtype
+from ember.torch.context import ember_dtype, sym_size, torch_dtype
 from ember.torch.converters import functions as fn
 from ember.torch.converters.common import (
     END,
@@ -83,6 +83,15 @@ def _pad_index(n: int, before: int, after: int, mode: str) -> list[int]:
 
 
 def pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -> Any:
+    return _pad(input, pad, mode, value)
+
+
+def _pad(input: Any, pad: Any, mode: str, value: Any) -> Any:
+    if mode == "constant" and any(isinstance(p, torch.SymInt) for p in pad):
+        # widths known at run time (a guard keeps each one's sign)
+        widths = [p if isinstance(p, torch.SymInt) else static_int(p, "a pad width")
+                  for p in pad]
+        return _constant_pad(input, widths, value)
     widths = [static_int(p, "a pad width") for p in pad]
     if len(widths) % 2:
         raise unsupported("a pad list of odd length")
@@ -125,13 +134,15 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -> Any:
 
 
 def constant_pad_nd(input: Any, pad: Any, value: Any = 0) -> Any:
-    return _constant_pad(input, [static_int(p, "a pad width") for p in pad], value)
+    return _pad(input, pad, "constant", value)
 
 
 def _constant_pad(input: Any, widths: list[int], value: Any) -> Any:
     dt = dtype_name(input)
-    fill = 0 if value is None else py_value(value)
-    if dt == "bool":
+    fill = 0 if value is None or is_runtime_scalar(value) else py_value(value)
+    if is_runtime_scalar(value):
+        fill = cast(value, dt)  # a fill known when the graph runs
+    elif dt == "bool":
         fill = bool(fill)
     elif not is_float_dtype(dt):
         if float(fill) != int(fill):
@@ -143,7 +154,13 @@ def _constant_pad(input: Any, widths: list[int], value: Any) -> Any:
     for i in range(0, len(widths), 2):
         axis = rank(x) - 1 - i // 2
         before, after = widths[i], widths[i + 1]
-        if before < 0 or after < 0:
+        if isinstance(before, torch.SymInt) or isinstance(after, torch.SymInt):
+            # a width known at run time: ember's sizes bind symbols from the arguments as
+            # sizes, which cannot be negative (a guard keeps the sign)
+            if bool(before < 0) or bool(after < 0):
+                raise unsupported("a negative pad width known only at run time")
+            before, after = sym_size(before), sym_size(after)
+        elif before < 0 or after < 0:
             n = static_size(x, axis, "a negatively padded size")
             if n + builtins.min(before, 0) + builtins.min(after, 0) < 0:
                 raise unsupported(f"padding a dimension of size {n} by ({before}, {after})")
@@ -151,7 +168,7 @@ def _constant_pad(input: Any, widths: list[int], value: Any) -> Any:
             before, after = builtins.max(before, 0), builtins.max(after, 0)
         pieces = []
         for width in (before, after):
-            if width:
+            if width != 0:
                 shape = shape_of(x)
                 shape[axis] = width
                 pieces.append(full(shape, fill, dt))  # a constant when the shape is static
