@@ -320,40 +320,15 @@ def _one_dim(input: Any, n: Any, dim: Any) -> tuple[list[int], list[Any]]:
     return _dims(input, None if n is None else [n], [dim], None)
 
 
-def fft(input: Any, n: Any = None, dim: Any = -1, norm: Any = None, *, out: Any = None) -> Any:
-    no_out(out)
-    dims, sizes = _one_dim(input, n, dim)
-    return _complex_nd(input, dims, sizes, -1, False, norm, "fft")
+def _1d(kind: Any, sign: int, inverse: bool, what: str) -> Any:
+    def convert(input: Any, n: Any = None, dim: Any = -1, norm: Any = None, *,
+                out: Any = None) -> Any:
+        no_out(out)
+        dims, sizes = _one_dim(input, n, dim)
+        return kind(input, dims, sizes, sign, inverse, norm, what)
 
-
-def ifft(input: Any, n: Any = None, dim: Any = -1, norm: Any = None, *, out: Any = None) -> Any:
-    no_out(out)
-    dims, sizes = _one_dim(input, n, dim)
-    return _complex_nd(input, dims, sizes, 1, True, norm, "ifft")
-
-
-def rfft(input: Any, n: Any = None, dim: Any = -1, norm: Any = None, *, out: Any = None) -> Any:
-    no_out(out)
-    dims, sizes = _one_dim(input, n, dim)
-    return _real_to_half(input, dims, sizes, -1, False, norm, "rfft")
-
-
-def ihfft(input: Any, n: Any = None, dim: Any = -1, norm: Any = None, *, out: Any = None) -> Any:
-    no_out(out)
-    dims, sizes = _one_dim(input, n, dim)
-    return _real_to_half(input, dims, sizes, 1, True, norm, "ihfft")
-
-
-def irfft(input: Any, n: Any = None, dim: Any = -1, norm: Any = None, *, out: Any = None) -> Any:
-    no_out(out)
-    dims, sizes = _one_dim(input, n, dim)
-    return _half_to_real(input, dims, sizes, 1, True, norm, "irfft")
-
-
-def hfft(input: Any, n: Any = None, dim: Any = -1, norm: Any = None, *, out: Any = None) -> Any:
-    no_out(out)
-    dims, sizes = _one_dim(input, n, dim)
-    return _half_to_real(input, dims, sizes, -1, False, norm, "hfft")
+    convert.__name__ = convert.__qualname__ = what
+    return convert
 
 
 def _nd(kind: Any, sign: int, inverse: bool, default: Any, what: str) -> Any:
@@ -367,6 +342,12 @@ def _nd(kind: Any, sign: int, inverse: bool, default: Any, what: str) -> Any:
     return convert
 
 
+fft = _1d(_complex_nd, -1, False, "fft")
+ifft = _1d(_complex_nd, 1, True, "ifft")
+rfft = _1d(_real_to_half, -1, False, "rfft")
+ihfft = _1d(_real_to_half, 1, True, "ihfft")
+irfft = _1d(_half_to_real, 1, True, "irfft")
+hfft = _1d(_half_to_real, -1, False, "hfft")
 _ALL = None
 _LAST_TWO = (-2, -1)
 fft2 = _nd(_complex_nd, -1, False, _LAST_TWO, "fft2")
