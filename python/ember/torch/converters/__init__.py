@@ -21,8 +21,9 @@
 - backward.py: the backward operators of training graphs that torch's core ATen
   decompositions leave whole (convolution and pooling backward, index_put);
 - special.py: torch's special functions with more than the table's operands (polygamma);
-- spectral.py: complex tensors (as pairs of real ones, complex_values.py) and the Fourier
-  transforms (torch.fft, stft) as products with constant cosine and sine matrices;
+- spectral.py: the Fourier transforms (torch.fft, stft) as products with constant cosine and
+  sine matrices, and complex_ops.py: the operators of complex tensors (held as pairs of real
+  ones, complex_values.py);
 - scalar.py: every operator of ember's scalar operator table (sin, atan2, bitwise_and, ...)
   for its torch functions, methods, ATen overloads and Python operators;
 - spatial.py: N-d pooling (return_indices, adaptive max), unfold, take, take_along_dim;
@@ -47,6 +48,7 @@
 from ember.torch.converters import (
     aten,
     backward,
+    complex_ops,
     composites,
     creation,
     elementwise_extra,
@@ -77,8 +79,9 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "backward", "composites", "creation", "elementwise_extra", "functions", "indexing",
-    "linalg", "linalg_orthogonal", "masked_extra", "methods", "modules", "nn_extra",
+    "aten", "backward", "complex_ops", "composites", "creation", "elementwise_extra",
+    "functions", "indexing", "linalg", "linalg_orthogonal", "masked_extra", "methods",
+    "modules", "nn_extra",
     "nn_functions", "norms_losses", "optimizers", "products_extra", "scalar", "scans_sorts",
     "scatters", "spatial", "spatial_conv", "spatial_resample", "special", "spectral", "stacks",
     "tensors", "views", "writes",
