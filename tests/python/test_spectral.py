@@ -158,3 +158,9 @@ def test_long_axes_run_eagerly() -> None:
             got = torch.compile(lambda x: fft.rfft(x), backend="ember")(x)
     torch.testing.assert_close(got, fft.rfft(x))
     assert any(f"length {n}" in str(w.message) for w in caught)
+
+
+def test_a_saved_model_cannot_return_a_complex_tensor():
+    # ember.compile makes a model to save; its outputs are real tensors only
+    with pytest.raises(ember.EmberError, match="complex tensor"):
+        ember.compile(lambda x: fft.rfft(x) * 2, (_x(3, 8),), options={"strict": True})
