@@ -107,6 +107,7 @@ constexpr int choose_path(const GemmForm& s, const GemmTuning& tune) {
   // Least padding wins: the useful fraction of the computed tiles, preferring the default
   // kernel (index 0) unless another wastes clearly less.
   int kernel = 0;
+  if (s.M <= 0 || s.N <= 0) return kernel;  // no tiles (and no 0 / 0 in a constant expression)
   double best = 0;
   for (int id = 0; id < kNumKernels; ++id) {
     const KernelShape ks = kernel_shape(id);

@@ -182,11 +182,12 @@ std::vector<std::string> base_flags() {
                                     "-pipe",
                                     "-fwrapv",  // signed integers wrap, as in PyTorch
                                     "-fno-math-errno",
-                                    "-fno-trapping-math",
                                     "-ffp-contract=fast",
                                     "-fno-semantic-interposition",
                                     "-fvisibility-inlines-hidden",
                                     "-ffunction-sections"};
+  // Not -fno-trapping-math: with it GCC folds (float)(int)x into trunc(x), which keeps the
+  // sign of a zero (trunc(-0.5) is -0.0 where the round trip gives +0.0).
   // (-ffunction-sections: the link's --gc-sections drops the functions that no export
   // reaches, such as the GEMM paths a module's calls never take; compile_shared.)
   // g++ gives static locals of inline functions and inline variables STB_GNU_UNIQUE binding,

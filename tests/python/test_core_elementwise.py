@@ -522,6 +522,30 @@ def test_cast(src: str, dst: str) -> None:
     assert_matches(got, ref_np, dst, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize(
+    ("float_type", "int_type"), [("float32", "int32"), ("float64", "int64"), ("float32", "int8")]
+)
+@pytest.mark.parametrize("size", [5, 1031])
+def test_fused_float_int_float_round_trip_gives_positive_zero(
+    float_type: str, int_type: str, size: int
+) -> None:
+    """A negative fraction cast to an integer is 0, and back to float +0.0 (numpy, torch),
+    never -0.0: a fused kernel must not become trunc(x), which keeps the sign (1 / -0.0 is
+    -inf where the reference gives +inf)."""
+    rng = np.random.default_rng(size)
+    v = (rng.random(size) * 2.2 - 1.1).astype(float_type)  # mostly in (-1, 1)
+    v[:3] = [-0.5, -0.999, 0.25]
+    x = ember.symbol([size], float_type, name="x")
+    y = 1.0 / E.cast(E.cast(x, int_type), float_type)
+    graph = ember.graph.optimize(ember.trace_from([y], x))
+    assert graph.node_titles == ["Fused"]
+    (got,) = graph.build().run([ember.asarray(v)])
+    with np.errstate(divide="ignore"):
+        ref = 1.0 / v.astype(int_type).astype(np.float64)
+    assert_matches(got, ref, float_type)
+    assert np.isposinf(got.numpy()[:2]).all()
+
+
 def test_cast_imperative_and_astype() -> None:
     f = ember.asarray([-2.7, 2.7, 0.0])
     np.testing.assert_array_equal(E.cast(f, "int32").numpy(), np.array([-2, 2, 0], np.int32))
