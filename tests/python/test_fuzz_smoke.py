@@ -22,12 +22,9 @@ from tests.fuzz.generate import generate  # noqa: E402
 from tests.fuzz.runner import FINDINGS  # noqa: E402
 
 # Seeds whose programs hit a known ember bug, excluded so that CI stays green; each names it.
-# (converted_only, seed) -> the bug. Converted-only seeds 0..9 hit the dynamic-shape strict
-# findings listed in the fuzzer's report, so the smoke campaign uses seeds 1000.. instead.
-KNOWN_BUGS: dict[tuple[bool, int], str] = {
-    (True, 1003): "strict/dynamic: var/std over a symbolic dimension is not converted "
-                  "('the reduced size of var is the symbolic size s6; ember needs a constant')",
-}
+# (converted_only, seed) -> the bug. None today: seed (True, 1003), var/std over a symbolic
+# dimension, and the dynamic-shape findings of converted-only seeds 0..9 convert now.
+KNOWN_BUGS: dict[tuple[bool, int], str] = {}
 
 SEEDS = [s for s in range(28) if (False, s) not in KNOWN_BUGS]
 CONVERTED_SEEDS = [s for s in range(1000, 1011) if (True, s) not in KNOWN_BUGS]
