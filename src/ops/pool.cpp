@@ -64,11 +64,15 @@ Expr pool_out_size(const std::string& op, const TensorType& x, const Expr& in, i
   const int64_t span = d * (k - 1) + 1;
   auto v = in.as_int();
   if (!v) {
-    EMBER_CHECK(!ceil_mode, op << ": ceil_mode needs known spatial sizes, got " << x.str()
-                               << "; use ceil_mode=False or a concrete input shape");
-    // With stride 1, one sum: a "same" padding keeps the dimension itself (h, not h - 1 + 1).
+    // With stride 1, one sum: a "same" padding keeps the dimension itself (h, not h - 1 + 1);
+    // stride 1 rounds the same way up and down.
     if (s == 1) return in + Expr(2 * p - span + 1);
-    return ir::floordiv(in + Expr(2 * p - span), Expr(s)) + Expr(1);
+    if (!ceil_mode) return ir::floordiv(in + Expr(2 * p - span), Expr(s)) + Expr(1);
+    // ceil_mode, with the rule below as a min: the last window must start inside x or its
+    // left padding, (out - 1) * s < in + p. Since p <= span / 2, the rounded-up count breaks
+    // it by at most one window.
+    const Expr up = ir::floordiv(in + Expr(2 * p - span + s - 1), Expr(s)) + Expr(1);
+    return ir::min(up, ir::floordiv(in + Expr(p - 1), Expr(s)) + Expr(1));
   }
   const int64_t num = *v + 2 * p - span + (ceil_mode ? s - 1 : 0);
   int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
@@ -235,10 +239,11 @@ OpDef pool_def(const std::string& name, const std::string& title, bool max) {
 
 // ---- adaptive_avg_pool2d ----
 
-// The input's spatial sizes and the output's, all known.
+// The input's spatial sizes (known, or symbolic) and the output's (known).
 struct AdaptiveGeom {
   Shape lead;
-  int64_t h = 0, w = 0, oh = 0, ow = 0;
+  Expr h, w;
+  int64_t oh = 0, ow = 0;
 };
 
 AdaptiveGeom adaptive_geom(const TensorType& x, const AdaptivePoolAttrs& a) {
@@ -248,29 +253,36 @@ AdaptiveGeom adaptive_geom(const TensorType& x, const AdaptivePoolAttrs& a) {
   EMBER_CHECK(
       a.output_size.size() == 2 && a.output_size[0] >= 1 && a.output_size[1] >= 1,
       op << ": output_size must be 2 sizes >= 1 (height, width), got " << vec_str(a.output_size));
-  const auto h = x.shape[x.rank() - 2].as_int(), w = x.shape.back().as_int();
-  EMBER_CHECK(h && w, op << ": the input's height and width must be known, got " << x.str()
-                         << " (the pooling windows depend on them)");
   AdaptiveGeom g;
   g.lead.assign(x.shape.begin(), x.shape.end() - 2);
-  g.h = *h, g.w = *w, g.oh = a.output_size[0], g.ow = a.output_size[1];
+  g.h = x.shape[x.rank() - 2], g.w = x.shape.back();
+  g.oh = a.output_size[0], g.ow = a.output_size[1];
   return g;
 }
 
-// Window i of `out` over `in`: [floor(i * in / out), ceil((i + 1) * in / out)).
-Expr window_start(const Expr& i, int64_t in, int64_t out) {
-  if (in % out == 0) return i * Expr(in / out);  // equal windows: contiguous along i
-  return ir::floordiv(i * Expr(in), Expr(out));
-}
-Expr window_end(const Expr& i, int64_t in, int64_t out) {
-  return ir::floordiv((i + Expr(1)) * Expr(in) + Expr(out - 1), Expr(out));
+// Whether `in` splits into `out` equal windows (known sizes only).
+bool equal_windows(const Expr& in, int64_t out) {
+  auto v = in.as_int();
+  return v && *v % out == 0;
 }
 
-// The largest window.
-int64_t max_window(int64_t in, int64_t out) {
+// Window i of `out` over `in`: [floor(i * in / out), ceil((i + 1) * in / out)).
+Expr window_start(const Expr& i, const Expr& in, int64_t out) {
+  if (equal_windows(in, out)) return i * Expr(*in.as_int() / out);  // contiguous along i
+  return ir::floordiv(i * in, Expr(out));
+}
+Expr window_end(const Expr& i, const Expr& in, int64_t out) {
+  return ir::floordiv((i + Expr(1)) * in + Expr(out - 1), Expr(out));
+}
+
+// The largest window: computed for a known size; for a symbolic one the bound
+// ceil(in / out) + 1 (the reduction guards each window to its own length).
+Expr max_window(const Expr& in, int64_t out) {
+  auto v = in.as_int();
+  if (!v) return ir::floordiv(in + Expr(out - 1), Expr(out)) + Expr(1);
   int64_t m = 0;
-  for (int64_t i = 0; i < out; ++i) m = std::max(m, ((i + 1) * in + out - 1) / out - i * in / out);
-  return m;
+  for (int64_t i = 0; i < out; ++i) m = std::max(m, ((i + 1) * *v + out - 1) / out - i * *v / out);
+  return Expr(m);
 }
 
 ReduceDef reduce_adaptive(const std::vector<TensorType>& in, const TensorType& out,
@@ -281,9 +293,9 @@ ReduceDef reduce_adaptive(const std::vector<TensorType>& in, const TensorType& o
   r.acc_dtype = compute_dtype(in[0].dtype);
   const DType acc = r.acc_dtype, o = out.dtype;
   // Equal windows (the size divides evenly) need no guard and have one divisor.
-  const bool uniform = g.h % g.oh == 0 && g.w % g.ow == 0;
-  const int64_t kh = max_window(g.h, g.oh), kw = max_window(g.w, g.ow);
-  r.rextents = {Expr(kh), Expr(kw)};
+  const bool uniform = equal_windows(g.h, g.oh) && equal_windows(g.w, g.ow);
+  const Expr kh = max_window(g.h, g.oh), kw = max_window(g.w, g.ow);
+  r.rextents = {kh, kw};
   r.value = [g, uniform, acc](const Index& idx, const Index& ridx, const Loader& load) {
     const size_t lead = g.lead.size();
     const Expr hs = window_start(idx[lead], g.h, g.oh), ws = window_start(idx[lead + 1], g.w, g.ow);
@@ -300,7 +312,7 @@ ReduceDef reduce_adaptive(const std::vector<TensorType>& in, const TensorType& o
     return ir::binary(BinaryOp::Mul, ir::select(inside, v, ir::const_of(0, acc)), inv);
   };
   if (uniform) {
-    const Expr count = ir::const_of(static_cast<double>(kh * kw), acc);
+    const Expr count = ir::const_of(static_cast<double>(*kh.as_int() * *kw.as_int()), acc);
     r.finalize = [count, o](const Expr& v) {
       return cast_to(ir::binary(BinaryOp::Div, v, count), o);
     };

@@ -527,3 +527,37 @@ def test_a_narrow_from_a_negative_symbolic_start_runs_eagerly_and_right():
         with pytest.warns(EagerFallbackWarning, match="may be negative"):
             x = torch.randn(3, 8)
             assert torch.equal(cut(x, -3), torch.narrow(x, 1, -3, 2))
+
+
+@pytest.mark.parametrize(("kernel", "stride", "padding"),
+                         [(2, 2, 0), (3, 2, 1), (3, 3, 1), (2, 3, 0)])
+def test_pooling_with_ceil_mode_over_symbolic_sizes(kernel, stride, padding, builds):
+    # the rounded-up window count, less the last window where it would start past the
+    # padding (torch's rule), as a size expression: sizes where it applies and where not.
+    # (Not max_pool1d: Dynamo itself specializes its sizes under ceil_mode.)
+    def fn(x):
+        return (
+            F.max_pool2d(x, kernel, stride, padding, ceil_mode=True),
+            F.avg_pool2d(x, kernel, stride, padding, ceil_mode=True),
+            F.avg_pool2d(x, kernel, stride, padding, ceil_mode=True, count_include_pad=False),
+        )
+
+    # torch's meta function guards on whether the last window is dropped, so Dynamo may
+    # trace a graph per outcome; each is symbolic and compiled by ember with no fallback.
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    with torch.no_grad():
+        for h, w in [(7, 8), (9, 10), (5, 11), (6, 6), (13, 4), (8, 7)]:
+            x = torch.randn(2, 3, h, w)
+            assert max_err(compiled(x), fn(x)) < 1e-5, (h, w)
+    assert len(builds) < 6, builds
+
+
+def test_adaptive_average_pooling_of_symbolic_sizes(builds):
+    # windows [floor(i * n / o), ceil((i + 1) * n / o)) of a symbolic n, each divided by its
+    # own length; sizes that divide evenly, that do not, and that are smaller than the output
+    def fn(x):
+        return (F.adaptive_avg_pool2d(x, (2, 3)), F.adaptive_avg_pool2d(x, 5),
+                F.adaptive_avg_pool1d(x[0], 4))
+
+    sizes = [(7, 8), (9, 10), (6, 6), (3, 2), (14, 7)]
+    check_lengths(fn, lambda k: (torch.randn(2, 3, *sizes[k]),), tuple(range(len(sizes))), builds)

@@ -130,10 +130,10 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
     size = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 2
     h, w = input.shape[-2], input.shape[-1]
     size = [h if s is None else s for s in size[:1]] + [w if s is None else s for s in size[1:]]
-    oh, ow = (py_value(s) for s in size)
+    oh, ow = (static_int(s, "adaptive_avg_pool2d's output size") for s in size)
     if (oh, ow) == (1, 1):
         return ops.mean(input, [rank(input) - 2, rank(input) - 1], True)
-    return ops.adaptive_avg_pool2d(input, [int(oh), int(ow)])
+    return ops.adaptive_avg_pool2d(input, [oh, ow])  # the input's sizes may be symbolic
 
 
 def _one(v: Any) -> int:
