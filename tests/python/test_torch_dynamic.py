@@ -561,3 +561,21 @@ def test_adaptive_average_pooling_of_symbolic_sizes(builds):
 
     sizes = [(7, 8), (9, 10), (6, 6), (3, 2), (14, 7)]
     check_lengths(fn, lambda k: (torch.randn(2, 3, *sizes[k]),), tuple(range(len(sizes))), builds)
+
+
+@pytest.mark.parametrize("k", [0, 2, -1])
+def test_diagonals_of_symbolic_sizes(k, builds):
+    # positions computed in the graph: the diagonal's length is
+    # max(min(rows - max(-k, 0), cols - max(k, 0)), 0); diag_embed places a symbolic length
+    def fn(x):
+        return (torch.diagonal(x, k, 0, 1), torch.diagonal(x, k, 2, 0), x[0].diag(k),
+                torch.diag_embed(x, k), torch.diag_embed(x[0], k, 0, 2),
+                torch.diagonal_scatter(x, torch.diagonal(x, k, 1, 2).exp(), k, 1, 2))
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    with torch.no_grad():
+        for shape in [(4, 5, 6), (7, 3, 2), (3, 3, 9), (2, 6, 1)]:
+            x = torch.randn(*shape)
+            for got, want in zip(compiled(x), fn(x), strict=True):  # some are empty
+                torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+    assert len(builds) < 4, builds

@@ -184,7 +184,11 @@ def _traced_value(size: str, meta: Any) -> int | None:
     env = getattr(getattr(meta, "fake_mode", None), "shape_env", None)
     if not isinstance(env, ShapeEnv):
         return None
-    values = {str(k): int(v) for k, v in env.var_to_val.items()}
+    # (torch 2.13 names the table backed_var_to_val; var_to_val is deprecated there.)
+    table = getattr(env, "backed_var_to_val", None)
+    if table is None:
+        table = env.var_to_val
+    values = {str(k): int(v) for k, v in table.items()}
     try:
         expr = sympy.sympify(size, locals={n: sympy.Symbol(n)
                                                                for n in values})

@@ -96,13 +96,43 @@ def _gather_dims(x: Any, dims: list[int], positions: Callable[[torch.Tensor], to
     return take(flat, len(others), int_constant(index.contiguous()))
 
 
+def _size_expr(value: Callable[..., int], text: str, *sizes: Any) -> int | str:
+    """value(*sizes) when the sizes are all ints, else ember's text for the same size
+    expression: `text` formatted with them (ember reads it back, min and max included)."""
+    if all(isinstance(v, int) for v in sizes):
+        return value(*sizes)
+    return "(" + text.format(*(f"({v})" for v in sizes)) + ")"
+
+
+def _diagonal_positions(rows: Any, cols: Any, k: int) -> Any:
+    """The flat positions (row * cols + col) of diagonal k of a [rows, cols] block whose
+    sizes may be symbolic, computed in the graph; as many as torch's diagonal has."""
+    r0, c0 = builtins.max(-k, 0), builtins.max(k, 0)
+    length = _size_expr(lambda r, c: builtins.max(builtins.min(r - r0, c - c0), 0),
+                        f"max(min({{}} - {r0}, {{}} - {c0}), 0)", rows, cols)
+    steps = ops.arange(0, length, 1, "int64")
+    stride = size_value(_size_expr(lambda c: c + 1, "{} + 1", cols), "int64")
+    start = size_value(_size_expr(lambda c: r0 * c + c0, f"{r0} * {{}} + {c0}", cols), "int64")
+    return steps * stride + start
+
+
 def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Any:
     n = rank(input)
     d1, d2 = norm_dim(dim1, n), norm_dim(dim2, n)
     if d1 == d2:
         raise unsupported("diagonal with dim1 == dim2")
     k = static_int(offset, "a diagonal offset")
-    return _gather_dims(input, [d1, d2], lambda a: torch.diagonal(a, k, 0, 1), "a diagonal")
+    shape = shape_of(input)
+    if isinstance(shape[d1], int) and isinstance(shape[d2], int):
+        return _gather_dims(input, [d1, d2], lambda a: torch.diagonal(a, k, 0, 1), "a diagonal")
+    # Symbolic sizes: the two dimensions flattened, and a gather at positions computed in the
+    # graph (the length max(min(rows - max(-k, 0), cols - max(k, 0)), 0), as torch's).
+    others = [d for d in range(n) if d not in (d1, d2)]
+    other_shape = [shape[d] for d in others]
+    moved = _permute(input, others + [d1, d2])
+    area = _size_expr(lambda r, c: r * c, "{} * {}", shape[d1], shape[d2])
+    flat = ops.reshape(moved, reshape_dims(other_shape) + [area])
+    return take(flat, len(others), _diagonal_positions(shape[d1], shape[d2], k))
 
 
 def linalg_diagonal(A: Any, *, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Any:
@@ -124,16 +154,25 @@ def diag_embed(input: Any, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> A
     if d1 == d2:
         raise unsupported("diag_embed with dim1 == dim2")
     k = static_int(offset, "a diagonal offset")
-    length = static_size(input, rank(input) - 1, "the embedded diagonal")
-    side = length + builtins.abs(k)
+    length = shape_of(input)[-1]
     other_shape = shape_of(input)[:-1]
-    index = torch.full((side, side), length, dtype=torch.int64)
-    torch.diagonal(index, k).copy_(torch.arange(length))
+    if isinstance(length, int):
+        side = length + builtins.abs(k)
+        table = torch.full((side, side), length, dtype=torch.int64)
+        torch.diagonal(table, k).copy_(torch.arange(length))
+        index = int_constant(table)
+    else:  # symbolic: (i, j) reads element i - max(-k, 0) where j - i == k, else the zero
+        side = f"(({length}) + {builtins.abs(k)})"
+        steps = ops.arange(0, side, 1, "int64")
+        i = ops.reshape(steps, reshape_dims([side, 1]))
+        j = ops.reshape(steps, reshape_dims([1, side]))
+        index = ops.where(ops.equal(j - i, k), i - builtins.max(-k, 0),
+                          size_value(length, "int64"))
     if length == 0 or _result_is_empty(other_shape):
         grid = _zeros(other_shape + [side, side], dtype_name(input))
     else:
         padded = ops.concat([input, _zeros(other_shape + [1], dtype_name(input))], r - 2)
-        grid = take(padded, r - 2, int_constant(index))
+        grid = take(padded, r - 2, index)
     # grid: the other dimensions, then dim1's, then dim2's; placed at dim1 and dim2.
     rest = iter(range(r - 2))
     order = [r - 2 if p == d1 else r - 1 if p == d2 else next(rest) for p in range(r)]
@@ -160,7 +199,9 @@ def diagonal_scatter(input: Any, src: Any, offset: Any = 0, dim1: Any = 0,
     if d1 == d2:
         raise unsupported("diagonal_scatter with dim1 == dim2")
     k = static_int(offset, "a diagonal offset")
-    rows, cols = static_size(input, d1, "a diagonal"), static_size(input, d2, "a diagonal")
+    rows, cols = shape_of(input)[d1], shape_of(input)[d2]
+    if not (isinstance(rows, int) and isinstance(cols, int)):
+        return _diagonal_scatter_symbolic(input, src, k, d1, d2)
     base = torch.arange(rows * cols, dtype=torch.int64).view(rows, cols)
     picked = torch.diagonal(base, k).reshape(-1)
     if picked.numel() == 0 or _result_is_empty(shape_of(input)):
@@ -175,6 +216,28 @@ def diagonal_scatter(input: Any, src: Any, offset: Any = 0, dim1: Any = 0,
     index[picked] = rows * cols + torch.arange(picked.numel())
     out = take_static(joined, n - 2, index.tolist())
     out = ops.reshape(out, reshape_dims(other_shape) + [rows, cols])
+    return _permute(out, _inverse(order))
+
+
+def _diagonal_scatter_symbolic(input: Any, src: Any, k: int, d1: int, d2: int) -> Any:
+    """diagonal_scatter over symbolic sizes: the two dimensions flattened and joined with
+    src; position p (row p // cols, column p % cols) reads src[row - max(-k, 0)] when
+    column - row == k, else itself."""
+    n = rank(input)
+    others = [d for d in range(n) if d != d1 and d != d2]
+    order = others + [d1, d2]
+    shape = shape_of(input)
+    rows, cols = shape[d1], shape[d2]
+    other_shape = [shape[d] for d in others]
+    area = _size_expr(lambda r, c: r * c, "{} * {}", rows, cols)
+    flat = ops.reshape(_permute(input, order), reshape_dims(other_shape) + [area])
+    joined = ops.concat([flat, cast(src, dtype_name(input))], n - 2)
+    p = ops.arange(0, area, 1, "int64")
+    width = size_value(cols, "int64")
+    row, col = ops.floor_divide(p, width), ops.remainder(p, width)
+    index = ops.where(ops.equal(col - row, k),
+                      row - builtins.max(-k, 0) + size_value(area, "int64"), p)
+    out = ops.reshape(take(joined, n - 2, index), reshape_dims(other_shape + [rows, cols]))
     return _permute(out, _inverse(order))
 
 
