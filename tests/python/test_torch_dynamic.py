@@ -579,3 +579,25 @@ def test_diagonals_of_symbolic_sizes(k, builds):
             for got, want in zip(compiled(x), fn(x), strict=True):  # some are empty
                 torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
     assert len(builds) < 4, builds
+
+
+@pytest.mark.parametrize("options", [{}, {"reduction": "sum"}, {"reduction": "none"},
+                                     {"label_smoothing": 0.1}, {"ignore_index": 1},
+                                     {"weight": True, "label_smoothing": 0.2}])
+def test_class_index_losses_of_a_symbolic_batch(options, builds):
+    # nll_loss / cross_entropy with class indices and probabilities over symbolic batch and
+    # class counts; a label smoothing Dynamo passes as a run-time value included
+    def fn(x, t, w, p):
+        kw = dict(options)
+        if kw.pop("weight", None):
+            kw["weight"] = w
+        plain = {k: v for k, v in kw.items() if k != "label_smoothing"}
+        return (F.cross_entropy(x, t, **kw), F.nll_loss(x.log_softmax(1), t, **plain),
+                F.cross_entropy(x, p.softmax(1), label_smoothing=kw.get("label_smoothing", 0.0)))
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    with torch.no_grad():
+        for n, c in [(4, 5), (7, 3), (9, 6)]:
+            x, t = torch.randn(n, c), torch.randint(0, c, (n,))
+            w, p = torch.rand(c), torch.randn(n, c)
+            assert max_err(compiled(x, t, w, p), fn(x, t, w, p)) < 1e-5, (n, c)

@@ -23,13 +23,17 @@ from ember.torch.converters.common import (
     dtype_name,
     float_param,
     is_float_dtype,
+    is_runtime_scalar,
     is_tensor,
     norm_dim,
     norm_dims,
     ops,
     py_value,
     rank,
+    reshape_dims,
     shape_of,
+    size_product,
+    size_value,
     static_shape,
     to_float,
     unsupported,
@@ -376,17 +380,19 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
         x, target = ops.unsqueeze(x, [0]), ops.reshape(target, [1])
     if rank(x) < 2 or rank(target) != rank(x) - 1:
         raise unsupported("nll_loss with mismatched input and target ranks")
-    shape = static_shape(x, "nll_loss")
+    shape = shape_of(x)  # sizes may be symbolic
     c = shape[1]
-    if static_shape(target, "nll_loss") != shape[:1] + shape[2:]:
-        raise unsupported("nll_loss with a target whose shape does not match the input")
+    if shape_of(target) != shape[:1] + shape[2:]:
+        raise unsupported(f"nll_loss with a target of shape {shape_of(target)} that ember "
+                          f"cannot match with the input's {shape}")
     t = cast(target, "int64")
     ignored = ops.equal(t, int(ignore_index))
     safe = ops.where(ignored, 0, t)  # ignored targets pick class 0, then count as 0
     picked = ops.squeeze(gather(x, 1, ops.unsqueeze(safe, [1])), [1])
     if weight is not None:
-        table = ops.reshape(cast(weight, dtype_name(x)), [c, 1])
-        w = ops.where(ignored, 0.0, ops.reshape(ops.embedding(table, safe), shape[:1] + shape[2:]))
+        table = ops.reshape(cast(weight, dtype_name(x)), reshape_dims([c, 1]))
+        w = ops.where(ignored, 0.0, ops.reshape(ops.embedding(table, safe),
+                                                reshape_dims(shape[:1] + shape[2:])))
     else:
         w = ops.cast(ops.logical_not(ignored), dtype_name(x))
     loss = ops.neg(picked) * w
@@ -405,33 +411,37 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     """torch's cross entropy: class-index targets (nll_loss of log_softmax), class-probability
     targets, and label smoothing for both, with torch's normalizations (LossNLL.cpp)."""
     how = _reduction(size_average, reduce, reduction)
-    eps = float(py_value(label_smoothing))
     x = to_float(input)
+    # A smoothing Dynamo passes as a value known at run time takes the smoothing path
+    # (exact for 0 too: the smoothing term is masked off where eps is 0).
+    eps = float_param(label_smoothing, dtype_name(x))
+    smoothing = is_runtime_scalar(eps) or eps > 0
     cd = 0 if rank(x) == 1 else 1
-    shape = static_shape(x, "cross_entropy")
+    shape = shape_of(x)  # sizes may be symbolic
     c = shape[cd]
+    classes = size_value(c, dtype_name(x))  # the number of classes as a value
     logp = fn.log_softmax(x, cd)
     w = None
     if weight is not None:
-        w = ops.reshape(cast(weight, dtype_name(x)), [c] + [1] * (rank(x) - cd - 1))
+        w = ops.reshape(cast(weight, dtype_name(x)), reshape_dims([c] + [1] * (rank(x) - cd - 1)))
     if is_tensor(target) and is_float_dtype(dtype_name(target)):
         t = cast(target, dtype_name(x))
-        if eps > 0:
-            t = t * (1.0 - eps) + eps / c
+        if smoothing:
+            t = t * (1.0 - eps) + eps / classes
         prod = logp * t if w is None else logp * t * w
         if how == "none":
             return ops.neg(ops.sum(prod, [cd], False))
         total = ops.neg(ops.sum(prod, list(range(rank(x))), False))
         if how == "sum":
             return total
-        count = 1
-        for d in shape:
-            count *= d
-        if count == 0:
+        per_class = size_product([d for i, d in enumerate(shape) if i != cd])
+        if per_class == 0 or c == 0:
             raise unsupported("cross_entropy of an empty input (mean: NaN)")
-        return total / float(count // c)
+        if isinstance(per_class, int):
+            return total / float(per_class)
+        return total / size_value(per_class, dtype_name(x))  # NaN when empty, as torch
     nll = nll_loss(logp, target, weight, size_average, ignore_index, reduce, reduction)
-    if eps == 0:
+    if not smoothing:
         return nll
     ignored = ops.equal(cast(target, "int64"), int(ignore_index))
     smooth = ops.neg(ops.sum(logp if w is None else logp * w, [cd], False))
@@ -446,11 +456,15 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
             norm = ops.sum(ops.cast(kept, dtype_name(x)), list(range(rank(kept))), False)
         else:
             safe = ops.where(ignored, 0, cast(target, "int64"))
-            table = ops.reshape(cast(weight, dtype_name(x)), [c, 1])
-            picked = ops.reshape(ops.embedding(table, ops.reshape(safe, [-1])), shape_of(safe))
+            table = ops.reshape(cast(weight, dtype_name(x)), reshape_dims([c, 1]))
+            picked = ops.reshape(ops.embedding(table, ops.reshape(safe, [-1])),
+                                 reshape_dims(shape_of(safe)))
             norm = ops.sum(ops.where(ignored, 0.0, picked), list(range(rank(safe))), False)
         ret = ops.sum(smooth, list(range(rank(smooth))), False) / norm
-    return nll * (1.0 - eps) + ret * (eps / c)
+    smoothed = ret * (eps / classes)
+    if is_runtime_scalar(eps):  # eps 0 adds nothing, even where ret is inf or NaN
+        smoothed = ops.where(ops.equal(eps, 0.0), 0.0, smoothed)
+    return nll * (1.0 - eps) + smoothed
 
 
 def _register_all() -> None:
