@@ -601,3 +601,17 @@ def test_class_index_losses_of_a_symbolic_batch(options, builds):
             x, t = torch.randn(n, c), torch.randint(0, c, (n,))
             w, p = torch.rand(c), torch.randn(n, c)
             assert max_err(compiled(x, t, w, p), fn(x, t, w, p)) < 1e-5, (n, c)
+
+
+def test_repeat_and_tile_by_symbolic_counts_and_sizes(builds):
+    # x viewed as [1, s0, 1, s1], expanded by the counts and flattened: a count Dynamo
+    # passes as a SymInt becomes a symbol of the graph
+    def fn(x, r):
+        return x.repeat(2, r, 1), torch.tile(x, (r, 3)), x.repeat(r, 1, 1, 2)
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    with torch.no_grad():
+        for shape, r in [((3, 4), 2), ((5, 2), 3), ((2, 7), 5)]:
+            x = torch.randn(*shape)
+            assert max_err(compiled(x, r), fn(x, r)) == 0, (shape, r)
+    assert len(builds) == 1, builds

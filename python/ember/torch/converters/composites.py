@@ -43,11 +43,11 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_product,
     size_value,
     sizes_arg,
     slice_axis,
     static_int,
-    static_shape,
     to_float,
     unsupported,
 )
@@ -252,17 +252,20 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
 
 
 def repeat(input: Any, *sizes: Any) -> Any:
-    reps = [static_int(r, "a repeat count") for r in sizes_arg(sizes)]
+    """Each dimension tiled: x viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1,
+    ...] and flattened to [r0 * s0, ...]. Sizes and counts may be symbolic (a count Dynamo
+    made a SymInt is a symbol of the graph)."""
+    reps = [sym_size(r) for r in sizes_arg(sizes)]
     if len(reps) < rank(input):
         raise unsupported("repeat with fewer counts than the tensor has dimensions")
-    if any(r < 0 for r in reps):
+    if any(isinstance(r, int) and r < 0 for r in reps):
         raise unsupported("repeat with a negative count")
-    shape = [1] * (len(reps) - rank(input)) + static_shape(input, "repeat")
+    shape = [1] * (len(reps) - rank(input)) + shape_of(input)
     if 0 in reps or 0 in shape:
         raise unsupported("repeat giving an empty tensor")
     x = ops.reshape(input, [d for s in shape for d in (1, s)])
     x = ops.expand(x, [d for r, s in zip(reps, shape, strict=True) for d in (r, s)])
-    return ops.reshape(x, [r * s for r, s in zip(reps, shape, strict=True)])
+    return ops.reshape(x, [size_product([r, s]) for r, s in zip(reps, shape, strict=True)])
 
 
 def repeat_interleave(input: Any, repeats: Any = None, dim: Any = None, *,
