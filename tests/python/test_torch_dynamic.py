@@ -615,3 +615,18 @@ def test_repeat_and_tile_by_symbolic_counts_and_sizes(builds):
             x = torch.randn(*shape)
             assert max_err(compiled(x, r), fn(x, r)) == 0, (shape, r)
     assert len(builds) == 1, builds
+
+
+def test_einsum_of_symbolic_sizes(builds):
+    # sums, permutes and one batched matmul whose reshapes are products of symbolic sizes
+    def fn(a, b, x):
+        return (torch.einsum("bij,bjk->bik", a, b), torch.einsum("bij->ji", a),
+                torch.einsum("bij,bjk->ik", a, b), torch.einsum("ij,ij->i", x, x),
+                torch.einsum("...j,...j->...", x, x))
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    with torch.no_grad():
+        for b, i, j, k in [(2, 3, 4, 5), (3, 5, 2, 7), (4, 6, 3, 2)]:
+            args = (torch.randn(b, i, j), torch.randn(b, j, k), torch.randn(i, j))
+            assert max_err(compiled(*args), fn(*args)) < 1e-5, (b, i, j, k)
+    assert len(builds) == 1, builds

@@ -8,7 +8,6 @@ cannot compute exactly raise ``unsupported`` and run in eager PyTorch.
 from __future__ import annotations
 
 import builtins
-import math
 from typing import Any
 
 import torch
@@ -253,11 +252,13 @@ def einsum(equation: Any, *operands: Any) -> Any:
         raise unsupported("einsum with a repeated index in one term (diagonals)")
     if any(c not in "".join(terms) for c in out):
         raise unsupported(f"einsum output {out!r} names an index no operand has")
-    size: dict[str, int] = {}
+    size: dict[str, int | str] = {}  # an index's size: an int or a symbolic size
     for t, o in zip(terms, operands, strict=True):
-        for c, s in zip(t, static_shape(o, "einsum"), strict=True):
+        for c, s in zip(t, shape_of(o), strict=True):
             if size.setdefault(c, s) != s:
-                raise unsupported("einsum with broadcast (size-1) dimensions")
+                raise unsupported(f"einsum with index {c!r} of sizes {size[c]} and {s} "
+                                  "(broadcast size-1 dimensions, or symbolic sizes ember "
+                                  "cannot show equal)")
     dt = common_dtype(*operands)
     xs = [cast(o, dt) for o in operands]
 
@@ -281,16 +282,16 @@ def einsum(equation: Any, *operands: Any) -> Any:
     left = [c for c in ta if c not in tb]
     right = [c for c in tb if c not in ta]
 
-    def prod(cs: list[str]) -> int:
-        return math.prod(size[c] for c in cs)
+    def prod(cs: list[str]) -> int | str:
+        return size_product([size[c] for c in cs])
 
     a = ops.permute(a, [ta.index(c) for c in batch + left + contract])
     b = ops.permute(b, [tb.index(c) for c in batch + contract + right])
-    a = ops.reshape(a, [prod(batch), prod(left), prod(contract)])
-    b = ops.reshape(b, [prod(batch), prod(contract), prod(right)])
+    a = ops.reshape(a, reshape_dims([prod(batch), prod(left), prod(contract)]))
+    b = ops.reshape(b, reshape_dims([prod(batch), prod(contract), prod(right)]))
     y = ops.matmul(a, b)
     got = batch + left + right
-    y = ops.reshape(y, [size[c] for c in got])
+    y = ops.reshape(y, reshape_dims([size[c] for c in got]))
     order = [got.index(c) for c in out]
     return ops.permute(y, order) if order != list(range(len(order))) else y
 
