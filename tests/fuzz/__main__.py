@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="static,dynamic", help="static, dynamic or both")
     p.add_argument("--out", type=Path, default=Path("fuzz-failures"),
                    help="directory for repro scripts (default fuzz-failures/)")
-    p.add_argument("--timeout", type=float, default=180.0, help="seconds per program run")
+    p.add_argument("--timeout", type=float, default=180.0,
+                   help="seconds per program run, scaled up by the load average over the cores")
     p.add_argument("--minimize-runs", type=int, default=40,
                    help="most runs spent minimizing one failure (0: do not minimize)")
     p.add_argument("--jobs", type=int, default=1,

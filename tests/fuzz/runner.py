@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -77,6 +78,21 @@ class Worker:
             self.stderr.close()
             self.stderr = None
 
+    def _answer(self, timeout: float) -> str | None:
+        """The worker's next line. A program is hung when it has not answered in `timeout`
+        seconds scaled by how oversubscribed the machine is (the 1-minute load average over
+        the cores, at least 1): a loaded machine starves a worker, it does not hang it."""
+        start = time.monotonic()
+        while True:
+            try:
+                return self.lines.get(timeout=1.0)
+            except queue.Empty:
+                waited = time.monotonic() - start
+                scale = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+                if waited > timeout * scale:
+                    raise TimeoutError(f"no answer within {waited:.0f} s (timeout {timeout:.0f}"
+                                       f" s x load factor {scale:.1f})") from None
+
     def run(self, prog: Program, modes: list[str], strict: bool, timeout: float
             ) -> dict[str, Any]:
         proc = self.proc if self.proc is not None and self.proc.poll() is None else None
@@ -88,12 +104,11 @@ class Worker:
         try:
             proc.stdin.write(json.dumps(req) + "\n")
             proc.stdin.flush()
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
+            line = self._answer(timeout)
+        except TimeoutError as e:
             self.stop()
             return {"class": "hang", "mode": ",".join(modes), "fallback": False,
-                    "eager_ops": 0, "graph_ops": 0,
-                    "detail": f"no answer within {timeout:.0f} s (killed)"}
+                    "eager_ops": 0, "graph_ops": 0, "detail": f"{e} (killed)"}
         except BrokenPipeError:
             line = None
         if line is None:

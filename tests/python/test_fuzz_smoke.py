@@ -48,3 +48,24 @@ def test_fuzz_smoke(converted_only: bool, seeds: list[int]) -> None:
         report.append(f"---- seed {seed}: {res['class']} ({res['mode']})\n{res['detail']}\n"
                       + prog.to_script(modes, converted_only))
     assert not report, "\n".join(report)
+
+
+def test_a_silent_worker_is_a_hang_after_the_load_scaled_timeout(monkeypatch) -> None:
+    """No answer: a hang once the timeout, scaled by the load over the cores, has passed;
+    on a machine loaded 3x over, a program gets three times as long."""
+    import time
+
+    from tests.fuzz import runner
+
+    worker = runner.Worker()  # its queue stays empty: the worker never answers
+    monkeypatch.setattr(runner.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"timeout 2 s x load factor 1\.0"):
+        worker._answer(2.0)
+    assert 2.0 <= time.monotonic() - start < 5.0
+    cores = os.cpu_count() or 1
+    monkeypatch.setattr(runner.os, "getloadavg", lambda: (3.0 * cores, 0.0, 0.0))
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"x load factor 3\.0"):
+        worker._answer(1.0)
+    assert 3.0 <= time.monotonic() - start < 6.0
