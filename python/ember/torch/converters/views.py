@@ -45,6 +45,7 @@ from ember.torch.converters.common import (
     rank,
     reshape_dims,
     shape_of,
+    size_product,
     size_value,
     sizes_arg,
     static_int,
@@ -130,7 +131,7 @@ def diagonal(input: Any, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Any:
     others = [d for d in range(n) if d not in (d1, d2)]
     other_shape = [shape[d] for d in others]
     moved = _permute(input, others + [d1, d2])
-    area = _size_expr(lambda r, c: r * c, "{} * {}", shape[d1], shape[d2])
+    area = size_product([shape[d1], shape[d2]])
     flat = ops.reshape(moved, reshape_dims(other_shape) + [area])
     return take(flat, len(others), _diagonal_positions(shape[d1], shape[d2], k))
 
@@ -229,7 +230,7 @@ def _diagonal_scatter_symbolic(input: Any, src: Any, k: int, d1: int, d2: int) -
     shape = shape_of(input)
     rows, cols = shape[d1], shape[d2]
     other_shape = [shape[d] for d in others]
-    area = _size_expr(lambda r, c: r * c, "{} * {}", rows, cols)
+    area = size_product([rows, cols])
     flat = ops.reshape(_permute(input, order), reshape_dims(other_shape) + [area])
     joined = ops.concat([flat, cast(src, dtype_name(input))], n - 2)
     p = ops.arange(0, area, 1, "int64")
