@@ -630,3 +630,18 @@ def test_einsum_of_symbolic_sizes(builds):
             args = (torch.randn(b, i, j), torch.randn(b, j, k), torch.randn(i, j))
             assert max_err(compiled(*args), fn(*args)) < 1e-5, (b, i, j, k)
     assert len(builds) == 1, builds
+
+
+def test_sizes_ember_cannot_match_name_themselves_in_the_fallback_reason():
+    # a class-index target and an einsum operand whose sizes are other symbols than the
+    # input's: the converter refuses (the node runs eagerly) and says which sizes
+    from ember.torch.context import ConversionFailure
+    from ember.torch.converters import norms_losses
+
+    x, t = ember.symbol(["n", 5, "h"]), ember.symbol(["n", "m"], "int64")
+    with pytest.raises(ConversionFailure, match=r"nll_loss with a target of shape \['n', 'm'\] "
+                       r"that ember cannot match with the input's \['n', 5, 'h'\]"):
+        norms_losses.nll_loss(x, t)
+    a, b = ember.symbol(["i", "j"]), ember.symbol(["k", "l"])
+    with pytest.raises(ConversionFailure, match=r"einsum with index 'j' of sizes j and k"):
+        norms_losses.einsum("ij,jl->il", a, b)
