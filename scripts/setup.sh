@@ -46,7 +46,7 @@ missing_pip=$("$PYTHON" - <<'PY'
 import importlib.metadata as md
 import shutil
 
-wanted = {"torch": "2.13.0", "numpy": None, "pytest": None, "pytest-xdist": None,
+wanted = {"torch": "2.13.0", "numpy": None, "pytest": None, "pytest-xdist": "3.8.0",
           "tqdm": None, "ruff": None,
           "expecttest": None, "transformers": "5.24.0",
           # ONNX import (ember.onnx) and its tests against ONNX Runtime.

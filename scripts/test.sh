@@ -21,9 +21,12 @@ run ctest ctest --test-dir build/cpp --output-on-failure -j "$(nproc)"
 # python/ember, which is not on sys.path).
 # Test files run in parallel (pytest-xdist), each on one worker (--dist loadfile: a file's
 # module fixtures compile once); the workers share the session's kernel cache (conftest.py).
+# --no-loadscope-reorder (pytest-xdist >= 3.6): files go out in collection order, longest
+# first (conftest.py), not in xdist's order by number of tests, which left the longest file,
+# with only two tests, to run alone at the end.
 workers=$(nproc)
 ((workers > 4)) && workers=4
-run pytest "$PYTHON" -m pytest tests/python -q -n "$workers" --dist loadfile
+run pytest "$PYTHON" -m pytest tests/python -q -n "$workers" --dist loadfile --no-loadscope-reorder
 lint_paths=()
 for d in python tests benchmarks examples; do [[ -d $d ]] && lint_paths+=("$d"); done
 run ruff "$PYTHON" -m ruff check "${lint_paths[@]}"

@@ -78,12 +78,23 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "full: a case that repeats a code path another case covers; run with --full")
 
 
+# The files that take longest (seconds of one worker in a CI run on the 2-core machine,
+# 2026-11-28), longest first. pytest-xdist's --dist loadfile hands files to the workers in
+# collection order, so these go first: a long file collected last kept one worker busy for
+# minutes while the other had nothing left to run. A stale list only costs balance.
+LONGEST_FIRST = ["test_opinfo.py", "test_conv_algorithms.py", "test_training.py",
+                 "test_cov_linalg.py", "test_torch_coverage.py", "test_hf_models.py",
+                 "test_fuzz_smoke.py", "test_spectral.py", "test_onnx_ops.py", "test_deploy.py"]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without --full, the cases marked `full` are deselected (reported as deselected)."""
-    if config.getoption("--full"):
-        return
-    dropped = [item for item in items if item.get_closest_marker("full") is not None]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if item.get_closest_marker("full") is None]
+    """Without --full, the cases marked `full` are deselected (reported as deselected). The
+    longest files are moved to the front (LONGEST_FIRST), the rest keep their order."""
+    if not config.getoption("--full"):
+        dropped = [item for item in items if item.get_closest_marker("full") is not None]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item.get_closest_marker("full") is None]
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable
 
