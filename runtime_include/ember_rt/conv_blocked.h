@@ -163,7 +163,10 @@ inline const BlockFn* kernel_table() {
     return table_of<NOC, S>(std::make_integer_sequence<int, kMax>{});
   }
 }
-inline BlockFn kernel(int ur, int noc, int64_t sw) {
+// Every micro-kernel (about a hundred) is compiled where this is: in generated modules
+// (EMBER_RT_GEMM_EXTERN) that is pieces.h, once for all of them, and `kernel` is declared
+// here only.
+inline BlockFn kernel_of(int ur, int noc, int64_t sw) {
   const int s = sw == 1 ? 1 : sw == 2 ? 2 : 0;
   const BlockFn* t = nullptr;
   if (noc == 1)
@@ -174,6 +177,11 @@ inline BlockFn kernel(int ur, int noc, int64_t sw) {
     t = s == 1 ? kernel_table<4, 1>() : s == 2 ? kernel_table<4, 2>() : kernel_table<4, 0>();
   return t[ur - 1];
 }
+#if defined(EMBER_RT_GEMM_EXTERN)
+[[gnu::visibility("hidden")]] BlockFn kernel(int ur, int noc, int64_t sw);
+#else
+inline BlockFn kernel(int ur, int noc, int64_t sw) { return kernel_of(ur, noc, sw); }
+#endif
 inline int max_ur(int noc) { return noc == 1 ? kMaxUR1 : noc == 2 ? kMaxUR2 : kMaxUR4; }
 
 }  // namespace conv_blocked_detail

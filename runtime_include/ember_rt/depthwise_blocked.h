@@ -102,11 +102,17 @@ inline const BlockFn* table_of(std::integer_sequence<int, U...>) {
   static const BlockFn t[] = {&block<U + 1, S>...};
   return t;
 }
-inline BlockFn kernel(int64_t ur, int64_t sw) {
+// Compiled in pieces.h for generated modules (EMBER_RT_GEMM_EXTERN), as conv_blocked's.
+inline BlockFn kernel_of(int64_t ur, int64_t sw) {
   const auto seq = std::make_integer_sequence<int, kMaxUR>{};
   const BlockFn* t = sw == 1 ? table_of<1>(seq) : sw == 2 ? table_of<2>(seq) : table_of<0>(seq);
   return t[ur - 1];
 }
+#if defined(EMBER_RT_GEMM_EXTERN)
+[[gnu::visibility("hidden")]] BlockFn kernel(int64_t ur, int64_t sw);
+#else
+inline BlockFn kernel(int64_t ur, int64_t sw) { return kernel_of(ur, sw); }
+#endif
 
 struct Geom {
   int64_t N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;

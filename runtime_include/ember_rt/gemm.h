@@ -195,6 +195,34 @@ inline void run_dot(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, voi
   });
 }
 
+// ---- the pieces ------------------------------------------------------------------------------
+
+// The parts of the GEMM that take the compiler its time: the packed product of each
+// micro-tile shape, the dot products and the matrix-vector product. run_path calls them
+// through these. Where EMBER_RT_GEMM_EXTERN is defined (generated modules) they are only
+// declared here and pieces.h defines them (see there).
+#if defined(EMBER_RT_GEMM_EXTERN)
+template <int MR, int NV>
+[[gnu::visibility("hidden")]] void packed_piece(const GemmShape& s, const LaunchContext* ctx,
+                                                EpiFn epi, void* epi_ctx, const Plan& p);
+[[gnu::visibility("hidden")]] void dot_piece(const GemmShape& s, const LaunchContext* ctx,
+                                             EpiFn epi, void* epi_ctx);
+[[gnu::visibility("hidden")]] bool gemv_piece(const GemmShape& s, const LaunchContext* ctx,
+                                              EpiFn epi, void* epi_ctx);
+#else
+template <int MR, int NV>
+inline void packed_piece(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
+                         const Plan& p) {
+  run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
+}
+inline void dot_piece(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
+  run_dot(s, ctx, epi, epi_ctx);
+}
+inline bool gemv_piece(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
+  return try_gemv(s, ctx, epi, epi_ctx);
+}
+#endif
+
 // A GEMM that a path the shared object did not compile was chosen for: a bug in
 // gemm_uses, never bad input.
 [[noreturn, gnu::cold, gnu::noinline]] inline void missing_path(int path) {
@@ -212,9 +240,9 @@ template <uint32_t Uses>
 [[gnu::noinline]] inline void run_path(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
                                        void* epi_ctx, const GemmTuning& tune, int path) {
   if constexpr ((Uses & kUsesGemv) != 0)
-    if (path == kPathGemv && try_gemv(s, ctx, epi, epi_ctx)) return;
+    if (path == kPathGemv && gemv_piece(s, ctx, epi, epi_ctx)) return;
   if constexpr ((Uses & kUsesDot) != 0)
-    if (path == kPathDot) return run_dot(s, ctx, epi, epi_ctx);
+    if (path == kPathDot) return dot_piece(s, ctx, epi, epi_ctx);
   const int kernel = path >= 0 ? path : 0;
   const KernelShape ks = kernel_shape(kernel);
   const Plan p = make_plan(form_of(s), tune, ks.mr, ks.nr, num_threads(ctx));
@@ -224,18 +252,18 @@ template <uint32_t Uses>
     constexpr int NV0 = kDefaultNV;
     if (s.M == 1) {
       if constexpr ((Uses & kUsesPreparedM1) != 0)
-        return run_packed<1, NV0>(s, ctx, epi, epi_ctx, p);
+        return packed_piece<1, NV0>(s, ctx, epi, epi_ctx, p);
     } else if (s.M <= kPreparedSmallMR) {
       if constexpr ((Uses & kUsesPreparedSmall) != 0)
-        return run_packed<kPreparedSmallMR, NV0>(s, ctx, epi, epi_ctx, p);
+        return packed_piece<kPreparedSmallMR, NV0>(s, ctx, epi, epi_ctx, p);
     } else if constexpr (kPreparedMidMR > kPreparedSmallMR && (Uses & kUsesPreparedMid) != 0) {
-      return run_packed<kPreparedMidMR, NV0>(s, ctx, epi, epi_ctx, p);
+      return packed_piece<kPreparedMidMR, NV0>(s, ctx, epi, epi_ctx, p);
     }
     missing_path(path);
   }
 #define EMBER_RT_RUN_CASE(ID, MR, NV)                 \
   if constexpr ((Uses & (kUsesKernel0 << (ID))) != 0) \
-    if (kernel == ID) return run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
+    if (kernel == ID) return packed_piece<MR, NV>(s, ctx, epi, epi_ctx, p);
   EMBER_RT_GEMM_KERNELS(EMBER_RT_RUN_CASE)
 #undef EMBER_RT_RUN_CASE
   missing_path(path);

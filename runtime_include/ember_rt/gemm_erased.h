@@ -11,6 +11,7 @@
 // shared object linked with --gc-sections (ember's kernel modules are) keeps gemm_erased
 // only when a call uses it: a module whose calls all have static shapes then holds only the
 // micro-kernels it runs.
+// The pieces it runs (packed_piece, dot_piece, gemv_piece) are defined in pieces.h.
 #pragma once
 
 #include "gemm.h"

@@ -5,6 +5,7 @@
 
 #include "ember/codegen/codegen.h"
 #include "ember_rt/gemm_prepared.h"
+#include "ember_rt/pieces_include.h"
 
 namespace ember::codegen {
 
@@ -54,6 +55,12 @@ void define_gemm_once(std::vector<std::string>* units) {
   first += std::string("\n") + kGemmDefinition + "\n";
 }
 
+void define_pieces_once(std::vector<std::string>* units) {
+  if (units->empty() || any_contains(*units, ember_rt::kPiecesInclude)) return;
+  (*units)[0] += std::string("\n// The pieces of the runtime's routines (ember_rt/pieces.h).\n") +
+                 ember_rt::kPiecesInclude + "\n";
+}
+
 std::vector<std::string> make_translation_units(const std::vector<std::string>& kernels,
                                                 int max_units) {
   int units = std::max(1, std::min<int>(max_units, static_cast<int>(kernels.size())));
@@ -80,6 +87,7 @@ std::vector<std::string> make_translation_units(const std::vector<std::string>& 
   // Round-robin keeps the units of similar size.
   for (size_t i = 0; i < kernels.size(); ++i) out[i % units] += kernels[i] + "\n";
   define_gemm_once(&out);
+  define_pieces_once(&out);
   return out;
 }
 

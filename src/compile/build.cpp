@@ -99,7 +99,8 @@ detail::RebuiltKernels rebuild_kernels(const std::vector<std::string>& sources,
   BuildRequest req;
   req.name = "loaded model";
   req.sources = sources;
-  codegen::define_gemm_once(&req.sources);  // sources saved before it existed
+  codegen::define_gemm_once(&req.sources);  // sources saved before they existed
+  codegen::define_pieces_once(&req.sources);
   req.isa = isa_from_env();
   std::shared_ptr<Module> module = get_or_build(req);
   detail::RebuiltKernels r;

@@ -4,7 +4,8 @@
 //
 //   kernels/<key[0:2]>/<key>/       a kernel module (cache.cpp)
 //   kernels/tmp/<name>              modules being built, failed builds and entries being removed
-//   pch/<hash>/                     a precompiled ember_rt/all.h (compiler.cpp)
+//   pch/<hash>/                     a precompiled ember_rt/all.h and the runtime's pieces
+//                                   compiled for the same flags, pieces.o (compiler.cpp)
 //   pch/<hash>.old.<suffix>/        a precompiled header being removed
 //   tuning/<key[0:2]>/<key>.txt     a GEMM tuning record (src/tune/records.cpp), or the
 //                                   machine's measured peaks (src/tune/peak.cpp)

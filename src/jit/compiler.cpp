@@ -27,6 +27,7 @@
 #include "ember/jit/cache.h"
 #include "ember/support/error.h"
 #include "ember/support/hash.h"
+#include "ember_rt/pieces_include.h"
 #include "process.h"
 
 namespace ember {
@@ -350,6 +351,7 @@ struct Prelude {
   std::string header;   // for -include
   std::string pch_key;  // empty when `header` is the plain all.h
   std::string plain;    // the plain all.h
+  std::string pch_dir;  // the precompiled header's directory; empty without one
 };
 
 std::optional<Prelude> prepare_prelude(const CompilerInfo& cc,
@@ -360,11 +362,12 @@ std::optional<Prelude> prepare_prelude(const CompilerInfo& cc,
     debug_log("no " + all.string() + "; compiling without a prelude header");
     return std::nullopt;
   }
-  Prelude prelude{all.string(), "", all.string()};
+  Prelude prelude{all.string(), "", all.string(), ""};
   if (!use_pch) return prelude;
   if (std::optional<Pch> pch = prepare_pch(cc, flags)) {
     prelude.header = pch->header;
     prelude.pch_key = pch->key;
+    prelude.pch_dir = fs::path(pch->header).parent_path().string();
   }
   return prelude;
 }
@@ -434,6 +437,78 @@ void run_step(const CompilerInfo& cc, const std::vector<std::string>& flags,
   forget_pch(prelude->pch_key);  // it worked without: stop using the precompiled header
 }
 
+// ---- the pieces of the runtime's routines, compiled once per flag set ------------------------
+
+constexpr const char* kPiecesObject = "pieces.o";
+constexpr const char* kPiecesDefine = "-DEMBER_RT_PIECES_PREBUILT";
+
+bool includes_pieces(const std::vector<std::string>& sources) {
+  for (const std::string& path : sources) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (text.str().find(ember_rt::kPiecesInclude) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// <pch dir>/pieces.o, compiled from ember_rt/pieces.h with `flags` and the
+// precompiled header (written aside and renamed into place, as the header is). nullopt when
+// there is no precompiled header, or the object cannot be built: the module then defines the
+// pieces itself.
+std::optional<std::string> prepare_pieces(const CompilerInfo& cc,
+                                          const std::vector<std::string>& flags,
+                                          const std::optional<Prelude>& prelude) {
+  if (!prelude || prelude->pch_dir.empty()) return std::nullopt;
+  const fs::path dir(prelude->pch_dir);
+  const fs::path object = dir / kPiecesObject;
+  static std::mutex mu;  // one build per process at a time; the others wait and use it
+  std::lock_guard<std::mutex> lock(mu);
+  static std::set<std::string> failed;
+  if (failed.count(object.string()) != 0) return std::nullopt;
+  std::error_code ec;
+  if (fs::exists(object, ec)) return object.string();
+  const std::string suffix = unique_suffix();
+  const fs::path source = dir / ("pieces.cpp.tmp." + suffix);
+  const fs::path object_tmp = dir / (std::string(kPiecesObject) + ".tmp." + suffix);
+  {
+    std::ofstream out(source);
+    out << "// The runtime's pieces, compiled by ember once for the flags of this directory.\n"
+        << "#include <ember_rt/pieces.h>\n";
+  }
+  auto start = std::chrono::steady_clock::now();
+  try {
+    // Hidden: nothing in the object is a root of the module's --gc-sections (the static
+    // tables of micro-kernel pointers would be exported, and keep every micro-kernel).
+    run_step(cc, flags, prelude,
+             {"-fvisibility=hidden", "-x", "c++", "-c", source.string(), "-o", object_tmp.string()},
+             object_tmp.string());
+    fs::rename(object_tmp, object, ec);
+  } catch (const std::exception& e) {
+    debug_log(std::string("compiling the pieces failed; modules define them: ") + e.what());
+    ec = std::make_error_code(std::errc::io_error);
+  }
+  std::error_code ignored;
+  fs::remove(source, ignored);
+  if (ec) {
+    fs::remove(object_tmp, ec);
+    failed.insert(object.string());
+    return std::nullopt;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  debug_log("compiled the pieces in " + std::to_string(seconds) + " s into " + object.string());
+  return object.string();
+}
+
+// A module built without the prebuilt pieces after it failed with them (a damaged object):
+// remove the object, so that the next module builds it again.
+void forget_pieces(const std::string& object) {
+  debug_log("removing " + object + ", with which a module failed to build");
+  std::error_code ec;
+  fs::remove(object, ec);
+}
+
 // Compiles sources[i] to objects[i], several at a time; rethrows the first failure.
 void compile_objects(const CompilerInfo& cc, const std::vector<std::string>& sources,
                      const std::vector<std::string>& objects, const std::vector<std::string>& flags,
@@ -477,14 +552,21 @@ constexpr const char* kGcSections = "-Wl,--gc-sections";
 
 }  // namespace
 
-void compile_shared(const std::vector<std::string>& sources, const std::string& out_so,
-                    const std::vector<std::string>& flags, bool use_pch,
-                    const std::function<void(int, int)>& progress) {
-  EMBER_ASSERT(!sources.empty(), "compile_shared needs at least one source");
-  const CompilerInfo& cc = find_compiler();
-  std::optional<Prelude> prelude = prepare_prelude(cc, flags, use_pch);
+namespace {
+
+// compile_shared with the pieces linked from `pieces` (when not empty; the units are
+// then compiled with kPiecesDefine).
+void compile_and_link(const CompilerInfo& cc, const std::vector<std::string>& sources,
+                      const std::string& out_so, const std::vector<std::string>& flags,
+                      const std::optional<Prelude>& prelude, const std::string& pieces,
+                      const std::function<void(int, int)>& progress) {
+  std::vector<std::string> unit_flags = flags;
+  if (!pieces.empty()) unit_flags.push_back(kPiecesDefine);
   if (sources.size() == 1) {
-    run_step(cc, flags, prelude, {"-shared", kGcSections, sources[0], "-o", out_so}, out_so);
+    std::vector<std::string> tail = {"-shared", kGcSections, sources[0]};
+    if (!pieces.empty()) tail.push_back(pieces);
+    tail.insert(tail.end(), {"-o", out_so});
+    run_step(cc, unit_flags, prelude, tail, out_so);
     if (progress) progress(1, 1);
     return;
   }
@@ -499,16 +581,39 @@ void compile_shared(const std::vector<std::string>& sources, const std::string& 
       for (const std::string& p : paths) fs::remove(p, ec);
     }
   } cleanup{objects};
-  compile_objects(cc, sources, objects, flags, prelude, progress);
+  compile_objects(cc, sources, objects, unit_flags, prelude, progress);
   // The compile flags go to the link too: harmless there, and needed by flags such as -flto.
   std::vector<std::string> argv = {cc.path};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-shared", kGcSections});
   argv.insert(argv.end(), objects.begin(), objects.end());
+  if (!pieces.empty()) argv.push_back(pieces);
   argv.insert(argv.end(), {"-o", out_so});
   run_checked(argv, out_so);
   const int steps = static_cast<int>(sources.size()) + 1;
   if (progress) progress(steps, steps);
+}
+
+}  // namespace
+
+void compile_shared(const std::vector<std::string>& sources, const std::string& out_so,
+                    const std::vector<std::string>& flags, bool use_pch,
+                    const std::function<void(int, int)>& progress) {
+  EMBER_ASSERT(!sources.empty(), "compile_shared needs at least one source");
+  const CompilerInfo& cc = find_compiler();
+  std::optional<Prelude> prelude = prepare_prelude(cc, flags, use_pch);
+  std::optional<std::string> pieces;
+  if (includes_pieces(sources)) pieces = prepare_pieces(cc, flags, prelude);
+  if (!pieces) return compile_and_link(cc, sources, out_so, flags, prelude, "", progress);
+  try {
+    compile_and_link(cc, sources, out_so, flags, prelude, *pieces, progress);
+    return;
+  } catch (const InternalError&) {
+    debug_log("building with the prebuilt pieces failed; retrying without them");
+  }
+  // Only the module's own diagnostics are worth reporting: they come from this build.
+  compile_and_link(cc, sources, out_so, flags, prelude, "", progress);
+  forget_pieces(*pieces);  // it built without them: the object was the problem
 }
 
 }  // namespace ember

@@ -12,6 +12,7 @@
 #include "ember/compile/build.h"
 #include "ember/graph/flow_graph.h"
 #include "ember/ops/ops.h"
+#include "ember_rt/pieces_include.h"
 #include "error_text.h"
 
 using namespace ember;
@@ -255,6 +256,25 @@ TEST(Codegen, TranslationUnitsDefineTheGemmOnce) {
   const std::vector<std::string> once = old;
   define_gemm_once(&old);
   EXPECT_EQ(old, once);
+}
+
+// Every module's first unit includes the pieces of the runtime's routines (the JIT links
+// them prebuilt, or that unit defines them), once, whatever its kernels call.
+TEST(Codegen, FirstUnitIncludesThePiecesOnce) {
+  const std::string pieces = ember_rt::kPiecesInclude;
+  for (const auto& kernels :
+       {std::vector<std::string>{"// a"}, std::vector<std::string>{"// a", "// b", "// c"}}) {
+    auto units = make_translation_units(kernels, 3);
+    for (size_t u = 0; u < units.size(); ++u)
+      EXPECT_EQ(units[u].find(pieces) != std::string::npos, u == 0) << u;
+    const std::vector<std::string> once = units;
+    define_pieces_once(&units);
+    EXPECT_EQ(units, once);
+  }
+  std::vector<std::string> old = {"// a", "// b"};  // saved before the pieces existed
+  define_pieces_once(&old);
+  EXPECT_NE(old[0].find(pieces), std::string::npos);
+  EXPECT_EQ(old[1].find(pieces), std::string::npos);
 }
 
 // Calls whose path is chosen when compiled (static sizes) are listed for the definition,

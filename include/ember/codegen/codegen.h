@@ -69,5 +69,8 @@ std::vector<std::string> make_translation_units(const std::vector<std::string>& 
 // (ember_rt/gemm_erased.h) unless one already does. Sources saved by an ember that compiled it
 // in every unit go through this too before they are built again.
 void define_gemm_once(std::vector<std::string>* units);
+// Includes ember_rt/pieces.h in the first unit, unless a unit does already: the pieces of the
+// runtime's routines the kernels may call (the JIT links them prebuilt; see compile_shared).
+void define_pieces_once(std::vector<std::string>* units);
 
 }  // namespace ember::codegen

@@ -81,6 +81,17 @@ double compile_timeout_seconds();
 // <cache_dir()>/pch/<hash>/ (written aside and renamed) and used from there; if it cannot be
 // built, or the compiler rejects it, the plain header is used (logged with EMBER_LOG=debug).
 //
+// A module whose sources include ember_rt/pieces.h (the line ember_rt::kPiecesInclude of
+// ember_rt/pieces_include.h; codegen writes it into the first unit of every module) links
+// the pieces of the runtime's routines that take the compiler its time (the GEMM's
+// micro-kernels, the blocked convolutions' micro-kernel tables; about five seconds of
+// compiling) from an object compiled once per pch directory, <hash>/pieces.o, and compiles
+// its units with -DEMBER_RT_PIECES_PREBUILT so that they do not define them again;
+// --gc-sections keeps the pieces the module's kernels reach, so the machine code is the
+// same. Without a precompiled header, or when that object cannot be built, the unit that
+// includes pieces.h defines them; a module that does not build with the object is built
+// without it, and the object is removed.
+//
 // A failure throws ember::InternalError with the command and the first 50 lines of the
 // compiler's output: generated code that does not compile is ember's bug. A compiler that
 // cannot be started is an ember::Error.
