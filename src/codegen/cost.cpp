@@ -87,8 +87,8 @@ TaskCost task_cost(const ir::Task& task) {
         break;
       }
       case ir::StageKind::Matmul: {
-        const Shape& a = task.buffers[s.a].shape;
-        flops = flops + Expr(2) * elements * a.back() + elements * Expr(arithmetic_ops(s.epilogue));
+        flops = flops + Expr(2) * elements * ir::matmul_depth(task, s) +
+                elements * Expr(arithmetic_ops(s.epilogue));
         whole[s.a] = whole[s.b] = true;
         add_loads(s.epilogue, elements);
         break;

@@ -224,7 +224,8 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
   w_.line("ember_rt::GemmShape g;");
   w_.line("g.M = " + em.emit_index(C.shape[rank - 2]) + ";");
   w_.line("g.N = " + em.emit_index(C.shape[rank - 1]) + ";");
-  w_.line("g.K = " + em.emit_index(A.shape[A.shape.size() - 1]) + ";");
+  const Expr& depth = ir::matmul_depth(task_, s);
+  w_.line("g.K = " + em.emit_index(depth) + ";");
   Shape cb(C.shape.begin(), C.shape.end() - 2);
   Shape ab(A.shape.begin(), A.shape.end() - 2), bb(B.shape.begin(), B.shape.end() - 2);
   auto batch_stride = [&](const Shape& batch, const std::string& mat) {
@@ -235,7 +236,8 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
     return mat;
   };
   w_.line("g.batch = " + em.emit_index(shape_numel_expr(cb)) + ";");
-  w_.line("g.A = b" + std::to_string(s.a) + "; g.a_m = g.K; g.a_k = 1;");
+  w_.line("g.A = b" + std::to_string(s.a) +
+          (s.a_transposed ? "; g.a_m = 1; g.a_k = g.M;" : "; g.a_m = g.K; g.a_k = 1;"));
   w_.line("g.a_batch = " + batch_stride(ab, "g.M * g.K") + ";");
   if (s.b_row_offset.defined()) {
     // B is a view of b<s.b> (ir::Stage::b_row_offset): its leading dimensions are the batch,
@@ -275,7 +277,7 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
   std::string how = tune;
   const auto batch = shape_numel_expr(cb).as_int();
   const auto M = C.shape[rank - 2].as_int(), N = C.shape[rank - 1].as_int();
-  const auto K = A.shape[A.shape.size() - 1].as_int();
+  const auto K = depth.as_int();
   if (!config_.gemm_from_global && batch && M && N && K) {
     const GemmConfig& c = config_.gemm;
     const bool rows = s.b_row_offset.defined();
@@ -283,9 +285,10 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
     const int64_t b_n = rows ? s.b_col_stride : s.b_transposed ? *K : 1;
     std::ostringstream site;
     site << ", ember_rt::gemm_choice(" << kGemmSite << *batch << ", " << *M << ", " << *N << ", "
-         << *K << ", " << *K << ", 1, " << b_k << ", " << b_n << ", " << *N << ", " << rows << ", "
-         << is_prepared << ", ember_rt::GemmTuning{" << c.mc << ", " << c.nc << ", " << c.kc << ", "
-         << c.kernel << ", " << c.split_k << "}})";
+         << *K << ", " << (s.a_transposed ? 1 : *K) << ", " << (s.a_transposed ? *M : 1) << ", "
+         << b_k << ", " << b_n << ", " << *N << ", " << rows << ", " << is_prepared
+         << ", ember_rt::GemmTuning{" << c.mc << ", " << c.nc << ", " << c.kc << ", " << c.kernel
+         << ", " << c.split_k << "}})";
     how = site.str();
   }
   if (!p.value.defined()) {

@@ -359,7 +359,6 @@ void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
   p.stage = s;
   p.schedule = Schedule::Matmul;
   const Shape& shape = task->buffers[s.out].shape;
-  const Shape& a = task->buffers[s.a].shape;
   for (size_t d = 0; d < s.axes.size(); ++d) {
     bool last = d + 1 == s.axes.size();
     p.loops.push_back({s.axes[d]->name, shape[d],
@@ -367,7 +366,7 @@ void plan_matmul(const std::shared_ptr<const Task>& task, StagePlan& p) {
                        : last                ? "gemm n"
                                              : "gemm m"});
   }
-  p.loops.push_back({"k", a.back(), "gemm k"});
+  p.loops.push_back({"k", ir::matmul_depth(*task, s), "gemm k"});
   // The GEMM's epilogue rewrites C in place.
   plan_row_epilogue(*task, p, ir::load(s.out, DType::float32, s.axes));
 }

@@ -180,8 +180,10 @@ class GroupLowering {
   }
 
   void matmul_anchor(const Node& a) {
+    const bool a_transposed = a.op->traits().a_transposed;
     const bool b_transposed = a.op->traits().b_transposed;
-    const TensorType& at = g_.values[a.inputs[0]];
+    const TensorType at =
+        a_transposed ? stored_transposed(g_.values[a.inputs[0]]) : g_.values[a.inputs[0]];
     const TensorType bt =
         b_transposed ? stored_transposed(g_.values[a.inputs[1]]) : g_.values[a.inputs[1]];
     const TensorType& out = g_.values[a.outputs[0]];
@@ -217,6 +219,7 @@ class GroupLowering {
     s.kind = ir::StageKind::Matmul;
     s.a = ab;
     s.b = bb;
+    s.a_transposed = a_transposed;
     s.b_transposed = b_transposed;
     s.out = ob;
     s.axes = fresh_axes(task_.buffers[ob].shape.size(), "__i");

@@ -17,6 +17,11 @@ int Task::add_buffer(const std::string& name, DType dtype, const Shape& shape, B
   return static_cast<int>(buffers.size()) - 1;
 }
 
+const Expr& matmul_depth(const Task& task, const Stage& s) {
+  const Shape& a = task.buffers.at(static_cast<size_t>(s.a)).shape;
+  return s.a_transposed ? a.at(a.size() - 2) : a.back();
+}
+
 std::vector<int> Task::buffers_with(BufferRole role) const {
   std::vector<int> ids;
   for (size_t i = 0; i < buffers.size(); ++i)
@@ -52,7 +57,8 @@ std::string Task::str() const {
            << join_exprs(s.raxes) << " < " << join_exprs(s.rextents) << ")";
         break;
       case StageKind::Matmul:
-        os << "matmul(b" << s.a << ", b" << s.b << (s.b_transposed ? "^T" : "");
+        os << "matmul(b" << s.a << (s.a_transposed ? "^T" : "") << ", b" << s.b
+           << (s.b_transposed ? "^T" : "");
         if (s.b_row_offset.defined())
           os << " rows " << to_string(s.b_row_var) << " at " << to_string(s.b_row_offset)
              << " columns step " << s.b_col_stride;

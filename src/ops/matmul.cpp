@@ -4,6 +4,7 @@
 #include "ember/ops/matmul.h"
 
 #include <string>
+#include <utility>
 
 #include "common.h"
 #include "ember/support/error.h"
@@ -40,8 +41,9 @@ MatmulDims matmul_dims(const TensorType& a, const TensorType& b) {
 }
 
 TensorType stored_transposed(const TensorType& b) {
-  EMBER_CHECK(b.rank() >= 2, "matmul_nt: the second operand is a matrix stored [..., N, K] (a "
-                                 << "Linear layer's weight), got " << b.str());
+  EMBER_CHECK(b.rank() >= 2, "matmul: an operand read transposed in place is a matrix stored "
+                                 << "with its last two dimensions swapped (a Linear layer's "
+                                 << "weight [..., N, K]), got " << b.str());
   TensorType t = b;
   std::swap(t.shape[t.shape.size() - 1], t.shape[t.shape.size() - 2]);
   return t;
@@ -57,22 +59,34 @@ Shape matmul_output_shape(const MatmulDims& d) {
 namespace opdefs {
 namespace {
 
-template <bool kTransposedB>
+const char* matmul_name(bool ta, bool tb) {
+  return ta ? (tb ? "matmul_tt" : "matmul_tn") : (tb ? "matmul_nt" : "matmul");
+}
+
+// The operands as the [..., M, K] and [..., K, N] matrices they stand for.
+template <bool kTA, bool kTB>
+std::pair<TensorType, TensorType> logical_operands(const std::vector<TensorType>& in) {
+  return {kTA ? stored_transposed(in.at(0)) : in.at(0),
+          kTB ? stored_transposed(in.at(1)) : in.at(1)};
+}
+
+template <bool kTA, bool kTB>
 std::vector<TensorType> infer_matmul(const std::vector<TensorType>& in, const OpAttrs&) {
-  const char* name = kTransposedB ? "matmul_nt" : "matmul";
+  const char* name = matmul_name(kTA, kTB);
   check_arity(name, in, 2);
   const Device device = common_device(name, in);
   check_same_dtype(name, in[0], in[1]);
   check_not_bool(name, in[0]);
-  const MatmulDims d = matmul_dims(in[0], kTransposedB ? stored_transposed(in[1]) : in[1]);
+  const auto [a, b] = logical_operands<kTA, kTB>(in);
+  const MatmulDims d = matmul_dims(a, b);
   return {TensorType{in[0].dtype, matmul_output_shape(d), device}};
 }
 
-// sum over k of a[batch..., m, k] * b[batch..., k, n] (b_stored[batch..., n, k] when
-// kTransposedB), accumulated in the compute dtype.
-template <bool kTransposedB>
+// sum over k of a[batch..., m, k] * b[batch..., k, n] (a_stored[batch..., k, m] when kTA,
+// b_stored[batch..., n, k] when kTB), accumulated in the compute dtype.
+template <bool kTA, bool kTB>
 ReduceDef reduce_matmul(const std::vector<TensorType>& in, const TensorType& out, const OpAttrs&) {
-  const TensorType a = in.at(0), b = kTransposedB ? stored_transposed(in.at(1)) : in.at(1);
+  const auto [a, b] = logical_operands<kTA, kTB>(in);
   const MatmulDims d = matmul_dims(a, b);
   ReduceDef r;
   r.op = ir::ReduceOp::Sum;
@@ -87,10 +101,16 @@ ReduceDef reduce_matmul(const std::vector<TensorType>& in, const TensorType& out
     const Shape b_batch(b.shape.begin(), b.shape.end() - (d.b_vector ? 1 : 2));
     Index ai = broadcast_index(batch, a_batch);
     Index bi = broadcast_index(batch, b_batch);
-    if (!d.a_vector) ai.push_back(idx.at(nb));
-    ai.push_back(k);
+    const Expr m = d.a_vector ? Expr() : idx.at(nb);
     const Expr n = d.b_vector ? Expr() : idx.at(nb + (d.a_vector ? 0 : 1));
-    if (kTransposedB) {
+    if (kTA) {
+      ai.push_back(k);
+      ai.push_back(m);
+    } else {
+      if (!d.a_vector) ai.push_back(m);
+      ai.push_back(k);
+    }
+    if (kTB) {
       bi.push_back(n);
       bi.push_back(k);
     } else {
@@ -108,35 +128,44 @@ ReduceDef reduce_matmul(const std::vector<TensorType>& in, const TensorType& out
   return r;
 }
 
-}  // namespace
-
-EMBER_REGISTER_OP {
+template <bool kTA, bool kTB>
+OpDef matmul_def(const char* title) {
   OpDef d;
-  d.name = "matmul";
-  d.title = "Matmul";
+  d.name = matmul_name(kTA, kTB);
+  d.title = title;
   d.kind = OpKind::Matmul;
+  OpTraits t = default_traits(OpKind::Matmul);
+  t.a_transposed = kTA;
+  t.b_transposed = kTB;
+  d.declared_traits = t;
   d.num_inputs = 2;
-  d.infer = infer_matmul<false>;
-  d.reduce = reduce_matmul<false>;
+  d.infer = infer_matmul<kTA, kTB>;
+  d.reduce = reduce_matmul<kTA, kTB>;
   return d;
 }
+
+}  // namespace
+
+EMBER_REGISTER_OP { return matmul_def<false, false>("Matmul"); }
 
 // a @ b^T with b stored [..., N, K]: a Linear layer's product with its weight as stored, so
 // that a weight shared with another use (an embedding table tied to the output projection)
 // is kept once.
-EMBER_REGISTER_OP {
-  OpDef d;
-  d.name = "matmul_nt";
-  d.title = "MatmulNT";
-  d.kind = OpKind::Matmul;
-  OpTraits t = default_traits(OpKind::Matmul);
-  t.b_transposed = true;
-  d.declared_traits = t;
-  d.num_inputs = 2;
-  d.infer = infer_matmul<true>;
-  d.reduce = reduce_matmul<true>;
-  return d;
-}
+EMBER_REGISTER_OP { return matmul_def<false, true>("MatmulNT"); }
+
+// a^T @ b with a stored [..., K, M], and a^T @ b^T: what the rewrite of transposed operands
+// (rewrite_patterns, transpose_rule.cpp) makes of a product of permuted operands, such as a
+// weight's gradient x^T dy in a backward graph.
+EMBER_REGISTER_OP { return matmul_def<true, false>("MatmulTN"); }
+EMBER_REGISTER_OP { return matmul_def<true, true>("MatmulTT"); }
 
 }  // namespace opdefs
+
+const OpDef& matmul_variant(bool a_transposed, bool b_transposed) {
+  static const OpDef* const variants[2][2] = {
+      {&op_def(opdefs::matmul_name(false, false)), &op_def(opdefs::matmul_name(false, true))},
+      {&op_def(opdefs::matmul_name(true, false)), &op_def(opdefs::matmul_name(true, true))}};
+  return *variants[a_transposed][b_transposed];
+}
+
 }  // namespace ember

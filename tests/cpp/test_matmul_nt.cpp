@@ -84,7 +84,7 @@ TEST(MatmulNT, ShapeErrors) {
                        }),
                        "not aligned"));
   EXPECT_TRUE(Contains(error_of([&] { ops::matmul_nt(a, filled({6}, DType::float32, 0)); }),
-                       "stored [..., N, K]"));
+                       "read transposed in place"));
 }
 
 }  // namespace

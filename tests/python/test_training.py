@@ -263,6 +263,25 @@ def test_correctness_report_and_dump_dir_cover_both_graphs(tmp_path, capsys):
     assert (tmp_path / "graph_0_backward").is_dir()
 
 
+def test_linear_layers_train_without_transposed_copies(tmp_path):
+    """AOTAutograd writes a Linear layer as addmm(b, x, t(w)) and its backward with t(t(w))
+    and t(mm(t(dy), x)): the products read weights and gradients transposed in place, so
+    neither graph copies a transpose (no Permute kernel), and the gradients match eager's."""
+    model, x, target = mlp_case()
+    reference = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="ember", options=dict(OPTIONS, dump_dir=str(tmp_path)))
+    step(compiled, x, target)
+    step(reference, x, target)
+    for (name, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
+        assert_rel_close(p.grad, q.grad, what=name)
+    forward = (tmp_path / "graph_0_forward" / "06_fuse_operators.txt").read_text()
+    backward = (tmp_path / "graph_0_backward" / "06_fuse_operators.txt").read_text()
+    for text in (forward, backward):
+        assert "Permute" not in text, text
+    assert "MatmulNT" in forward  # x w^T
+    assert "MatmulTN" in backward  # dy^T x, the weights' gradients
+
+
 def test_correctness_report_of_the_backward_compares_each_node_with_eager(capsys):
     """The backward graph's report holds an error for every node, from eager PyTorch's
     values of that node: a backward converter made wrong on purpose (max pooling's, its

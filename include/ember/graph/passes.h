@@ -70,7 +70,9 @@ std::vector<AlgorithmResult> measure_algorithms(const std::vector<AlgorithmProbl
 
 // Replaces operators computed the long way by one operator, rule by rule
 // (src/graph/passes/rules.h): attention written out as matmul, scale, mask, softmax, matmul
-// becomes `attention`. With EMBER_LOG=fusion it prints each rewrite.
+// becomes `attention`; permute(permute(x)) one permute or none, and a matrix product of a
+// transposed operand the product that reads it in place (matmul_nt, matmul_tn, matmul_tt).
+// With EMBER_LOG=fusion it prints each rewrite.
 FlowGraph rewrite_patterns(const FlowGraph& g);
 
 // Groups nodes into fused operators: injective producers are inlined into their consumer,

@@ -54,8 +54,10 @@ struct Stage {
   std::vector<Expr> rextents;        // their extents
   DType acc_dtype = DType::float32;  // the accumulator's type (the input's for ArgMax/Min)
   // Matmul: a[..., M, K] and b[..., K, N] with batch dims broadcast to the output's; with
-  // b_transposed, b is [..., N, K] (a Linear layer's weight) and is read transposed in place.
+  // a_transposed, a is [..., K, M] and with b_transposed, b is [..., N, K] (a Linear layer's
+  // weight), each read transposed in place. matmul_depth gives K.
   int a = -1, b = -1;
+  bool a_transposed = false;
   bool b_transposed = false;
   // Matmul, optional: b read as a view instead (an implicit GEMM, a convolution reading its
   // padded input in place): b's leading dimensions are the output's batch dimensions (or
@@ -105,5 +107,9 @@ struct Task {
   // Text form for tests and dumps.
   std::string str() const;
 };
+
+// K of a Matmul stage: the last dimension of its a operand, or the second to last when a is
+// read transposed.
+const Expr& matmul_depth(const Task& task, const Stage& s);
 
 }  // namespace ember::ir

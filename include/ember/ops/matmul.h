@@ -6,6 +6,8 @@
 
 namespace ember {
 
+struct OpDef;
+
 // numpy matmul semantics: a is [..., M, K] (a 1-d a is [K], read as [1, K] with M then
 // dropped from the output), b is [..., K, N] (a 1-d b is [K], read as [K, 1] with N
 // dropped); the batch dimensions of a and b broadcast to `batch`.
@@ -21,8 +23,14 @@ struct MatmulDims {
 // batch dimensions broadcastable) and gives the product's dimensions.
 MatmulDims matmul_dims(const TensorType& a, const TensorType& b);
 
-// b stored [..., N, K] (matmul_nt's second operand) as the [..., K, N] operand it stands for.
+// An operand stored with its last two dimensions swapped (matmul_nt's second, matmul_tn's
+// first) as the operand it stands for.
 TensorType stored_transposed(const TensorType& b);
+
+// The matrix product that reads its first and second operands as stored (false) or
+// transposed in place (true): matmul, matmul_nt, matmul_tn or matmul_tt (OpTraits::
+// a_transposed and b_transposed say which one an operator is).
+const OpDef& matmul_variant(bool a_transposed, bool b_transposed);
 
 // The output shape for these dimensions.
 Shape matmul_output_shape(const MatmulDims& d);

@@ -88,6 +88,9 @@ struct OpTraits {
   // Only reinterprets the shape of one contiguous input: on concrete inputs it returns a
   // view of the same memory instead of running a kernel.
   bool is_view = false;
+  // Matmul: its first operand is stored [..., K, M] and the product reads it transposed in
+  // place: a[..., m, k] is a_stored[..., k, m] (a weight gradient, x^T dy).
+  bool a_transposed = false;
   // Matmul: its second operand is stored [..., N, K] (as a Linear layer stores its weight)
   // and the product reads it transposed in place: b[..., k, n] is b_stored[..., n, k].
   bool b_transposed = false;

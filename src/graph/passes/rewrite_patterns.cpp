@@ -9,23 +9,32 @@ namespace ember::passes {
 
 namespace {
 
-// The rules, tried in order at each node.
-const std::vector<Rule>& rules() {
-  static const std::vector<Rule> r = {
-      {"attention", match_attention},
+// The rules in rounds: a round tries its rules in order at each node of the graph, and is
+// repeated while it rewrites something (at most kMaxRepeats times: permute(permute(x)) read
+// by a product takes two). Attention goes first, while its products still read the
+// permutes it matches; the transposes after it.
+struct Round {
+  std::vector<Rule> rules;
+};
+
+constexpr int kMaxRepeats = 4;
+
+const std::vector<Round>& rounds() {
+  static const std::vector<Round> r = {
+      {{{"attention", match_attention}}},
+      {{{"permute_pair", match_permute_pair}, {"transposed_operand", match_transposed_operand}}},
   };
   return r;
 }
 
-}  // namespace
-
-FlowGraph rewrite_patterns(const FlowGraph& g) {
+// One pass of `rules` over `g`; nullopt when nothing matched.
+std::optional<FlowGraph> apply_rules(const FlowGraph& g, const std::vector<Rule>& rules) {
   const std::vector<std::vector<int>> consumers = g.consumers();
   std::vector<std::optional<RuleMatch>> at_root(g.nodes.size());
   std::vector<bool> replaced(g.nodes.size(), false);
   bool any = false;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const Rule& rule : rules()) {
+    for (const Rule& rule : rules) {
       std::optional<RuleMatch> m = rule.match(g, consumers, static_cast<int>(i));
       if (!m) continue;
       bool free = true;
@@ -41,7 +50,7 @@ FlowGraph rewrite_patterns(const FlowGraph& g) {
       break;
     }
   }
-  if (!any) return g;
+  if (!any) return std::nullopt;
   // Rebuild: values keep their names; a replaced node's outputs are gone except the root's,
   // which maps to the replacement's value.
   FlowGraph out;
@@ -67,6 +76,20 @@ FlowGraph rewrite_patterns(const FlowGraph& g) {
   }
   for (int v : g.outputs) out.outputs.push_back(value(v));
   return eliminate_dead_code(out);
+}
+
+}  // namespace
+
+FlowGraph rewrite_patterns(const FlowGraph& g) {
+  FlowGraph current = g;
+  for (const Round& round : rounds()) {
+    for (int i = 0; i < kMaxRepeats; ++i) {
+      std::optional<FlowGraph> next = apply_rules(current, round.rules);
+      if (!next) break;
+      current = std::move(*next);
+    }
+  }
+  return current;
 }
 
 }  // namespace ember::passes

@@ -36,4 +36,15 @@ struct Rule {
 std::optional<RuleMatch> match_attention(const FlowGraph& g,
                                          const std::vector<std::vector<int>>& consumers, int node);
 
+// permute(permute(x)) -> one permute, or x (transpose_rules.cpp).
+std::optional<RuleMatch> match_permute_pair(const FlowGraph& g,
+                                            const std::vector<std::vector<int>>& consumers,
+                                            int node);
+
+// A matrix product of an operand whose last two dimensions a permute swapped -> the product
+// that reads the permute's input transposed in place (transpose_rules.cpp).
+std::optional<RuleMatch> match_transposed_operand(const FlowGraph& g,
+                                                  const std::vector<std::vector<int>>& consumers,
+                                                  int node);
+
 }  // namespace ember::passes
