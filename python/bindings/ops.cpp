@@ -171,6 +171,9 @@ void bind_transforms(nb::module_& m) {
       "permute", [](const Tensor& x, const DimsArg& perm) { return ops::permute(x, perm.dims); },
       nb::arg("x"), nb::arg("perm"), "Reorders the dimensions.");
   m.def(
+      "flip", [](const Tensor& x, const DimsArg& dims) { return ops::flip(x, dims.dims); },
+      nb::arg("x"), nb::arg("dims"), "The elements of each of dims in reverse order.");
+  m.def(
       "flatten",
       [](const Tensor& x, int64_t start_dim, int64_t end_dim) {
         return ops::flatten(x, start_dim, end_dim);

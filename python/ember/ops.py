@@ -44,6 +44,7 @@ matmul_nt = _ops.matmul_nt
 reshape = _ops.reshape
 transpose = _ops.transpose
 permute = _ops.permute
+flip = _ops.flip
 flatten = _ops.flatten
 squeeze = _ops.squeeze
 unsqueeze = _ops.unsqueeze
@@ -154,6 +155,7 @@ __all__ = [
     "nan_to_num",
     "op_names",
     "permute",
+    "flip",
     "prod",
     "random_uniform",
     "relu6",

@@ -253,6 +253,15 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& perm) {
   return apply1("permute", {x}, DimsAttrs{p});
 }
 
+Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
+  EMBER_CHECK(x.defined(), "flip: input 0 is an undefined tensor");
+  std::vector<int64_t> d;
+  for (int64_t v : dims) d.push_back(normalize_dim("flip", v, x.rank()));
+  std::sort(d.begin(), d.end());
+  if (d.empty()) return x;
+  return apply1("flip", {x}, DimsAttrs{d});
+}
+
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   EMBER_CHECK(x.defined(), "transpose: input 0 is an undefined tensor");
   const int64_t d0 = normalize_dim("transpose", dim0, x.rank());

@@ -1,8 +1,8 @@
 // Transforms: operators that move elements without computing on them (Injective). Each
 // compute maps the output index to the input index it reads.
 //
-// reshape, permute (transpose), squeeze, unsqueeze, concat, slice, expand, to_layout. flatten
-// is a reshape (ember::ops::flatten builds it).
+// reshape, permute (transpose), flip, squeeze, unsqueeze, concat, slice, expand, to_layout.
+// flatten is a reshape (ember::ops::flatten builds it).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -258,6 +258,27 @@ EMBER_REGISTER_OP {
     Index idx(rank);
     for (size_t i = 0; i < perm.size(); ++i)
       idx[normalize_dim("permute", perm[i], rank)] = a.idx[i];
+    return a.load(0, idx);
+  };
+  return d;
+}
+
+// flip: the elements of each listed dimension in reverse order, out[..., i, ...] =
+// x[..., size - 1 - i, ...] (torch.flip; a convolution's weight turned for its transpose).
+EMBER_REGISTER_OP {
+  OpDef d = injective("flip", "Flip", 1);
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
+    check_arity("flip", in, 1);
+    normalize_dims("flip", attrs_as<DimsAttrs>(a).dims, in[0].rank());  // range and duplicates
+    return std::vector<TensorType>{in[0]};
+  };
+  d.compute = [](const ComputeArgs& a) {
+    const TensorType& x = a.inputs[0];
+    Index idx = a.idx;
+    for (int64_t d : attrs_as<DimsAttrs>(a.attrs).dims) {
+      const size_t i = static_cast<size_t>(normalize_dim("flip", d, x.rank()));
+      idx[i] = x.shape[i] - Expr(1) - idx[i];
+    }
     return a.load(0, idx);
   };
   return d;

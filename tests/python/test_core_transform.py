@@ -33,6 +33,10 @@ TRANSFORMS: dict[str, tuple[Transform, Reference]] = {
     "transpose(-1, -2)": (lambda x: E.transpose(x, -1, -2), lambda a: a.swapaxes(-1, -2)),
     "permute(1, 2, 0)": (lambda x: E.permute(x, [1, 2, 0]), lambda a: a.transpose(1, 2, 0)),
     "permute(-1, 0, 1)": (lambda x: E.permute(x, [-1, 0, 1]), lambda a: a.transpose(2, 0, 1)),
+    "flip(1)": (lambda x: E.flip(x, [1]), lambda a: a[:, ::-1]),
+    "flip(-1, 0)": (lambda x: E.flip(x, [-1, 0]), lambda a: a[::-1, :, ::-1]),
+    "flip of permute": (lambda x: E.flip(E.permute(x, [2, 0, 1]), [0, 2]),
+                        lambda a: a.transpose(2, 0, 1)[::-1, :, ::-1]),
     "flatten()": (lambda x: E.flatten(x), lambda a: a.reshape(-1)),
     "flatten(1)": (lambda x: E.flatten(x, 1), lambda a: a.reshape(2, -1)),
     "flatten(0, 1)": (lambda x: E.flatten(x, 0, 1), lambda a: a.reshape(6, 4)),
@@ -110,6 +114,15 @@ def test_transforms_in_graphs(dtype: str) -> None:
     assert len(fused) == len(names)
     for name, got in zip(names, fused, strict=True):
         assert_matches(got, np.ascontiguousarray(TRANSFORMS[name][1](a)), "float32")
+
+
+def test_flip_errors_and_no_dims() -> None:
+    x = ember.asarray(a_input())
+    with pytest.raises(ember.EmberError, match="flip"):
+        E.flip(x, [1, -2])  # the same dimension twice
+    with pytest.raises(ember.EmberError, match="flip"):
+        E.flip(x, [3])
+    assert_matches(E.flip(x, []), a_input(), "float32")
 
 
 def test_views_share_memory() -> None:

@@ -103,6 +103,13 @@ def test_conv_transpose(k):
     # groups, dilation, output_padding past the full output: constant and graph weights
     check(lambda x: f(x, w, None, 3, 1, 2, 2, 2), R(2, 4, *sp), tol=1e-4)
     check(lambda x, w: f(x, w, None, 3, 1, 2, 2, 2), R(2, 4, *sp), w, tol=1e-4)
+    # padding within the full convolution's (a 3x3 layer's input gradient; stride 2 with
+    # output_padding), and beyond it (the full output sliced)
+    w3 = R(4, 3, *(3,) * k)
+    check(lambda x, w: f(x, w, None, padding=1), R(2, 4, *sp), w3, tol=1e-4)
+    check(lambda x, w: f(x, w, None, stride=2, padding=1, output_padding=1), R(2, 4, *sp), w3,
+          tol=1e-4)
+    check(lambda x, w: f(x, w, None, stride=1, padding=2), R(2, 4, *sp), w, tol=1e-4)
     # stride == kernel: the matrix-product form
     check(lambda x, w, b: f(x, w, b, stride=2), R(2, 4, *sp), w, R(3), tol=1e-4)
     check(lambda x: f(x, w, None, stride=2, padding=1, output_padding=1), R(2, 4, *sp),

@@ -87,6 +87,8 @@ Tensor matmul_nt(const Tensor& a, const Tensor& b);
 Tensor reshape(const Tensor& x, const Shape& shape);
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor permute(const Tensor& x, const std::vector<int64_t>& perm);
+// The elements of each dimension in `dims` in reverse order (torch.flip); dims may be negative.
+Tensor flip(const Tensor& x, const std::vector<int64_t>& dims);
 Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& dims = {});  // empty: all size-1
 Tensor unsqueeze(const Tensor& x, const std::vector<int64_t>& dims);

@@ -53,7 +53,6 @@ from ember.torch.converters.common import (
 )
 from ember.torch.converters.composite_math import (
     check_nonempty,
-    int_constant,
     static_size,
     take,
     take_static,
@@ -185,14 +184,9 @@ def flip(input: Any, *args: Any, **kwargs: Any) -> Any:
         raise unsupported(f"flip with the arguments {sorted(kwargs)}")
     listed = sizes_arg(args) if args else list(kwargs.get("dims", ()))
     axes = norm_dims(listed, rank(input)) if listed else []
-    x = input
-    for axis in sorted(set(axes)):
-        n = x.shape[axis]
-        if not isinstance(n, int):  # symbolic: the positions n - 1, ..., 0 in the graph
-            x = take(x, axis, ops.arange(f"({n} - 1)", -1, -1, "int64"))
-        elif n > 1:
-            x = take(x, axis, int_constant(list(range(n - 1, -1, -1))))
-    return x
+    if len(set(axes)) != len(axes):
+        raise unsupported(f"flip with repeated dims {listed}")  # torch raises
+    return ops.flip(input, axes) if axes else input
 
 
 def fliplr(input: Any) -> Any:

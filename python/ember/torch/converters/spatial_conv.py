@@ -30,7 +30,6 @@ from ember.torch.converters.common import (
     unsupported,
     zeros_in_graph,
 )
-from ember.torch.converters.composite_math import int_constant, take
 from ember.torch.converters.functions import register
 from ember.torch.converters.spatial import _batched, _per_dim, _spatial_sizes
 
@@ -117,10 +116,7 @@ def _flipped_transposed(w: Any, groups: int) -> Any:
     t = ops.reshape(w, [groups, cin // groups, cog] + kernel)
     t = ops.permute(t, [0, 2, 1] + list(range(3, 3 + len(kernel))))
     t = ops.reshape(t, [groups * cog, cin // groups] + kernel)
-    for axis, kk in enumerate(kernel):
-        if kk > 1:
-            t = take(t, 2 + axis, int_constant(list(range(kk - 1, -1, -1))))
-    return t
+    return ops.flip(t, [2 + axis for axis, kk in enumerate(kernel) if kk > 1])
 
 
 def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: Any = 1,
@@ -143,21 +139,23 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
             for n, st, pp, dd, kk, o in zip(sizes, s, p, d, kernel, op, strict=True)]
     if builtins.min(outs) <= 0 or builtins.min(sizes) == 0:
         raise unsupported(f"{what} with an empty input or output")
+    # The padding that gives torch's output straight away: the full convolution's, d * (K - 1),
+    # less p on each side, with output_padding's rows of zeros after the input.
+    trimmed = [dd * (kk - 1) - pp for dd, kk, pp in zip(d, kernel, p, strict=True)]
     if list(s) == kernel and all(v == 1 for v in d) and g == 1:
         y = _transpose_by_matmul(x, weight, k, sizes, kernel, cin, cog)
         full_sizes = [n * kk for n, kk in zip(sizes, kernel, strict=True)]
-    else:
-        # zero insertion: x[..., i] at i * s, s - 1 zeros between
-        for axis, st in enumerate(s):
-            if st > 1:
+    elif builtins.min(trimmed) >= 0:
+        x = _zeros_between(x, s, dt)
+        for axis, o in enumerate(op):
+            if o:
                 shape = shape_of(x)
-                ax = 2 + axis
-                n = shape[ax]
-                z = ops.unsqueeze(x, [ax + 1])
-                zshape = shape[:ax + 1] + [st - 1] + shape[ax + 1:]
-                z = ops.concat([z, zeros_in_graph(x, zshape, dt)], ax + 1)
-                shape[ax] = n * st
-                x = ops.slice(ops.reshape(z, shape), [ax], [0], [(n - 1) * st + 1], [1])
+                shape[2 + axis] = o
+                x = ops.concat([x, zeros_in_graph(x, shape, dt)], 2 + axis)
+        y = _conv_nd(x, _flipped_transposed(weight, g), (1,) * k, tuple(trimmed), d, g)
+        return _bias_unbatched(y, bias, unbatched)
+    else:
+        x = _zeros_between(x, s, dt)
         y = _conv_nd(x, _flipped_transposed(weight, g), (1,) * k,
                      tuple(dd * (kk - 1) for dd, kk in zip(d, kernel, strict=True)), d, g)
         full_sizes = [(n - 1) * st + dd * (kk - 1) + 1
@@ -174,8 +172,28 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
             shape = shape_of(y)
             shape[ax] = extra
             y = ops.concat([y, zeros_in_graph(y, shape, dt)], ax)
+    return _bias_unbatched(y, bias, unbatched)
+
+
+def _bias_unbatched(y: Any, bias: Any, unbatched: bool) -> Any:
     y = _bias(y, bias)
     return ops.squeeze(y, [0]) if unbatched else y
+
+
+def _zeros_between(x: Any, stride: list[int], dt: str) -> Any:
+    """x [N, C, *S] with stride - 1 zeros between neighbours along each spatial axis:
+    x[..., i] at i * stride."""
+    for axis, st in enumerate(stride):
+        if st > 1:
+            shape = shape_of(x)
+            ax = 2 + axis
+            n = shape[ax]
+            z = ops.unsqueeze(x, [ax + 1])
+            zshape = shape[:ax + 1] + [st - 1] + shape[ax + 1:]
+            z = ops.concat([z, zeros_in_graph(x, zshape, dt)], ax + 1)
+            shape[ax] = n * st
+            x = ops.slice(ops.reshape(z, shape), [ax], [0], [(n - 1) * st + 1], [1])
+    return x
 
 
 def _transpose_by_matmul(x: Any, weight: Any, k: int, sizes: list[int], kernel: list[int],
