@@ -1,7 +1,8 @@
 // The weight gradient of a 2-d convolution (conv2d_weight_grad, float32), without the whole
 // im2col: per group, dw [O/G, CG*KH*KW] = dy [O/G, N*OH*OW] x windows [N*OH*OW, CG*KH*KW],
 // where row p = (n, oh, ow) of the windows holds the input values that output pixel read
-// (x[n, g*CG + c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw], 0 in the padding). The sum over the
+// (x[n, g*CG + c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw], 0 in the padding). The windows are
+// stored transposed, [CG*KH*KW, positions], each row copied from runs of x's rows. The sum over the
 // N*OH*OW positions is cut into chunks of `rows` output rows (n, oh): each chunk's windows
 // and its slice of dy are copied into scratch buffers the caller provides (a few MB, sized by
 // the operator: conv_wgrad_rows), and one GEMM adds the chunk's product into dw
@@ -35,35 +36,35 @@ inline void conv2d_weight_grad(const LaunchContext* ctx, const float* dy, const 
     const int64_t r1 = r0 + rows < total_rows ? r0 + rows : total_rows;
     const int64_t K = (r1 - r0) * OW;  // the chunk's positions
     for (int64_t g = 0; g < G; ++g) {
-      // The windows of the chunk's positions, one row of CK values each; a position whose
-      // window lies inside x along the width copies without bounds checks.
-      parallel_for(ctx, K, static_cast<double>(K) * static_cast<double>(CK) * 2.0,
-                   [&](int64_t p0, int64_t p1) {
-                     for (int64_t p = p0; p < p1; ++p) {
-                       const int64_t r = r0 + p / OW, ow = p % OW;
-                       const int64_t n = r / OH, oh = r % OH;
-                       const int64_t ih0 = oh * sh - ph, iw0 = ow * sw - pw;
-                       const bool inside = iw0 >= 0 && iw0 + (KW - 1) * dw_ < W;
-                       const float* xn = x + (n * C + g * CG) * H * W;
-                       float* out = win + p * CK;
-                       for (int64_t c = 0; c < CG; ++c) {
-                         const float* xc = xn + c * H * W;
-                         for (int64_t kh = 0; kh < KH; ++kh) {
-                           const int64_t ih = ih0 + kh * dh;
-                           float* o = out + (c * KH + kh) * KW;
-                           if (ih < 0 || ih >= H) {
-                             for (int64_t kw = 0; kw < KW; ++kw) o[kw] = 0.0f;
-                           } else if (inside) {
-                             const float* xr = xc + ih * W + iw0;
-                             for (int64_t kw = 0; kw < KW; ++kw) o[kw] = xr[kw * dw_];
-                           } else {
-                             const float* xr = xc + ih * W;
-                             for (int64_t kw = 0; kw < KW; ++kw) {
-                               const int64_t iw = iw0 + kw * dw_;
-                               o[kw] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
-                             }
-                           }
+      // The windows of the chunk's positions, stored transposed: one row of K values per
+      // (c, kh, kw), so that a row is filled from runs of x's row ih (contiguous when sw is 1)
+      // between the padding's zeros.
+      parallel_for(ctx, CK, static_cast<double>(K) * static_cast<double>(CK) * 2.0,
+                   [&](int64_t j0, int64_t j1) {
+                     for (int64_t j = j0; j < j1; ++j) {
+                       const int64_t c = j / KK, kh = (j / KW) % KH, kw = j % KW;
+                       const int64_t iw0 = kw * dw_ - pw;  // iw = ow * sw + iw0
+                       // ow in [lo, hi) reads inside x's width
+                       const int64_t lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
+                       int64_t hi = W - 1 - iw0 < 0 ? 0 : (W - 1 - iw0) / sw + 1;
+                       hi = hi < OW ? hi : OW;
+                       const int64_t first = lo < hi ? lo : hi;
+                       for (int64_t r = r0; r < r1; ++r) {
+                         const int64_t n = r / OH, oh = r % OH;
+                         const int64_t ih = oh * sh - ph + kh * dh;
+                         float* o = win + j * K + (r - r0) * OW;
+                         if (ih < 0 || ih >= H) {
+                           for (int64_t ow = 0; ow < OW; ++ow) o[ow] = 0.0f;
+                           continue;
                          }
+                         const float* xr = x + ((n * C + g * CG + c) * H + ih) * W + iw0;
+                         for (int64_t ow = 0; ow < first; ++ow) o[ow] = 0.0f;
+                         if (sw == 1) {
+                           for (int64_t ow = first; ow < hi; ++ow) o[ow] = xr[ow];
+                         } else {
+                           for (int64_t ow = first; ow < hi; ++ow) o[ow] = xr[ow * sw];
+                         }
+                         for (int64_t ow = hi > first ? hi : first; ow < OW; ++ow) o[ow] = 0.0f;
                        }
                      }
                    });
@@ -87,9 +88,9 @@ inline void conv2d_weight_grad(const LaunchContext* ctx, const float* dy, const 
       s.A = dyc;
       s.a_m = K;
       s.a_k = 1;
-      s.B = win;
-      s.b_k = CK;
-      s.b_n = 1;
+      s.B = win;  // [CK, K]: B read transposed
+      s.b_k = 1;
+      s.b_n = K;
       s.C = dw + g * OG * CK;
       s.c_m = CK;
       s.accumulate = r0 > 0;
