@@ -66,6 +66,17 @@ void bind_conv_pool(nb::module_& m) {
       nb::arg("dilation") = 1, nb::arg("ceil_mode") = false,
       "Maximum over windows of the last two dimensions (stride=None: the kernel size).");
   m.def(
+      "max_pool2d_indices",
+      [](const Tensor& x, const DimsArg& kernel, const DimsArg& stride, const DimsArg& padding,
+         const DimsArg& dilation, bool ceil_mode) {
+        return ops::max_pool2d_indices(x, kernel.dims, stride.dims, padding.dims, dilation.dims,
+                                       ceil_mode);
+      },
+      nb::arg("x"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
+      nb::arg("dilation") = 1, nb::arg("ceil_mode") = false,
+      "max_pool2d's indices (int64): the flat position ih * W + iw of each window's largest "
+      "element in its input plane, as torch's max_pool2d_with_indices.");
+  m.def(
       "avg_pool2d",
       [](const Tensor& x, const DimsArg& kernel, const DimsArg& stride, const DimsArg& padding,
          bool ceil_mode, bool count_include_pad) {

@@ -58,6 +58,7 @@ conv2d = _ops.conv2d
 conv1d = _ops.conv1d
 conv2d_weight_grad = _ops.conv2d_weight_grad
 max_pool2d = _ops.max_pool2d
+max_pool2d_indices = _ops.max_pool2d_indices
 avg_pool2d = _ops.avg_pool2d
 adaptive_avg_pool2d = _ops.adaptive_avg_pool2d
 upsample_nearest2d = _ops.upsample_nearest2d
@@ -150,6 +151,7 @@ __all__ = [
     "matmul_nt",
     "max",
     "max_pool2d",
+    "max_pool2d_indices",
     "mean",
     "min",
     "nan_to_num",

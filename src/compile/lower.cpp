@@ -174,7 +174,7 @@ class GroupLowering {
     s.value = rd.value(s.axes, s.raxes, load);
     bool arg = rd.op == ir::ReduceOp::ArgMax || rd.op == ir::ReduceOp::ArgMin;
     Expr acc = ir::acc(arg ? DType::int64 : rd.acc_dtype);
-    Expr fin = rd.finalize ? rd.finalize(acc) : acc;
+    Expr fin = rd.finalize_at ? rd.finalize_at(acc, s.axes) : rd.finalize ? rd.finalize(acc) : acc;
     s.epilogue = epilogue_for(s, a.outputs[0], s.axes, fin);
     task_.stages.push_back(std::move(s));
   }

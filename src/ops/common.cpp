@@ -1,9 +1,8 @@
 #include "common.h"
 
-#include "ember/ir/simplify.h"
-
 #include <algorithm>
 
+#include "ember/ir/simplify.h"
 #include "ember/support/error.h"
 
 namespace ember::opdefs {
@@ -261,7 +260,12 @@ ir::Stage reduce_stage(const ReduceDef& r, int out, const Index& axes, const Loa
   s.acc_dtype = r.acc_dtype;
   s.value = r.value(axes, s.raxes, load);
   const bool arg = r.op == ir::ReduceOp::ArgMax || r.op == ir::ReduceOp::ArgMin;
-  if (r.finalize) s.epilogue = r.finalize(ir::acc(arg ? DType::int64 : r.acc_dtype));
+  const Expr acc = ir::acc(arg ? DType::int64 : r.acc_dtype);
+  if (r.finalize_at) {
+    s.epilogue = r.finalize_at(acc, axes);
+  } else if (r.finalize) {
+    s.epilogue = r.finalize(acc);
+  }
   return s;
 }
 

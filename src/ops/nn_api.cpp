@@ -100,6 +100,14 @@ Tensor max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
   return apply1("max_pool2d", {x}, a);
 }
 
+Tensor max_pool2d_indices(const Tensor& x, const std::vector<int64_t>& kernel,
+                          const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                          const std::vector<int64_t>& dilation, bool ceil_mode) {
+  PoolAttrs a = pool_attrs("max_pool2d_indices", kernel, stride, padding, dilation);
+  a.ceil_mode = ceil_mode;
+  return apply1("max_pool2d_indices", {x}, a);
+}
+
 Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
                   const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                   bool ceil_mode, bool count_include_pad) {

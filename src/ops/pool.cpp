@@ -237,6 +237,66 @@ OpDef pool_def(const std::string& name, const std::string& title, bool max) {
   return d;
 }
 
+// ---- max_pool2d_indices ----
+
+// max_pool2d's indices, as torch's max_pool2d_with_indices gives them: per output, the flat
+// position ih * W + iw in its input plane of the window's largest element (the first of equal
+// ones, a NaN before any number). An arg-max over the KH * KW window positions; a padded
+// position (-inf, or the dtype's lowest) only wins a window whose every element is the lowest
+// value, where torch answers the window's first position inside the input.
+ReduceDef reduce_pool_indices(const std::vector<TensorType>& in, const TensorType&,
+                              const OpAttrs& attrs) {
+  const std::string op = "max_pool2d_indices";
+  const PoolGeom g = pool_geom(op, in.at(0), attrs_as<PoolAttrs>(attrs), true);
+  ReduceDef r;
+  r.op = ir::ReduceOp::ArgMax;
+  r.acc_dtype = compute_dtype(in[0].dtype);
+  r.rextents = {Expr(g.kh), Expr(g.kw)};  // the arg-max's position: kh * KW + kw
+  const DType acc = r.acc_dtype;
+  r.value = [g, acc](const Index& idx, const Index& ridx, const Loader& load) {
+    return cast_to(window_value(g, idx, ridx, load, lowest(acc)), acc);
+  };
+  r.finalize_at = [g](const Expr& position, const Index& idx) {
+    const size_t lead = g.lead.size();
+    const Expr h0 = idx[lead] * Expr(g.sh) - Expr(g.ph);
+    const Expr w0 = idx[lead + 1] * Expr(g.sw) - Expr(g.pw);
+    const Expr ih = h0 + ir::floordiv(position, Expr(g.kw)) * Expr(g.dh);
+    const Expr iw = w0 + ir::mod(position, Expr(g.kw)) * Expr(g.dw);
+    // The window's first position inside x: its first tap at or past 0 (windows start before
+    // the end of x).
+    const Expr fh =
+        h0 + ir::max(ir::floordiv(Expr(g.dh - 1) - h0, Expr(g.dh)), Expr(0)) * Expr(g.dh);
+    const Expr fw =
+        w0 + ir::max(ir::floordiv(Expr(g.dw - 1) - w0, Expr(g.dw)), Expr(0)) * Expr(g.dw);
+    Expr at = ih * g.w + iw;
+    if (g.guard_h || g.guard_w) {
+      const Expr inside = ir::binary(BinaryOp::And, in_range(ih, g.h), in_range(iw, g.w));
+      at = ir::select(inside, at, fh * g.w + fw);
+    }
+    return ir::cast(at, DType::int64);
+  };
+  return r;
+}
+
+OpDef max_pool2d_indices_def() {
+  OpDef d;
+  d.name = "max_pool2d_indices";
+  d.title = "MaxPool2dIndices";
+  d.kind = OpKind::Reduce;
+  d.num_inputs = 1;
+  d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
+    const std::string op = "max_pool2d_indices";
+    check_arity(op, in, 1);
+    check_not_bool(op, in[0]);
+    EMBER_CHECK(in[0].layout.is_plain(), op << ": expected a plain input, got " << in[0].str());
+    const PoolGeom g = pool_geom(op, in[0], attrs_as<PoolAttrs>(attrs), true);
+    return std::vector<TensorType>{
+        TensorType{DType::int64, pool_shape(g.lead, g.oh, g.ow), in[0].device}};
+  };
+  d.reduce = reduce_pool_indices;
+  return d;
+}
+
 // ---- adaptive_avg_pool2d ----
 
 // The input's spatial sizes (known, or symbolic) and the output's (known).
@@ -326,6 +386,7 @@ ReduceDef reduce_adaptive(const std::vector<TensorType>& in, const TensorType& o
 
 EMBER_REGISTER_OP { return pool_def("max_pool2d", "MaxPool2d", true); }
 EMBER_REGISTER_OP { return pool_def("avg_pool2d", "AvgPool2d", false); }
+EMBER_REGISTER_OP { return max_pool2d_indices_def(); }
 
 EMBER_REGISTER_OP {
   OpDef d;

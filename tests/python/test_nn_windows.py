@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from test_nn_ops import Case, randn, run_cases
 
+import ember
 from ember import ops
 
 WIDTHS = (5, 13, 45)  # a partial vector only; one vector and a tail; 4-, 2-, 1-vector blocks
@@ -119,6 +120,38 @@ def test_padded_pooling(width: int) -> None:
         )
     )
     run_cases(cases)
+
+
+POOL_GEOMETRIES = [  # kernel, stride, padding, dilation, ceil_mode
+    ((3, 3), (2, 2), (1, 1), (1, 1), False), ((2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((3, 3), (2, 2), (1, 1), (1, 1), True), ((3, 2), (1, 2), (1, 0), (2, 1), False),
+    ((2, 3), (3, 2), (1, 1), (1, 2), True), ((1, 1), (1, 1), (0, 0), (1, 1), False)]
+
+
+@pytest.mark.parametrize("values", ["randn", "ties", "all -inf but one", "nan", "int64"])
+@pytest.mark.parametrize("geometry", POOL_GEOMETRIES)
+def test_max_pool2d_indices_match_torch(values: str, geometry: tuple) -> None:
+    """max_pool2d_indices gives torch's max_pool2d_with_indices: the first of equal maxima,
+    a NaN's position, the window's first position inside the input where every element is
+    -inf (the padding never wins), on 4-d and 3-d inputs and integers."""
+    kernel, stride, padding, dilation, ceil_mode = geometry
+    gen = torch.Generator().manual_seed(hash((values, geometry)) % 2**31)
+    x = torch.randn(2, 3, 9, 11, generator=gen)
+    if values == "ties":
+        x = torch.randint(0, 3, (2, 3, 9, 11), generator=gen).float()
+    elif values == "all -inf but one":
+        x = torch.full((2, 3, 9, 11), float("-inf"))
+        x[0, 0, 4, 4] = 1.0
+    elif values == "nan":
+        x[0, 1, 3, 3] = x[1, 2, 0, 0] = float("nan")
+    elif values == "int64":
+        x = torch.randint(-5, 5, (2, 3, 9, 11), generator=gen)
+    args = (list(kernel), list(stride), list(padding), list(dilation), ceil_mode)
+    _, want = F.max_pool2d(x.float(), *args, return_indices=True)
+    for given, expected in ((x, want), (x[0], want[0])):
+        got = ops.max_pool2d_indices(ember.from_torch(given.contiguous()), *args).torch()
+        assert got.dtype == torch.int64
+        assert torch.equal(got, expected), (given.shape, (got != expected).sum())
 
 
 def test_reductions_over_leading_axes() -> None:

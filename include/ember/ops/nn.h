@@ -42,6 +42,12 @@ Tensor max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
                   const std::vector<int64_t>& stride = {},
                   const std::vector<int64_t>& padding = {0},
                   const std::vector<int64_t>& dilation = {1}, bool ceil_mode = false);
+// max_pool2d's indices (int64, torch's max_pool2d_with_indices): the flat position ih * W + iw
+// of each window's largest element in its input plane.
+Tensor max_pool2d_indices(const Tensor& x, const std::vector<int64_t>& kernel,
+                          const std::vector<int64_t>& stride = {},
+                          const std::vector<int64_t>& padding = {0},
+                          const std::vector<int64_t>& dilation = {1}, bool ceil_mode = false);
 Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
                   const std::vector<int64_t>& stride = {},
                   const std::vector<int64_t>& padding = {0}, bool ceil_mode = false,

@@ -47,6 +47,9 @@ struct ReduceDef {
       value;
   // The output value from the accumulator (mean divides; a cast); null means acc itself.
   std::function<ir::Expr(const ir::Expr& acc)> finalize;
+  // Instead of finalize, for a value that also depends on the output index idx (max pooling's
+  // indices: the input position of the window element the arg-reduction chose).
+  std::function<ir::Expr(const ir::Expr& acc, const std::vector<ir::Expr>& idx)> finalize_at;
 };
 
 // Which elementwise consumers an anchor takes as its epilogue (docs/architecture.md, fusion).

@@ -105,13 +105,16 @@ def convolution(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, d
 # ---- pooling -------------------------------------------------------------------------------
 def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    if return_indices or rank(input) not in (3, 4):
+    if rank(input) not in (3, 4):
         return spatial.max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode,
                                 return_indices)
     kernel = pair(kernel_size)
     strides = pair(stride) if stride not in (None, [], ()) else kernel
     pad, dil = pair(padding), pair(dilation)
-    return ops.max_pool2d(input, kernel, strides, pad, dil, bool(ceil_mode))
+    y = ops.max_pool2d(input, kernel, strides, pad, dil, bool(ceil_mode))
+    if not return_indices:
+        return y
+    return y, ops.max_pool2d_indices(input, kernel, strides, pad, dil, bool(ceil_mode))
 
 
 def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
