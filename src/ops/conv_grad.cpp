@@ -10,7 +10,8 @@
 // GEMM per group over chunks of output rows, each chunk's windows copied into a scratch
 // buffer of about kWindowChunkFloats floats, so that the scratch stays a few MB where the
 // whole im2col ([N * OH * OW, C / groups * KH * KW]: 58 MB for ResNet-18's first 3x3 layers
-// at batch 8) would not. Other float dtypes are one Reduce stage over (N, OH, OW).
+// at batch 8) would not. Other float dtypes, and depthwise convolutions (groups > 1 with one
+// input channel per group), are one Reduce stage over (N, OH, OW).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -77,7 +78,10 @@ ir::Task lower_wgrad(const std::vector<TensorType>& in, const std::vector<Tensor
   const int xb = t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input);
   const int dwb = t.add_buffer("dw", out.at(0).dtype, out[0].shape, ir::BufferRole::Output);
   const Expr macs = g.n * Expr(g.o) * g.oh * g.ow * Expr(g.cg * g.kh * g.kw);
-  if (x.dtype == DType::float32 && g.oh.as_int() && g.ow.as_int()) {
+  // A depthwise convolution's (one input channel per group) is one Reduce stage too: its
+  // GEMMs would be a [O/G, N*OH*OW] x [N*OH*OW, KH*KW] product per group.
+  const bool depthwise = g.groups > 1 && g.cg == 1;
+  if (x.dtype == DType::float32 && g.oh.as_int() && g.ow.as_int() && !depthwise) {
     const int64_t rows = chunk_rows(g), ow = *g.ow.as_int();
     const int64_t og = g.o / g.groups, ck = g.cg * g.kh * g.kw;
     const int winb =

@@ -67,6 +67,10 @@ CASES = [
     (3, 6, 11, 13, 9, (2, 4), {"stride": (1, 3), "padding": (0, 2), "dilation": (3, 1)}),
     (7, 8, 5, 6, 12, (3, 3), {"padding": 2, "groups": 4}),
     (1, 1, 1, 1, 1, (1, 1), {}),
+    # depthwise (one reduction, no windows): MobileNet's 3x3, stride 1 and 2, a multiplier
+    (4, 24, 29, 31, 24, (3, 3), {"padding": 1, "groups": 24}),
+    (2, 16, 20, 21, 16, (3, 3), {"stride": 2, "padding": 1, "groups": 16}),
+    (3, 5, 9, 12, 10, (5, 3), {"padding": (2, 1), "dilation": (1, 2), "groups": 5}),
 ]
 
 
