@@ -116,6 +116,23 @@ def test_conv_transpose(k):
           tol=1e-4)
 
 
+@pytest.mark.parametrize("kernel,stride,padding,output_padding,groups,size", [
+    (1, 2, 0, 1, 1, 5),  # phases no tap reaches: zeros
+    (3, 2, 1, 1, 2, 4),  # a ResNet downsampling layer's input gradient, grouped
+    (4, 3, 2, 0, 1, 5),  # phases of 2 and 1 taps, the first inputs cropped
+    (2, 3, 0, 2, 1, 1),  # one input
+    (3, 3, 2, 1, 2, 4),
+])
+def test_strided_conv_transpose_by_phases(kernel, stride, padding, output_padding, groups, size):
+    """A strided transposed convolution runs as one stride-1 convolution per output phase,
+    interleaved: every phase, with its taps and crops, matches torch."""
+    w = R(4, 6 // groups, kernel, kernel)
+    check(lambda x, w: F.conv_transpose2d(x, w, None, stride, padding, output_padding, groups),
+          R(2, 4, size, size + 1), w, tol=1e-4)
+    check(lambda x: F.conv_transpose1d(x, w[..., 0], None, stride, padding, output_padding,
+                                       groups), R(2, 4, size + 2), tol=1e-4)
+
+
 # ---- resampling ----------------------------------------------------------------------------
 MODES = [
     ("nearest", 1, {}), ("nearest", 3, {}), ("nearest-exact", 2, {}),

@@ -11,6 +11,7 @@ spatial sizes, too, must be known at compile time).
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 from typing import Any
 
@@ -145,6 +146,9 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
     if list(s) == kernel and all(v == 1 for v in d) and g == 1:
         y = _transpose_by_matmul(x, weight, k, sizes, kernel, cin, cog)
         full_sizes = [n * kk for n, kk in zip(sizes, kernel, strict=True)]
+    elif builtins.max(s) > 1 and all(v == 1 for v in d):
+        y = _transpose_by_phases(x, weight, s, p, g, sizes, outs, kernel, dt)
+        return _bias_unbatched(y, bias, unbatched)
     elif builtins.min(trimmed) >= 0:
         x = _zeros_between(x, s, dt)
         for axis, o in enumerate(op):
@@ -173,6 +177,76 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
             shape[ax] = extra
             y = ops.concat([y, zeros_in_graph(y, shape, dt)], ax)
     return _bias_unbatched(y, bias, unbatched)
+
+
+def _transpose_by_phases(x: Any, weight: Any, s: list[int], p: list[int], g: int,
+                         sizes: list[int], outs: list[int], kernel: list[int], dt: str) -> Any:
+    """A strided transposed convolution (no dilation) as one stride-1 convolution per output
+    phase, without the zeros between the inputs (which made 3/4 of a stride-2 layer's work).
+    Output position o = j * s + r gathers the taps t = t0 + m * s with t0 = (r + p) mod s:
+    out[j * s + r] = sum over m of x[j + c - m] w[t0 + m * s], c = (r + p) // s, which is the
+    convolution of x, padded by taps - 1 - c before it, with those taps flipped. The phases'
+    outputs are interleaved into torch's."""
+    k = len(s)
+    lead = shape_of(x)[:2]
+    o_channels = static_int(weight.shape[1], "a weight size") * g
+    steps = [-(-n // st) for n, st in zip(outs, s, strict=True)]  # positions per phase, at most
+
+    def phase(r: tuple[int, ...]) -> Any:
+        xr, wr = x, weight
+        lengths = []
+        for a in range(k):
+            ax, st = 2 + a, s[a]
+            t0 = (r[a] + p[a]) % st
+            taps = len(range(t0, kernel[a], st))
+            length = -(-(outs[a] - r[a]) // st)  # the j with j * s + r < out
+            lengths.append(length)
+            if taps == 0 or length <= 0:
+                return None
+            c = (r[a] + p[a]) // st
+            before, after = taps - 1 - c, (length - 1 + c) - (sizes[a] - 1)
+            shape = shape_of(xr)
+            if before < 0 or after < 0:  # crop: the first or last inputs reach no output
+                start = builtins.max(-before, 0)
+                stop = shape[ax] - builtins.max(-after, 0)
+                if stop <= start:  # only padding reaches this phase: zeros
+                    return None
+                xr = ops.slice(xr, [ax], [start], [stop], [1])
+            shape = shape_of(xr)
+            pieces = [zeros_in_graph(xr, shape[:ax] + [before] + shape[ax + 1:], dt)
+                      if before > 0 else None, xr,
+                      zeros_in_graph(xr, shape[:ax] + [after] + shape[ax + 1:], dt)
+                      if after > 0 else None]
+            if before > 0 or after > 0:
+                xr = ops.concat([v for v in pieces if v is not None], ax)
+            if st > 1 or t0 > 0:
+                wr = ops.slice(wr, [ax], [t0], [kernel[a]], [st])
+        y = _conv_nd(xr, _flipped_transposed(wr, g), (1,) * k, (0,) * k, (1,) * k, g)
+        for a in range(k):  # every phase to the longest one's length
+            if lengths[a] < steps[a]:
+                shape = shape_of(y)
+                shape[2 + a] = steps[a] - lengths[a]
+                y = ops.concat([y, zeros_in_graph(y, shape, dt)], 2 + a)
+        return y
+
+    # [N, O, steps_0, s_0, steps_1, s_1, ...], phase r at (..., j_a, r_a, ...): each phase's
+    # output with a unit axis after each spatial one, concatenated along those, last first.
+    spread = lead[:1] + [o_channels] + [v for n in steps for v in (n, 1)]
+    parts: dict[tuple[int, ...], Any] = {}
+    for r in itertools.product(*[range(st) for st in s]):
+        y = phase(r)
+        parts[r] = (zeros_in_graph(x, spread, dt) if y is None else ops.reshape(y, spread))
+    for a in reversed(range(k)):
+        merged: dict[tuple[int, ...], Any] = {}
+        for r in itertools.product(*[range(st) for st in s[:a]]):
+            merged[r] = ops.concat([parts[r + (v,)] for v in range(s[a])], 3 + 2 * a)
+        parts = merged
+    y = parts[()]
+    y = ops.reshape(y, lead[:1] + [o_channels] + [n * st for n, st in zip(steps, s, strict=True)])
+    for a in range(k):
+        if steps[a] * s[a] != outs[a]:
+            y = ops.slice(y, [2 + a], [0], [outs[a]], [1])
+    return y
 
 
 def _bias_unbatched(y: Any, bias: Any, unbatched: bool) -> Any:
