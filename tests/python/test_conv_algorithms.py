@@ -103,6 +103,23 @@ def test_default_rules_run_conv2d_blocked(k: int, kw: dict, groups: int, algo: s
     np.testing.assert_allclose(got.numpy(), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
 
 
+def test_depthwise_on_a_weight_input_stays_plain() -> None:
+    """A depthwise weight that is a graph input (a training graph's) runs the plain routine:
+    the convolutions around it are plain, and converting to the blocked layout and back
+    around each depthwise layer cost more than the blocked routine saved."""
+    c = 24
+    w = _weights(c, 1, 3, seed=3)
+    x = np.random.default_rng(2).standard_normal((2, c, 17, 19)).astype(np.float32)
+    graph, _ = _optimized(x.shape, w, weight_is_input=True, padding=1, groups=c)
+    text = str(graph)
+    assert "algo=depthwise" in text and "depthwise_blocked" not in text, text
+    assert "ToLayout" not in text, text
+    got = graph(ember.asarray(x), ember.asarray(w))
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    ref = _reference(x, w, None, groups=c, padding=1)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+
+
 def test_plain_and_a_blocked_algorithm_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EMBER_CONV_ALGORITHM", "plain,blocked")
     with pytest.raises(ember.EmberError, match="names `plain` and a blocked algorithm"):
