@@ -92,20 +92,29 @@ Tensor conv1d(const Tensor& x, const Tensor& w, const std::vector<int64_t>& stri
   return conv("conv1d", 1, x, w, stride, padding, dilation, groups, algo);
 }
 
+namespace {
+
+// max_pool2d and max_pool2d_indices: the same windows, their maxima or where they are.
+Tensor max_pool(const std::string& op, const Tensor& x, const std::vector<int64_t>& kernel,
+                const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                const std::vector<int64_t>& dilation, bool ceil_mode) {
+  PoolAttrs a = pool_attrs(op, kernel, stride, padding, dilation);
+  a.ceil_mode = ceil_mode;
+  return apply1(op, {x}, a);
+}
+
+}  // namespace
+
 Tensor max_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
                   const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                   const std::vector<int64_t>& dilation, bool ceil_mode) {
-  PoolAttrs a = pool_attrs("max_pool2d", kernel, stride, padding, dilation);
-  a.ceil_mode = ceil_mode;
-  return apply1("max_pool2d", {x}, a);
+  return max_pool("max_pool2d", x, kernel, stride, padding, dilation, ceil_mode);
 }
 
 Tensor max_pool2d_indices(const Tensor& x, const std::vector<int64_t>& kernel,
                           const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                           const std::vector<int64_t>& dilation, bool ceil_mode) {
-  PoolAttrs a = pool_attrs("max_pool2d_indices", kernel, stride, padding, dilation);
-  a.ceil_mode = ceil_mode;
-  return apply1("max_pool2d_indices", {x}, a);
+  return max_pool("max_pool2d_indices", x, kernel, stride, padding, dilation, ceil_mode);
 }
 
 Tensor avg_pool2d(const Tensor& x, const std::vector<int64_t>& kernel,
