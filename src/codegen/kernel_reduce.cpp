@@ -188,13 +188,11 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
   std::string init = init_value(s.reduce_op, s.acc_dtype);
   const bool sum = s.reduce_op == ReduceOp::Sum;
   w_.line("ember_rt::vf a0(" + init + "), a1(" + init + "), a2(" + init + "), a3(" + init + ");");
-  w_.line(acc_t + " tail = " + init + ";");
   // Sums are blocked: every kBlockSteps steps the float accumulators are added into a double
   // and restart, so a long sum keeps float32's accuracy per block (2^32 ones stay 2^32).
   const std::string flush =
       "if (++steps == kBlockSteps) { total += static_cast<double>(ember_rt::reduce_add((a0 + a1) "
-      "+ (a2 + a3))) + static_cast<double>(tail); a0 = a1 = a2 = a3 = ember_rt::vf(0.0f); "
-      "tail = 0.0f; steps = 0; }";
+      "+ (a2 + a3))); a0 = a1 = a2 = a3 = ember_rt::vf(0.0f); steps = 0; }";
   if (sum) {
     w_.line("constexpr int kBlockSteps = 64;");
     w_.line("double total = 0.0;");
@@ -230,9 +228,17 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
     w_.line("a0 = " + combine(s.reduce_op, s.acc_dtype, "a0", em.emit(s.value)) + ";");
     if (sum) w_.line(flush);
     w_.close("}");
-    em.set_scalar();
-    w_.open("for (; " + v + " < " + last + "; ++" + v + ") {");
-    w_.line("tail = " + combine(s.reduce_op, s.acc_dtype, "tail", em.emit(s.value)) + ";");
+    // The last lanes: a partial vector (loads masked to them), the others set to the
+    // reduction's identity. A scalar loop had run every row shorter than a vector (a 7x7 or
+    // 14x14 plane) element by element.
+    w_.open("if (" + v + " < " + last + ") {");
+    w_.line("const int64_t rem = " + last + " - " + v + ";");
+    em.set_vector(lane, "rem");
+    w_.line("a1 = " +
+            combine(s.reduce_op, s.acc_dtype, "a1",
+                    "ember_rt::guard(ember_rt::LaneRange(rem), " + em.emit(s.value) +
+                        ", ember_rt::vf(" + init + "))") +
+            ";");
     if (sum) w_.line(flush);
     w_.close("}");
   }
@@ -245,12 +251,9 @@ void KernelWriter::reduce_inner_vector(const Stage& s, const NameScope& names_in
   std::string all = combine(s.reduce_op, s.acc_dtype, a01, a23);
   if (sum) {
     w_.line("const " + acc_t + " acc = static_cast<" + acc_t + ">(total + static_cast<double>(" +
-            "ember_rt::reduce_add(" + all + ")) + static_cast<double>(tail));");
+            "ember_rt::reduce_add(" + all + ")));");
   } else {
-    w_.line(
-        "const " + acc_t + " acc = " +
-        combine(s.reduce_op, s.acc_dtype, std::string("ember_rt::") + h + "(" + all + ")", "tail") +
-        ";");
+    w_.line("const " + acc_t + " acc = ember_rt::" + std::string(h) + "(" + all + ");");
   }
   ExprEmitter em(task_, names_in);
   em.set_acc("acc");

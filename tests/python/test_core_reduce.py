@@ -218,6 +218,27 @@ def test_reduce_nan_propagation() -> None:
         assert_matches(got, np.asarray(ref(a)), dtype, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("width", [1, 5, 7, 14, 15, 16, 17, 31, 49, 65])
+def test_reduce_rows_of_every_length(width: int) -> None:
+    """Rows shorter than a vector, or with a partial vector after whole ones: the last lanes
+    are read masked and the others count as the reduction's identity (a -inf row keeps its
+    maximum, a row of -1 its sum)."""
+    a = np.random.default_rng(width).standard_normal((6, 3, width)).astype(np.float32)
+    a[1, 2, :] = -np.inf
+    a[2, 0, :] = -1.0
+    a[3, 1, width - 1] = np.nan
+    ops = [
+        (lambda x: E.sum(x, 2), lambda v: np.sum(v.astype(np.float64), 2)),
+        (lambda x: E.mean(x, [1, 2]), lambda v: np.mean(v.astype(np.float64), (1, 2))),
+        (lambda x: E.max(x, 2), lambda v: np.max(v, 2)),
+        (lambda x: E.min(x, 2), lambda v: np.min(v, 2)),
+        (lambda x: E.sum(x * x, 2), lambda v: np.sum(v.astype(np.float64) ** 2, 2)),
+    ]
+    outs = run_traced(lambda x: [f(x) for f, _ in ops], [torch.from_numpy(a)])
+    for (_, ref), got in zip(ops, outs, strict=True):
+        assert_matches(got, np.asarray(ref(a)), "float32", rtol=1e-5, atol=1e-5)
+
+
 # ---- softmax ----
 
 SOFTMAX_SHAPE = (3, 17, 5)
