@@ -287,8 +287,7 @@ OpDef max_pool2d_indices_def() {
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& attrs) {
     const std::string op = "max_pool2d_indices";
     check_arity(op, in, 1);
-    check_not_bool(op, in[0]);
-    EMBER_CHECK(in[0].layout.is_plain(), op << ": expected a plain input, got " << in[0].str());
+    check_not_bool(op, in[0]);  // a plain input: OpTraits::layouts, checked by infer_types
     const PoolGeom g = pool_geom(op, in[0], attrs_as<PoolAttrs>(attrs), true);
     return std::vector<TensorType>{
         TensorType{DType::int64, pool_shape(g.lead, g.oh, g.ow), in[0].device}};

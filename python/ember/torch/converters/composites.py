@@ -184,8 +184,6 @@ def flip(input: Any, *args: Any, **kwargs: Any) -> Any:
         raise unsupported(f"flip with the arguments {sorted(kwargs)}")
     listed = sizes_arg(args) if args else list(kwargs.get("dims", ()))
     axes = norm_dims(listed, rank(input)) if listed else []
-    if len(set(axes)) != len(axes):
-        raise unsupported(f"flip with repeated dims {listed}")  # torch raises
     return ops.flip(input, axes) if axes else input
 
 

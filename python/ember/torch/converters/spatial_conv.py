@@ -152,10 +152,7 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
     elif builtins.min(trimmed) >= 0:
         x = _zeros_between(x, s, dt)
         for axis, o in enumerate(op):
-            if o:
-                shape = shape_of(x)
-                shape[2 + axis] = o
-                x = ops.concat([x, zeros_in_graph(x, shape, dt)], 2 + axis)
+            x = _pad_zeros(x, 2 + axis, 0, o, dt)
         y = _conv_nd(x, _flipped_transposed(weight, g), (1,) * k, tuple(trimmed), d, g)
         return _bias_unbatched(y, bias, unbatched)
     else:
@@ -171,11 +168,7 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
         stop = builtins.min(full_sizes[axis], p[axis] + outs[axis])
         if p[axis] or stop != full_sizes[axis]:
             y = ops.slice(y, [ax], [p[axis]], [stop], [1])
-        extra = outs[axis] - (stop - p[axis])
-        if extra > 0:
-            shape = shape_of(y)
-            shape[ax] = extra
-            y = ops.concat([y, zeros_in_graph(y, shape, dt)], ax)
+        y = _pad_zeros(y, ax, 0, outs[axis] - (stop - p[axis]), dt)
     return _bias_unbatched(y, bias, unbatched)
 
 
@@ -205,28 +198,18 @@ def _transpose_by_phases(x: Any, weight: Any, s: list[int], p: list[int], g: int
                 return None
             c = (r[a] + p[a]) // st
             before, after = taps - 1 - c, (length - 1 + c) - (sizes[a] - 1)
-            shape = shape_of(xr)
             if before < 0 or after < 0:  # crop: the first or last inputs reach no output
                 start = builtins.max(-before, 0)
-                stop = shape[ax] - builtins.max(-after, 0)
+                stop = shape_of(xr)[ax] - builtins.max(-after, 0)
                 if stop <= start:  # only padding reaches this phase: zeros
                     return None
                 xr = ops.slice(xr, [ax], [start], [stop], [1])
-            shape = shape_of(xr)
-            pieces = [zeros_in_graph(xr, shape[:ax] + [before] + shape[ax + 1:], dt)
-                      if before > 0 else None, xr,
-                      zeros_in_graph(xr, shape[:ax] + [after] + shape[ax + 1:], dt)
-                      if after > 0 else None]
-            if before > 0 or after > 0:
-                xr = ops.concat([v for v in pieces if v is not None], ax)
+            xr = _pad_zeros(xr, ax, before, after, dt)
             if st > 1 or t0 > 0:
                 wr = ops.slice(wr, [ax], [t0], [kernel[a]], [st])
         y = _conv_nd(xr, _flipped_transposed(wr, g), (1,) * k, (0,) * k, (1,) * k, g)
         for a in range(k):  # every phase to the longest one's length
-            if lengths[a] < steps[a]:
-                shape = shape_of(y)
-                shape[2 + a] = steps[a] - lengths[a]
-                y = ops.concat([y, zeros_in_graph(y, shape, dt)], 2 + a)
+            y = _pad_zeros(y, 2 + a, 0, steps[a] - lengths[a], dt)
         return y
 
     # [N, O, steps_0, s_0, steps_1, s_1, ...], phase r at (..., j_a, r_a, ...): each phase's
@@ -247,6 +230,17 @@ def _transpose_by_phases(x: Any, weight: Any, s: list[int], p: list[int], g: int
         if steps[a] * s[a] != outs[a]:
             y = ops.slice(y, [2 + a], [0], [outs[a]], [1])
     return y
+
+
+def _pad_zeros(x: Any, axis: int, before: int, after: int, dt: str) -> Any:
+    """x with `before` zeros ahead of it and `after` behind it along `axis` (none where a count
+    is not positive), the zeros traced into the graph (zeros_in_graph)."""
+    if before <= 0 and after <= 0:
+        return x
+    shape = shape_of(x)
+    zeros = [zeros_in_graph(x, shape[:axis] + [n] + shape[axis + 1:], dt) if n > 0 else None
+             for n in (before, after)]
+    return ops.concat([v for v in (zeros[0], x, zeros[1]) if v is not None], axis)
 
 
 def _bias_unbatched(y: Any, bias: Any, unbatched: bool) -> Any:
