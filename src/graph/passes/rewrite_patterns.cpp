@@ -13,16 +13,14 @@ namespace {
 // repeated while it rewrites something (at most kMaxRepeats times: permute(permute(x)) read
 // by a product takes two). Attention goes first, while its products still read the
 // permutes it matches; the transposes after it.
-struct Round {
-  std::vector<Rule> rules;
-};
+using Round = std::vector<Rule>;
 
 constexpr int kMaxRepeats = 4;
 
 const std::vector<Round>& rounds() {
   static const std::vector<Round> r = {
-      {{{"attention", match_attention}}},
-      {{{"permute_pair", match_permute_pair}, {"transposed_operand", match_transposed_operand}}},
+      {{"attention", match_attention}},
+      {{"permute_pair", match_permute_pair}, {"transposed_operand", match_transposed_operand}},
   };
   return r;
 }
@@ -84,7 +82,7 @@ FlowGraph rewrite_patterns(const FlowGraph& g) {
   FlowGraph current = g;
   for (const Round& round : rounds()) {
     for (int i = 0; i < kMaxRepeats; ++i) {
-      std::optional<FlowGraph> next = apply_rules(current, round.rules);
+      std::optional<FlowGraph> next = apply_rules(current, round);
       if (!next) break;
       current = std::move(*next);
     }

@@ -5,8 +5,6 @@
 // AOTAutograd's graphs are full of both: a Linear layer's forward is addmm(bias, x, t(w)),
 // its backward mm(dy, t(t(w))) and t(mm(t(dy), x)), and without these rules each t was a
 // copy of the weight on every call.
-#include <numeric>
-
 #include "ember/ops/matmul.h"
 #include "rules.h"
 
