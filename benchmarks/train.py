@@ -9,17 +9,19 @@ PyTorch and TorchInductor, measured in the same run.
 For every model, in one process: build one instance per contender (identical weights), in
 training mode with dropout off (each contender would draw its own masks), compile
 it with torch.compile(backend="ember") and torch.compile(backend="inductor") and run the
-first step (compile time); compare each contender's gradients of that first step with
-eager's; then time the steps of eager, ember and inductor in interleaved rounds (the
-optimizer step stays eager for all three, unless --compile-step compiles it with each
-contender's backend too). With --memory, each contender's peak resident memory over a few
-steps is measured in a process of its own. --curve N compares the losses of N SGD steps of
-ember and eager instead of timing. See benchmarks/README.md ("Training").
+first step (compile time); compare each contender's gradients of that first step, eager's
+included, with eager's in float64; then time the steps of eager, ember and inductor in
+interleaved rounds (the optimizer step stays eager for all three, unless --compile-step
+compiles it with each contender's backend too). With --memory, each contender's peak
+resident memory over a few steps is measured in a process of its own. --curve N compares
+the losses of N SGD steps of ember and eager instead of timing. See benchmarks/README.md
+("Training").
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import ctypes
 import gc
 import json
@@ -133,14 +135,14 @@ def gradients(model: Callable[..., Any], params: list[torch.Tensor],
 
 def grad_error(grads: list[torch.Tensor], ref: list[torch.Tensor]) -> float:
     """The largest error of any parameter's gradient, relative to that gradient's largest
-    magnitude in eager, floored at 1e-4 of the largest gradient of the model: a gradient
-    that is zero up to rounding (an attention key's bias, a bias before a batch norm) has
-    no meaningful relative error."""
+    magnitude in `ref` (float64), floored at 1e-4 of the largest gradient of the model: a
+    gradient that is zero up to rounding (an attention key's bias, a bias before a batch
+    norm) has no meaningful relative error."""
     floor = 1e-4 * max(max((r.abs().max().item() for r in ref), default=0.0), 1e-30)
     worst = 0.0
     for g, r in zip(grads, ref, strict=True):
         scale = max(r.abs().max().item(), floor)
-        worst = max(worst, (g - r).abs().max().item() / scale)
+        worst = max(worst, (g.double() - r).abs().max().item() / scale)
     return worst
 
 
@@ -187,7 +189,14 @@ def bench_model(spec: ModelSpec[Any], args: argparse.Namespace) -> dict[str, Any
     models = {c: training_copy(spec, args.small) for c in CONTENDERS}
     params = {c: list(m.parameters()) for c, m in models.items()}
     callables: dict[str, Callable[..., Any]] = {"eager": models["eager"]}
-    ref = gradients(models["eager"], params["eager"], inputs)
+    # The reference: eager's gradients in float64, from the same weights (a copy made before
+    # any step). eager's own float32 gradients are then measured like the others'.
+    model64 = copy.deepcopy(models["eager"]).double()
+    inputs64 = tuple(t.double() if t.is_floating_point() else t for t in inputs)
+    ref = gradients(model64, list(model64.parameters()), inputs64)
+    del model64
+    result["eager_grad_err"] = grad_error(
+        gradients(models["eager"], params["eager"], inputs), ref)
     compile_s: dict[str, float] = {}
     for c in ("ember", "inductor"):
         torch._dynamo.reset()
@@ -311,7 +320,8 @@ def curve_diff(curve: list[float], ref: list[float]) -> float:
 
 HEADER = ["model", "thr", "eager_ms", "ember_ms", "ind_ms", "speedup", "vs_ind",
           "eager_mb", "ember_mb", "ind_mb", "mem_ratio",
-          "ember_compile_s", "ind_compile_s", "ember_grad_err", "ind_grad_err", "notes"]
+          "ember_compile_s", "ind_compile_s", "eager_grad_err", "ember_grad_err", "ind_grad_err",
+          "notes"]
 
 
 def table_row(r: dict[str, Any], threads: int) -> list[str]:
@@ -337,7 +347,8 @@ def table_row(r: dict[str, Any], threads: int) -> list[str]:
         H.fmt_ratio(mem["ember"] / mem["eager"] if "ember" in mem and mem.get("eager")
                     else None),
         H.fmt_s(r["compile_s"].get("ember")), H.fmt_s(r["compile_s"].get("inductor")),
-        H.fmt_err(r.get("ember_grad_err")), H.fmt_err(r.get("inductor_grad_err")),
+        H.fmt_err(r.get("eager_grad_err")), H.fmt_err(r.get("ember_grad_err")),
+        H.fmt_err(r.get("inductor_grad_err")),
         "; ".join(notes),
     ]
 
