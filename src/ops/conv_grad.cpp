@@ -6,18 +6,26 @@
 // (0 in the padding). ConvAttrs gives the convolution's stride, padding, dilation and groups,
 // and `kernel` the weight's (KH, KW).
 //
-// float32 is one Call stage of ember_rt::lib::conv2d_weight_grad (ember_rt/conv_wgrad.h): a
-// GEMM per group over chunks of output rows, each chunk's windows copied into a scratch
-// buffer of about kWindowChunkFloats floats, so that the scratch stays a few MB where the
-// whole im2col ([N * OH * OW, C / groups * KH * KW]: 58 MB for ResNet-18's first 3x3 layers
-// at batch 8) would not. Other float dtypes, and depthwise convolutions (groups > 1 with one
-// input channel per group), are one Reduce stage over (N, OH, OW).
+// float32 is one Call stage of a routine of ember_rt/conv_wgrad.h, a product per group:
+//   - conv2d_weight_grad_inplace where few of the positions it reads are junk (waste() <=
+//     kMaxWaste: outputs of 28x28 and more with a 3x3 kernel, every 1x1): dw^T = the input,
+//     copied into phase planes (ember_rt/conv_wgrad_plan.h) and read in place, times dy
+//     transposed, over chunks of images whose copies are about kInplaceChunkFloats floats
+//     (the scratch holds dy's transpose and dw^T padded to whole tiles: 16 channels, 6 taps);
+//   - conv2d_weight_grad elsewhere, a GEMM over chunks of output rows, each chunk's windows
+//     copied into a scratch buffer of about kWindowChunkFloats floats, so that the scratch
+//     stays a few MB where the whole im2col ([N * OH * OW, C / groups * KH * KW]: 58 MB for
+//     ResNet-18's first 3x3 layers at batch 8) would not.
+// Other float dtypes, and depthwise convolutions (groups > 1 with one input channel per
+// group), are one Reduce stage over (N, OH, OW).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "conv.h"
 #include "ember/support/error.h"
+#include "ember_rt/conv_wgrad_plan.h"
 
 namespace ember::opdefs {
 
@@ -26,7 +34,9 @@ using ir::BinaryOp;
 namespace {
 
 const char* const kOp = "conv2d_weight_grad";
-constexpr int64_t kWindowChunkFloats = int64_t{1} << 20;  // 4 MiB of float32 windows
+constexpr int64_t kWindowChunkFloats = int64_t{1} << 20;   // 4 MiB of float32 windows
+constexpr int64_t kInplaceChunkFloats = int64_t{1} << 21;  // 8 MiB per copy
+constexpr double kMaxWaste = 1.3;  // positions read per output pixel, in place
 
 // The convolution's geometry, from x and a weight [O, C / groups, KH, KW] with O = dy's
 // channels; dy checked to be the convolution's output shape.
@@ -67,6 +77,29 @@ int64_t chunk_rows(const ConvGeom& g) {
   return rows;
 }
 
+// The in-place form's geometry (ember_rt/conv_wgrad_plan.h), where it applies: known spatial
+// sizes, and at most kMaxWaste positions read per output pixel. Measured at batch 8, 2
+// threads, 3x3 with padding 1 (in place / windows): 56x56 at 64 channels 6.7 / 17.4 ms,
+// 28x28 at 128 6.8 / 11.6, but 14x14 at 256 (1.39 positions per pixel) 8.9 / 7.8 and 7x7 at
+// 512 (1.84) 18.7 / 7.1: there the junk products cost more than the windows.
+std::optional<ember_rt::WgradPlan> inplace_plan(const ConvGeom& g) {
+  const auto w = g.w.as_int(), oh = g.oh.as_int(), ow = g.ow.as_int();
+  if (!w || !oh || !ow || !g.h.as_int()) return std::nullopt;
+  const ember_rt::WgradPlan p =
+      ember_rt::wgrad_plan(*w, *oh, *ow, g.kh, g.kw, g.sh, g.sw, g.pw, g.dh, g.dw);
+  if (p.waste() > kMaxWaste) return std::nullopt;
+  return p;
+}
+
+// Images per chunk: the phased copy and dy's transpose each about kInplaceChunkFloats floats
+// (at least one image), and no more images than there are when N is known.
+int64_t chunk_images(const ConvGeom& g, const ember_rt::WgradPlan& p) {
+  const int64_t per = std::max(g.cg * p.phases(), g.o / g.groups) * p.plane();
+  int64_t imgs = std::max<int64_t>(1, kInplaceChunkFloats / std::max<int64_t>(1, per));
+  if (const auto n = g.n.as_int()) imgs = std::min(imgs, std::max<int64_t>(1, *n));
+  return imgs;
+}
+
 ir::Task lower_wgrad(const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                      const OpAttrs& attrs) {
   const ConvGeom g = wgrad_geom(in, attrs_as<ConvAttrs>(attrs));
@@ -81,6 +114,25 @@ ir::Task lower_wgrad(const std::vector<TensorType>& in, const std::vector<Tensor
   // A depthwise convolution's (one input channel per group) is one Reduce stage too: its
   // GEMMs would be a [O/G, N*OH*OW] x [N*OH*OW, KH*KW] product per group.
   const bool depthwise = g.groups > 1 && g.cg == 1;
+  if (x.dtype == DType::float32 && !depthwise) {
+    if (const auto plan = inplace_plan(g)) {
+      const int64_t og = ember_rt::wgrad_channel_stride(g.o / g.groups), plane = plan->plane();
+      const int64_t ck = ember_rt::wgrad_tap_rows(g.cg * g.kh * g.kw);
+      const int64_t imgs = chunk_images(g, *plan);
+      const int xphb =
+          t.add_buffer("x_phased", x.dtype, {Expr(g.cg * plan->phases() * imgs * plane)},
+                       ir::BufferRole::Scratch);
+      const int dytb =
+          t.add_buffer("dy_t", x.dtype, {Expr(imgs * plane * og)}, ir::BufferRole::Scratch);
+      const int dwtb = t.add_buffer("dw_t", x.dtype, {Expr(ck * og)}, ir::BufferRole::Scratch);
+      t.stages.push_back(call_stage(
+          "conv2d_weight_grad_inplace", {dyb, xb}, {dwb, xphb, dytb, dwtb},
+          {g.n, g.c, g.h, g.w, Expr(g.o), g.oh, g.ow, Expr(g.kh), Expr(g.kw), Expr(g.sh),
+           Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw), Expr(g.groups), Expr(imgs)},
+          Expr(2) * macs));
+      return t;
+    }
+  }
   if (x.dtype == DType::float32 && g.oh.as_int() && g.ow.as_int() && !depthwise) {
     const int64_t rows = chunk_rows(g), ow = *g.ow.as_int();
     const int64_t og = g.o / g.groups, ck = g.cg * g.kh * g.kw;

@@ -1,8 +1,9 @@
 // Tests for runtime_include/ember_rt/conv_wgrad.h (a convolution's weight gradient over chunks
-// of output rows) against a float64 direct sum: chunks of 1 row, of several rows, one chunk
-// for everything, and a last chunk cut short (batch sizes that are not a multiple of the
-// chunk); strides, padding, dilation, groups, non-square kernels; 1, 2 and 3 threads give
-// the same bits; the GEMM's accumulate flag (C += A * B) on its own.
+// of output rows, and in place over chunks of images) against a float64 direct sum: chunks of
+// 1 row, of several rows, one chunk for everything, and a last chunk cut short (batch sizes
+// that are not a multiple of the chunk); chunks of 1 image, 2, and the whole batch; strides,
+// padding, dilation, groups, non-square kernels; 1, 2 and 3 threads give the same bits; the
+// GEMM's accumulate flag (C += A * B) on its own.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -85,6 +86,31 @@ void check(const Case& k) {
       EXPECT_EQ(dw, first);  // the same bits at any thread count
     }
   }
+
+  const WgradPlan plan = wgrad_plan(k.w, oh, ow, k.kh, k.kw, k.sh, k.sw, k.pw, k.dh, k.dw);
+  for (int64_t imgs : {int64_t{1}, int64_t{2}, k.n}) {
+    std::vector<float> same;
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE("in place, imgs=" + std::to_string(imgs) +
+                   " threads=" + std::to_string(threads));
+      const LaunchContext ctx = make_ctx(threads);
+      std::vector<float> dw(static_cast<size_t>(k.o * ck), 12345.0f);  // overwritten
+      std::vector<float> xph(static_cast<size_t>(cg * plan.phases() * imgs * plan.plane()), 777.0f);
+      const int64_t ogp = wgrad_channel_stride(og);
+      std::vector<float> dyt(static_cast<size_t>(imgs * plan.plane() * ogp), 777.0f);
+      std::vector<float> dwt(static_cast<size_t>(wgrad_tap_rows(ck) * ogp), 777.0f);
+      lib::conv2d_weight_grad_inplace(&ctx, dy.data(), x.data(), dw.data(), xph.data(), dyt.data(),
+                                      dwt.data(), k.n, k.c, k.h, k.w, k.o, oh, ow, k.kh, k.kw, k.sh,
+                                      k.sw, k.ph, k.pw, k.dh, k.dw, k.groups, imgs);
+      for (size_t i = 0; i < dw.size(); ++i)
+        ASSERT_NEAR(dw[i], ref[i], 1e-4 * (1.0 + std::abs(ref[i]))) << "at " << i;
+      if (same.empty()) {
+        same = dw;
+      } else {
+        EXPECT_EQ(dw, same);  // the same bits at any thread count
+      }
+    }
+  }
 }
 
 TEST(ConvWeightGrad, ChunksOfOneRowAndOfSeveral) {
@@ -114,6 +140,15 @@ TEST(ConvWeightGrad, Groups) {
   check(k);
   k.groups = 2, k.kh = 5, k.kw = 3, k.ph = 2, k.pw = 1, k.dh = 1, k.dw = 2;
   check(k);
+}
+
+TEST(ConvWeightGrad, ChannelPanelsOfEveryWidth) {
+  Case k;  // in place: 64-channel panels and a last one of 16, 32 or 48; taps past a tile
+  k.n = 2, k.c = 5, k.h = 12, k.w = 13, k.rows = 6;
+  for (int64_t o : {64, 80, 112, 160}) {
+    k.o = o;
+    check(k);
+  }
 }
 
 TEST(ConvWeightGrad, LargeEnoughForThePackedGemm) {

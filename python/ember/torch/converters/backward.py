@@ -4,10 +4,10 @@ see ember.torch.training) that torch's core ATen decompositions leave whole:
 - ``convolution_backward``: the input's gradient is the transposed convolution of the
   output's gradient (spatial_conv.conv_transpose, output_padding chosen to give back the
   input's size); the weight's gradient, in float32, ember's ``conv2d_weight_grad`` (a GEMM
-  over chunks of output rows, whose scratch is a few MB; for a depthwise convolution one
-  reduction), else one batched matrix product per group of the output's gradient and the
-  input's im2col windows (spatial.unfold), summed over the batch inside the product; the
-  bias's gradient a sum;
+  reading the input in place, or over chunks of output rows' windows; for a depthwise
+  convolution one reduction), else one batched matrix product per group of the output's
+  gradient and the input's im2col windows (spatial.unfold), summed over the batch inside
+  the product; the bias's gradient a sum;
 - ``max_pool2d_with_indices_backward``: the output's gradient added at the indices the
   forward returned (a scatter-add into each plane);
 - ``avg_pool2d_backward`` and ``_adaptive_avg_pool2d_backward``: each output's gradient,
@@ -85,10 +85,10 @@ def convolution_backward(grad_output: Any, input: Any, weight: Any, bias_sizes: 
 def _conv_weight_grad(grad_output: Any, input: Any, weight: Any, k: int, kernel: list[int],
                       s: list[int], p: list[int], d: list[int], g: int) -> Any:
     """dW[o, c, kk] = sum over n, l of dY[n, o, l] * im2col(X)[n, c * K + kk, l]. float32:
-    ember's conv2d_weight_grad, whose scratch is a few MB (the windows of a chunk of output
-    rows at a time; a depthwise convolution's is one reduction over n and l, without
-    windows); otherwise, for each group one matrix product
-    [O/g, N*L] @ [N*L, C/g*K] on the whole im2col."""
+    ember's conv2d_weight_grad, whose scratch is far below the im2col (a copy of the input
+    read in place, or the windows of a chunk of output rows at a time; a depthwise
+    convolution's is one reduction over n and l, without windows); otherwise, for each group
+    one matrix product [O/g, N*L] @ [N*L, C/g*K] on the whole im2col."""
     x, dy = input, grad_output
     if k == 1:  # as a 2-d convolution of height 1
         x, dy = ops.unsqueeze(x, [2]), ops.unsqueeze(dy, [2])
