@@ -1,5 +1,6 @@
 // The rewrite rules for transposes (src/graph/passes/transpose_rules.cpp): permute(permute(x))
-// becomes one permute or none, and a matrix product of an operand whose last two dimensions a
+// becomes one permute or none, a permute that only moves dimensions of size 1 a reshape, and
+// a matrix product of an operand whose last two dimensions a
 // permute swapped reads it transposed in place (matmul_nt, matmul_tn, matmul_tt). Values are
 // checked against float64 loops over the original operands.
 #include <gtest/gtest.h>
@@ -55,6 +56,31 @@ TEST(TransposeRules, PermutePairsBecomeOnePermuteOrNone) {
         EXPECT_EQ(element_as_double(out[1], (i * 3 + j) * 4 + k), v);
         EXPECT_EQ(element_as_double(out[2], (j * 2 + i) * 4 + k), std::max(0.0, v));
       }
+}
+
+TEST(TransposeRules, PermutesOfUnitDimensionsBecomeReshapes) {
+  // A 1x1 transposed convolution's output: [N, O, 1, 1, H, W] -> [N, O, H, 1, W, 1].
+  Tensor x = Tensor::symbol({2, 3, 1, 1, 4, 5}, DType::float32, Device::cpu(), "x");
+  Tensor units = ops::relu(ops::permute(x, {0, 1, 4, 2, 5, 3}));
+  Tensor moves = ops::permute(x, {0, 4, 2, 3, 1, 5});  // swaps 3 and 4: a real transpose
+  FlowGraph g = trace_from({units, moves}, {x});
+  FlowGraph r = passes::rewrite_patterns(g);
+  EXPECT_EQ(count_op(g, "Permute"), 2);
+  EXPECT_EQ(count_op(r, "Permute"), 1) << r.str();
+  EXPECT_EQ(count_op(r, "Reshape"), 1) << r.str();
+  Tensor a = filled({2, 3, 1, 1, 4, 5}, DType::float32, 0.7);
+  std::vector<Tensor> out = optimize(g).build()->run({a});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(shape_str(out[0].shape()), "[2, 3, 4, 1, 5, 1]");
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t o = 0; o < 3; ++o)
+      for (int64_t h = 0; h < 4; ++h)
+        for (int64_t w = 0; w < 5; ++w) {
+          const double v = element_as_double(a, ((n * 3 + o) * 4 + h) * 5 + w);
+          EXPECT_EQ(element_as_double(out[0], ((n * 3 + o) * 4 + h) * 5 + w), std::max(0.0, v));
+          EXPECT_EQ(element_as_double(out[1], ((n * 4 + h) * 3 + o) * 5 + w),
+                    v);  // [2, 4, 1, 1, 3, 5]
+        }
 }
 
 // a[b, m, k] (stored [b, k, m] when ta) times b[b?, k, n] (stored [b?, n, k] when tb), each

@@ -20,7 +20,9 @@ constexpr int kMaxRepeats = 4;
 const std::vector<Round>& rounds() {
   static const std::vector<Round> r = {
       {{"attention", match_attention}},
-      {{"permute_pair", match_permute_pair}, {"transposed_operand", match_transposed_operand}},
+      {{"permute_pair", match_permute_pair},
+       {"unit_permute", match_unit_permute},
+       {"transposed_operand", match_transposed_operand}},
   };
   return r;
 }

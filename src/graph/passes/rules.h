@@ -41,6 +41,11 @@ std::optional<RuleMatch> match_permute_pair(const FlowGraph& g,
                                             const std::vector<std::vector<int>>& consumers,
                                             int node);
 
+// permute(x) that only moves dimensions of size 1 -> reshape(x) (transpose_rules.cpp).
+std::optional<RuleMatch> match_unit_permute(const FlowGraph& g,
+                                            const std::vector<std::vector<int>>& consumers,
+                                            int node);
+
 // A matrix product of an operand whose last two dimensions a permute swapped -> the product
 // that reads the permute's input transposed in place (transpose_rules.cpp).
 std::optional<RuleMatch> match_transposed_operand(const FlowGraph& g,

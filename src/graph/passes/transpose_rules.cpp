@@ -1,10 +1,15 @@
 // Rules for transposes that need no kernel of their own (rules.h):
 //   permute(permute(x, p), q)      -> permute(x, p[q]), or x itself when that is the identity;
+//   permute(x, p)                  -> reshape(x) when p only moves dimensions of size 1 (the
+//                                     others keep their order, so no element moves);
 //   matmul(permute(a), permute(b)) -> the matrix product that reads a or b transposed in place,
 //                                     when the permute only swaps the last two dimensions.
 // AOTAutograd's graphs are full of both: a Linear layer's forward is addmm(bias, x, t(w)),
 // its backward mm(dy, t(t(w))) and t(mm(t(dy), x)), and without these rules each t was a
-// copy of the weight on every call.
+// copy of the weight on every call. A 1x1 convolution's input gradient, as a transposed
+// convolution (one matrix product), permutes its kernel's unit dimensions in between the
+// spatial ones: that had been a copy of the gradient with index arithmetic per element
+// (MobileNetV2's 17 such layers: 43 ms of its 311 ms backward).
 #include "ember/ops/matmul.h"
 #include "rules.h"
 
@@ -32,7 +37,38 @@ bool swaps_last_two(const std::vector<int64_t>& dims) {
   return is_identity(swapped);
 }
 
+// Whether permuting `shape` by `dims` keeps the order of the dimensions whose size is not
+// (known to be) 1.
+bool moves_only_units(const Shape& shape, const std::vector<int64_t>& dims) {
+  int64_t last = -1;
+  for (int64_t d : dims) {
+    const auto size = shape.at(static_cast<size_t>(d)).as_int();
+    if (size && *size == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
 }  // namespace
+
+std::optional<RuleMatch> match_unit_permute(const FlowGraph& g,
+                                            const std::vector<std::vector<int>>&, int node) {
+  const Node& n = g.nodes[static_cast<size_t>(node)];
+  if (n.op != &permute_op()) return std::nullopt;
+  const int x = n.inputs.at(0);
+  if (!moves_only_units(g.values[x].shape, attrs_as<DimsAttrs>(n.attrs).dims)) return std::nullopt;
+  const TensorType type = g.values[n.outputs.at(0)];
+  RuleMatch m;
+  m.root = node;
+  m.replaced = {node};
+  m.emit = [x, type](FlowGraph& out, const std::function<int(int)>& value) {
+    static const OpDef& reshape = op_def("reshape");
+    const int r = out.add_node(&reshape, ShapeAttrs{type.shape}, {value(x)}, {type});
+    return out.nodes[static_cast<size_t>(r)].outputs.at(0);
+  };
+  return m;
+}
 
 std::optional<RuleMatch> match_permute_pair(const FlowGraph& g,
                                             const std::vector<std::vector<int>>&, int node) {
