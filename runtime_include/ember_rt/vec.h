@@ -16,7 +16,7 @@
 //   reciprocal relu, and in math.h: exp log erf tanh sigmoid gelu_erf gelu_tanh silu pow
 //   max/min return NaN when either input is NaN (like torch.maximum); round is half-to-even.
 // Comparisons: lt le gt ge eq ne -> bool for float, vm for vf (ordered; ne is true on NaN)
-//   select(mask, a, b), logical_and / logical_or / logical_not on bool and vm
+//   select(mask, a, b), logical_and / logical_or / logical_xor / logical_not on bool and vm
 // Horizontal: reduce_add, reduce_max, reduce_min (vf -> float; a float passes through);
 //   reduce_max / reduce_min return NaN if any lane is NaN.
 //
@@ -73,6 +73,7 @@ inline bool ne(float a, float b) { return a != b; }
 inline float select(bool m, float a, float b) { return m ? a : b; }
 inline bool logical_and(bool a, bool b) { return a && b; }
 inline bool logical_or(bool a, bool b) { return a || b; }
+inline bool logical_xor(bool a, bool b) { return a != b; }
 inline bool logical_not(bool a) { return !a; }
 
 inline float reduce_add(float a) { return a; }

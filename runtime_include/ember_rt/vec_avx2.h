@@ -138,6 +138,7 @@ inline vm ne(vf a, vf b) { return vm{_mm256_cmp_ps(a.v, b.v, _CMP_NEQ_UQ)}; }
 inline vf select(vm m, vf a, vf b) { return vf(_mm256_blendv_ps(b.v, a.v, m.m)); }
 inline vm logical_and(vm a, vm b) { return vm{_mm256_and_ps(a.m, b.m)}; }
 inline vm logical_or(vm a, vm b) { return vm{_mm256_or_ps(a.m, b.m)}; }
+inline vm logical_xor(vm a, vm b) { return vm{_mm256_xor_ps(a.m, b.m)}; }
 inline vm logical_not(vm a) {
   return vm{_mm256_xor_ps(a.m, _mm256_castsi256_ps(_mm256_set1_epi32(-1)))};
 }

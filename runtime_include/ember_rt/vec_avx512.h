@@ -129,6 +129,7 @@ inline vm ne(vf a, vf b) { return vm{_mm512_cmp_ps_mask(a.v, b.v, _CMP_NEQ_UQ)};
 inline vf select(vm m, vf a, vf b) { return vf(_mm512_mask_blend_ps(m.m, b.v, a.v)); }
 inline vm logical_and(vm a, vm b) { return vm{static_cast<__mmask16>(a.m & b.m)}; }
 inline vm logical_or(vm a, vm b) { return vm{static_cast<__mmask16>(a.m | b.m)}; }
+inline vm logical_xor(vm a, vm b) { return vm{static_cast<__mmask16>(a.m ^ b.m)}; }
 inline vm logical_not(vm a) { return vm{static_cast<__mmask16>(~a.m)}; }
 
 namespace detail {

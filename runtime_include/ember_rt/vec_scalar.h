@@ -70,6 +70,7 @@ inline vm ne(vf a, vf b) { return vm{a.v != b.v}; }
 inline vf select(vm m, vf a, vf b) { return m.m ? a : b; }
 inline vm logical_and(vm a, vm b) { return vm{a.m && b.m}; }
 inline vm logical_or(vm a, vm b) { return vm{a.m || b.m}; }
+inline vm logical_xor(vm a, vm b) { return vm{a.m != b.m}; }
 inline vm logical_not(vm a) { return vm{!a.m}; }
 
 namespace detail {

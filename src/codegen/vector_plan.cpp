@@ -162,7 +162,8 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
       case ExprKind::Binary: {
         auto op = static_cast<BinaryOp>(x->op);
         DType in = x->args[0].dtype();
-        if (op == BinaryOp::And || op == BinaryOp::Or ? in != DType::boolean : in != DType::float32)
+        const bool logical = op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor;
+        if (logical ? in != DType::boolean : in != DType::float32)
           fail(std::string(ir::binary_name(op)) + " of " + type_of(in));
         break;
       }

@@ -185,6 +185,13 @@ Expr binary(BinaryOp op, Expr a, Expr b) {
   EMBER_ASSERT(a.dtype() == b.dtype(), "binary " << binary_name(op) << " on "
                                                   << dtype_name(a.dtype()) << " and "
                                                   << dtype_name(b.dtype()));
+  // On bool, the bitwise operators are the logical ones, which the vector code has for lane
+  // masks (torch writes hardtanh's backward mask as (x <= lo) | (x >= hi)).
+  if (a.dtype() == DType::boolean) {
+    if (op == BinaryOp::BitAnd) op = BinaryOp::And;
+    if (op == BinaryOp::BitOr) op = BinaryOp::Or;
+    if (op == BinaryOp::BitXor) op = BinaryOp::Xor;
+  }
   DType t = returns_bool(op) ? DType::boolean : a.dtype();
   if (!is_float(a.dtype())) {
     if (auto x = a.as_int(), y = b.as_int(); x && y) {
