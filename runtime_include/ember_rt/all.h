@@ -25,6 +25,7 @@
 #include "conv_blocked.h"
 #include "depthwise_blocked.h"
 #include "layout_convert.h"
+#include "pool_indices.h"
 #include "resize.h"
 #include "attention.h"
 #include "linalg.h"

@@ -128,24 +128,29 @@ POOL_GEOMETRIES = [  # kernel, stride, padding, dilation, ceil_mode
     ((2, 3), (3, 2), (1, 1), (1, 2), True), ((1, 1), (1, 1), (0, 0), (1, 1), False)]
 
 
+@pytest.mark.parametrize("width", [11, 75])
 @pytest.mark.parametrize("values", ["randn", "ties", "all -inf but one", "nan", "int64"])
 @pytest.mark.parametrize("geometry", POOL_GEOMETRIES)
-def test_max_pool2d_indices_match_torch(values: str, geometry: tuple) -> None:
+def test_max_pool2d_indices_match_torch(values: str, geometry: tuple, width: int) -> None:
     """max_pool2d_indices gives torch's max_pool2d_with_indices: the first of equal maxima,
-    a NaN's position, the window's first position inside the input where every element is
-    -inf (the padding never wins), on 4-d and 3-d inputs and integers."""
+    a NaN's position (the last of several), the window's first position inside the input
+    where every element is -inf (the padding never wins), on 4-d and 3-d inputs and
+    integers. Rows of 75 reach the
+    float32 routine's vectors of outputs (11 stay element by element)."""
     kernel, stride, padding, dilation, ceil_mode = geometry
-    gen = torch.Generator().manual_seed(hash((values, geometry)) % 2**31)
-    x = torch.randn(2, 3, 9, 11, generator=gen)
+    gen = torch.Generator().manual_seed(hash((values, geometry, width)) % 2**31)
+    shape = (2, 3, 9, width)
+    x = torch.randn(*shape, generator=gen)
     if values == "ties":
-        x = torch.randint(0, 3, (2, 3, 9, 11), generator=gen).float()
+        x = torch.randint(0, 3, shape, generator=gen).float()
     elif values == "all -inf but one":
-        x = torch.full((2, 3, 9, 11), float("-inf"))
-        x[0, 0, 4, 4] = 1.0
+        x = torch.full(shape, float("-inf"))
+        x[0, 0, 4, 4] = x[1, 2, 0, width * 2 // 3] = 1.0
     elif values == "nan":
-        x[0, 1, 3, 3] = x[1, 2, 0, 0] = float("nan")
+        x[0, 1, 3, 3] = x[1, 2, 0, 0] = x[0, 0, 5, width // 2] = float("nan")
+        x[1, 1, 2, width // 2 : width // 2 + 3] = float("nan")  # torch: the window's last NaN
     elif values == "int64":
-        x = torch.randint(-5, 5, (2, 3, 9, 11), generator=gen)
+        x = torch.randint(-5, 5, shape, generator=gen)
     args = (list(kernel), list(stride), list(padding), list(dilation), ceil_mode)
     _, want = F.max_pool2d(x.float(), *args, return_indices=True)
     for given, expected in ((x, want), (x[0], want[0])):
