@@ -42,6 +42,22 @@ def test_max_pool_with_indices(k):
     check(lambda x: pool(x, 2), x)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_pooling_indices_of_several_nans_in_a_window(k):
+    """torch's pooling kernels take an element when it is larger or NaN, so a window with
+    several NaNs answers the last one's index (argmax would give the first): max pooling
+    (in 2-d, rows wide enough for the vectors of ember's routine too) and adaptive max
+    pooling."""
+    pool = [None, F.max_pool1d, F.max_pool2d, F.max_pool3d][k]
+    adaptive = [None, F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d][k]
+    x = R(2, 3, *[6] * (k - 1), 72)
+    x[0, 1, ..., 40:43] = float("nan")  # three NaNs in one window of 4 along the last axis
+    x[1, 2, ..., 5] = x[1, 2, ..., 7] = float("nan")
+    check(lambda x: pool(x, (1,) * (k - 1) + (4,), return_indices=True), x)
+    check(lambda x: pool(x, 3, 2, 1, return_indices=True), x)
+    check(lambda x: adaptive(x, [2] * (k - 1) + [18], True), x)
+
+
 def test_max_pool3d_empty_batch():
     check(lambda x: F.max_pool3d(x, 2, return_indices=True), R(0, 2, 4, 4, 4))
 

@@ -151,7 +151,13 @@ def _finish(x: Any, k: int, windows: Any, outs: list[int], reduce: str, table: t
     y = ops.reshape(ops.max(windows, [axis], False), lead + outs)
     if reduce == "max":
         return y
-    arg = ops.argmax(windows, axis, False)  # [..., O]
+    arg = ops.argmax(windows, axis, False)  # [..., O]: the first maximum, the first NaN
+    # torch's pooling kernels take an element when it is larger or NaN: of several NaNs in a
+    # window, the last one's index (argmax, and torch.argmax, give the first).
+    nans = ops.cast(ops.isnan(windows), "float32")
+    last_nan = ops.sub(int_constant(torch.tensor(shape_of(windows)[axis] - 1)),
+                       ops.argmax(ops.flip(nans, [axis]), axis, False))
+    arg = ops.where(ops.greater(ops.max(nans, [axis], False), 0.0), last_nan, arg)
     o, kk = table.shape
     # Flat position of the window element: table[o, arg]; the fill slot never wins unless
     # every element of the window is the fill value, where torch's first-element rule is
