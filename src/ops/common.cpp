@@ -239,6 +239,19 @@ Index make_vars(const std::string& prefix, size_t n) {
   return vars;
 }
 
+ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
+                     std::vector<Expr> params, Expr flops) {
+  ir::Stage s;
+  s.flops = std::move(flops);
+  s.kind = ir::StageKind::Call;
+  s.routine = routine;
+  s.call_inputs = std::move(in);
+  s.call_outputs = std::move(out);
+  s.out = s.call_outputs.at(0);
+  s.params = std::move(params);
+  return s;
+}
+
 Loader buffer_loader(const ir::Task& t, const std::vector<int>& buffers) {
   std::vector<std::pair<int, DType>> bufs;
   for (int b : buffers) bufs.emplace_back(b, t.buffers.at(b).dtype);

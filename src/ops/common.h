@@ -122,6 +122,9 @@ ConvAlgoOps conv_algo_ops(const std::string& op, const std::string& algo, int64_
 Index make_vars(const std::string& prefix, size_t n);
 // A Loader reading input i of an operator from buffer buffers[i] of task t.
 Loader buffer_loader(const ir::Task& t, const std::vector<int>& buffers);
+// A Call stage of ember_rt::lib::<routine> making `flops` operations (the profile's count).
+ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
+                     std::vector<Expr> params, Expr flops);
 // The Reduce stage computing buffer `out` at `axes` as ReduceDef r describes (reduction
 // variables named rprefix0, ...; the finalizer becomes the epilogue).
 ir::Stage reduce_stage(const ReduceDef& r, int out, const Index& axes, const Loader& load,

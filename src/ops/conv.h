@@ -77,8 +77,4 @@ ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType&
 // conv2d_depthwise_blocked's lowering, x and out blocked (block b), w [C, 1, KH, KW] as it is.
 ir::Task lower_depthwise_blocked(const ConvGeom& g, const TensorType& x, const TensorType& out);
 
-// A Call stage of ember_rt::lib::<routine> making `flops` operations (the profile's count).
-ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
-                     std::vector<Expr> params, Expr flops);
-
 }  // namespace ember::opdefs

@@ -323,19 +323,6 @@ int64_t tiles_along(int64_t out) { return (out + kWinogradTile - 1) / kWinogradT
 
 }  // namespace
 
-ir::Stage call_stage(const std::string& routine, std::vector<int> in, std::vector<int> out,
-                     std::vector<Expr> params, Expr flops) {
-  ir::Stage s;
-  s.flops = std::move(flops);
-  s.kind = ir::StageKind::Call;
-  s.routine = routine;
-  s.call_inputs = std::move(in);
-  s.call_outputs = std::move(out);
-  s.out = s.call_outputs.at(0);
-  s.params = std::move(params);
-  return s;
-}
-
 ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType& out) {
   const int64_t oh = *g.oh.as_int(), ow = *g.ow.as_int();
   const int64_t th = tiles_along(oh), tw = tiles_along(ow);

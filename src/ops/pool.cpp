@@ -297,16 +297,11 @@ ir::Task lower_pool_indices(const std::vector<TensorType>& in, const std::vector
   if (x.dtype == DType::float32) {
     Expr planes(1);
     for (const Expr& d : g.lead) planes = planes * d;
-    ir::Stage s;
-    s.kind = ir::StageKind::Call;
-    s.routine = op;
-    s.call_inputs = {xb};
-    s.call_outputs = {ob};
-    s.out = ob;
-    s.params = {planes,     g.h,        g.w,        g.oh,       g.ow,       Expr(g.kh), Expr(g.kw),
-                Expr(g.sh), Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw)};
-    s.flops = planes * g.oh * g.ow * Expr(g.kh * g.kw);  // a comparison per window element
-    t.stages.push_back(std::move(s));
+    // a comparison per window element
+    t.stages.push_back(call_stage(op, {xb}, {ob},
+                                  {planes, g.h, g.w, g.oh, g.ow, Expr(g.kh), Expr(g.kw), Expr(g.sh),
+                                   Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw)},
+                                  planes * g.oh * g.ow * Expr(g.kh * g.kw)));
     return t;
   }
   const ReduceDef r = reduce_pool_indices(in, out[0], attrs);
