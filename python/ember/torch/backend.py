@@ -26,6 +26,7 @@ import torch.fx
 import ember
 from ember.torch import report
 from ember.torch.config import InvalidOptionError, Settings, resolve_settings
+from ember.torch.context import guards_allowed
 from ember.torch.interpreter import is_fake
 from ember.torch.phases.wrap import WORKSPACES
 from ember.torch.pipeline import compile_graph
@@ -76,7 +77,8 @@ def ember_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs:
         return compile_training(gm, example_inputs, settings, index)
     if any(is_fake(x) for x in example_inputs):
         return _LazyCompile(gm, settings, index)
-    return compile_graph(gm, example_inputs, settings, index)
+    with guards_allowed():  # inside Dynamo's call: a guard made now is checked on every call
+        return compile_graph(gm, example_inputs, settings, index)
 
 
 ember_backend.reset = reset  # type: ignore[attr-defined]

@@ -21,20 +21,29 @@ from ember.torch.config import Settings
 
 __all__ = [
     "ConversionFailure",
+    "SizesSpecialized",
+    "carried_size",
     "conversion_context",
     "current_node",
     "derived_constant",
     "ember_dtype",
     "expected_value",
     "guarded_int",
+    "guarded_value",
+    "guards_allowed",
     "input_dim",
-    "may_be_negative",
     "low_precision",
+    "may_be_negative",
     "random_seed",
     "runtime_scalar",
+    "same_size",
+    "same_size_or_unify",
+    "specialized_scalar",
+    "specialized_size",
     "sym_dim",
-    "sym_size",
     "sym_dim_free",
+    "sym_size",
+    "symbol_name",
     "torch_dtype",
     "weight_to_ember",
 ]
@@ -67,6 +76,16 @@ class ConversionFailure(Exception):
         self.message = message
 
 
+class SizesSpecialized(Exception):  # noqa: N818 (a signal, not an error)
+    """A converter fixed symbols of the graph's inputs to their traced values (with Dynamo
+    guards), or spelled one symbol as another (same_size_or_unify): the interpreter
+    converts the graph again, where those sizes are constants or one symbol."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(f"symbolic sizes fixed by a guard: {', '.join(names)}")
+        self.names = names
+
+
 @dataclasses.dataclass
 class _Context:
     settings: Settings
@@ -76,6 +95,17 @@ class _Context:
     derived: dict[Any, Any] = dataclasses.field(default_factory=dict)
     # symbol name -> (argument index, dim or None for a SymInt/SymFloat argument)
     symbol_sources: dict[str, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
+    # sizes ember cannot spell (floor(0.6*s0)): symbol name -> the SymInt whose value the
+    # compiled graph receives for it on each call (carried_size)
+    derived_sizes: dict[str, torch.SymInt] = dataclasses.field(default_factory=dict)
+    # symbol name -> a SymInt (SymFloat, SymBool) of the graph's inputs that is that symbol
+    # (specialized_size, specialized_scalar)
+    symints: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # the symbols that are sizes of the graph's input tensors
+    dim_symbols: set[str] = dataclasses.field(default_factory=set)
+    # symbol -> the symbol it is spelled as: sizes of different inputs that a converter
+    # needs equal, checked by ember when the graph runs (same_size_or_unify)
+    unified: dict[str, str] = dataclasses.field(default_factory=dict)
     # runtime scalars: (0-d ember input, the SymInt/SymFloat whose value it receives)
     scalars: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)
     # random seeds: int64 [2] inputs, each drawn from torch's generator on every call
@@ -143,7 +173,7 @@ def sym_dim(value: Any) -> int | str:
             return known
         expr = node.expr
         if getattr(expr, "is_Symbol", False):
-            return str(expr)
+            return symbol_name(expr)
         raise ConversionFailure(
             "value", f"the size {expr} is an expression of symbols; ember shapes take constants "
             "and single symbols"
@@ -169,10 +199,32 @@ def sym_size(value: Any) -> int | str:
         known = guarded_int(value)
         if known is not None:
             return known
-        return size_text(node.expr)
+        try:
+            return size_text(node.expr)
+        except ConversionFailure:
+            return carried_size(value)
     if isinstance(value, str):
         return value
     return sym_dim(value)
+
+
+def carried_size(value: torch.SymInt) -> str:
+    """A size that ember's size expressions cannot spell (floor(0.6*s0), an interpolated
+    length): a symbol of its own, whose value the compiled graph receives on each call,
+    computed from the graph's arguments (an empty [n, 0] tensor, as for the other symbols
+    that no input tensor carries). Only for expressions of symbols that the graph's
+    arguments carry; otherwise the ConversionFailure stands."""
+    expr = value.node.expr
+    ctx = _ACTIVE.get()
+    missing = sorted(str(s) for s in expr.free_symbols
+                     if ctx is None or str(s) not in ctx.symbol_sources)
+    if ctx is None or missing or not expr.free_symbols:
+        size_text(expr)  # raises the reason it cannot be spelled
+        raise ConversionFailure("value", f"the size {expr} depends on {', '.join(missing)}, "
+                                "which no graph input carries")
+    name = "e_" + re.sub(r"\W+", "_", str(expr)).strip("_")
+    ctx.derived_sizes.setdefault(name, value)
+    return name
 
 
 def size_text(expr: Any) -> int | str:
@@ -180,8 +232,16 @@ def size_text(expr: Any) -> int | str:
     if expr.is_Integer:
         return int(expr)
     if expr.is_Symbol:
-        return str(expr)
+        return symbol_name(expr)
     return _size_text(expr)
+
+
+def symbol_name(symbol: Any) -> str:
+    """The ember name of one of torch's size symbols: its own, or that of the symbol it was
+    unified with (same_size_or_unify)."""
+    ctx = _ACTIVE.get()
+    name = str(symbol)
+    return ctx.unified.get(name, name) if ctx is not None else name
 
 
 def _size_text(expr: Any) -> str:
@@ -323,15 +383,151 @@ def conversion_context(settings: Settings) -> Iterator[_Context]:
 
 def sym_dim_free(v: Any) -> bool:
     """True when a SymInt/SymFloat has free symbols (its value is not known now). A SymInt
-    that Dynamo's guards fix to one value (guarded_int) is known."""
+    that Dynamo's guards fix to one value (guarded_int) is known, and so is a SymFloat or
+    SymBool whose symbols the guards all fix (guarded_value)."""
     try:
         free = bool(v.node.expr.free_symbols)
     except AttributeError:
         return False
-    return free and guarded_int(v) is None
+    if not free:
+        return False
+    if isinstance(v, torch.SymInt):
+        return guarded_int(v) is None
+    return guarded_value(v) is None
+
+
+def guarded_value(v: Any) -> Any:
+    """The number a SymInt/SymFloat/SymBool has under Dynamo's guards (its symbols replaced
+    by the values the guards fix), or None while a symbol stays free."""
+    if isinstance(v, torch.SymInt):
+        return guarded_int(v)
+    try:
+        simplified = v.node.shape_env.simplify(v.node.expr)
+        if simplified.free_symbols:
+            return None
+        return v.node.pytype(simplified)
+    except Exception:  # the shape environment's API moved: treat it as unknown
+        return None
+
+
+def specialized_scalar(value: Any) -> None:
+    """For a converter that needs a SymInt/SymFloat/SymBool argument as a Python number (a
+    norm's order, a dim, a correction it branches on): fixes each of its symbols to the
+    traced value with a guard and raises SizesSpecialized, so the graph is converted again
+    with the number known (one graph per value, as torch's decompositions do where they
+    branch on it). Where no guard can be added, or a symbol is not one of the graph's
+    inputs (a value read from a tensor), a ConversionFailure: the call runs eagerly."""
+    ctx = _ACTIVE.get()
+    names = sorted(str(s) for s in value.node.expr.free_symbols)
+    if ctx is None or not _MAY_GUARD.get() or any(n not in ctx.symints for n in names):
+        raise ConversionFailure("value", f"the scalar {value} is known only at run time")
+    sizes = [n for n in names if n in ctx.dim_symbols]
+    if sizes:  # a tensor's size: fixing it would compile the graph again for every size
+        raise ConversionFailure("value", f"the scalar {value} is known only at run time (it "
+                                f"depends on the tensor size {', '.join(sizes)})")
+    for n in names:
+        symbol = ctx.symints[n]
+        symbol.node.pytype(symbol)  # int() / float() / bool(): a guard on the traced value
+        _GUARDED.pop(symbol.node.shape_env, None)
+    raise SizesSpecialized(names)
 
 
 _GUARDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # shape env -> {expr: value}
+
+# Whether converters may add guards to Dynamo's shape environment: only while the backend
+# compiles inside Dynamo's call, before Dynamo builds the guards of the graph. A graph compiled
+# later (at its first call: training, fake example inputs) must not add any, since they would
+# never be checked.
+_MAY_GUARD: contextvars.ContextVar[bool] = contextvars.ContextVar("ember_may_guard",
+                                                                  default=False)
+
+
+@contextlib.contextmanager
+def guards_allowed() -> Iterator[None]:
+    """Converters may specialize symbolic sizes (specialized_size) inside this block."""
+    token = _MAY_GUARD.set(True)
+    try:
+        yield
+    finally:
+        _MAY_GUARD.reset(token)
+
+
+def same_size(a: int | str, b: int | str) -> bool:
+    """Whether two ember sizes are equal in every call that reaches this graph: the same
+    text, or sizes the shape environment proves equal under Dynamo's guards. Dynamo gives
+    each input dimension a symbol of its own unless their traced values are equal, and
+    torch's shape checks (a source that must match its destination) add the guards that
+    make two such symbols one."""
+    if a == b:
+        return True
+    ctx = _ACTIVE.get()
+    names = sorted(set(re.findall(r"[A-Za-z_]\w*", f"{a} {b}")) - {"min", "max"})
+    if ctx is None or not names or any(n not in ctx.symints for n in names):
+        return False
+    import sympy
+
+    table = {"min": sympy.Min, "max": sympy.Max,
+             **{n: ctx.symints[n].node.expr for n in names}}
+    env = ctx.symints[names[0]].node.shape_env
+    try:
+        diff = sympy.sympify(str(a), locals=table) - sympy.sympify(str(b), locals=table)
+        if env.simplify(diff) == 0:
+            return True
+        return bool(env._maybe_evaluate_static(sympy.Eq(diff, 0)))
+    except Exception:  # an expression sympy or the environment cannot decide: not proven
+        return False
+
+
+def same_size_or_unify(a: int | str, b: int | str) -> bool:
+    """same_size, or, for two symbols of the graph's inputs with equal traced values that
+    torch did not guard equal (an index_add source against its destination, a loss target
+    against its input: torch checks them when the kernel runs), a restart of the conversion
+    (SizesSpecialized) with b spelled as a. The graph's inputs are then declared with one
+    symbol, and ember checks that their sizes agree on every call (a call where they do not
+    fails in ember and runs eagerly, where torch raises its own error). False otherwise."""
+    if same_size(a, b):
+        return True
+    ctx = _ACTIVE.get()
+    if ctx is None or not isinstance(a, str) or not isinstance(b, str):
+        return False
+    if not (a.isidentifier() and b.isidentifier() and a in ctx.symints and b in ctx.symints):
+        return False
+    sa, sb = ctx.symints[a], ctx.symints[b]
+    if not isinstance(sa, torch.SymInt) or not isinstance(sb, torch.SymInt):
+        return False
+    if sa.node.hint is None or sa.node.hint != sb.node.hint:
+        return False
+    ctx.unified[b] = a
+    raise SizesSpecialized([b])
+
+
+def specialized_size(size: int | str, what: str) -> int:
+    """A size a converter needs at compile time (a convolution's kernel size, a weight's
+    channel count): an int as it is; a symbolic one (a symbol or an expression of symbols of
+    the graph's inputs) becomes the value it has in the traced call, and each of its symbols
+    gets a guard, so that a call with another value compiles the graph again (as inductor
+    does for a convolution's kernel size). Where no guard can be added (a graph compiled at
+    its first call), a ConversionFailure: the call runs eagerly."""
+    if isinstance(size, int):
+        return size
+    ctx = _ACTIVE.get()
+    names = sorted(set(re.findall(r"[A-Za-z_]\w*", size)) - {"min", "max"})
+    if ctx is None or not _MAY_GUARD.get() or any(n not in ctx.symints for n in names):
+        raise ConversionFailure(
+            "value", f"{what} is the symbolic size {size}; ember needs a constant here")
+    values, new = {}, []
+    for n in names:
+        symint = ctx.symints[n]
+        if guarded_int(symint) is None:
+            new.append(n)
+        values[n] = int(symint)  # guard_int: Dynamo checks the value on every call
+        _GUARDED.pop(symint.node.shape_env, None)  # the cache's answers have changed
+    if new:  # convert again, with the graph's inputs sized by the fixed values
+        raise SizesSpecialized(new)
+    import sympy
+
+    return int(sympy.sympify(size, locals={"min": sympy.Min, "max": sympy.Max, **{
+        n: sympy.Integer(v) for n, v in values.items()}}))
 
 
 def may_be_negative(value: Any) -> bool:

@@ -33,6 +33,7 @@ from ember.torch.config import Settings
 from ember.torch.context import (
     TORCH_TO_EMBER,
     ConversionFailure,
+    SizesSpecialized,
     conversion_context,
     ember_dtype,
     expected_value,
@@ -124,6 +125,8 @@ class Conversion:
     values: dict[torch.fx.Node, Any]  # every node's ember value (for reports)
     symbol_sources: dict[str, tuple[int, int | None]]  # symbol -> (arg index, dim or None)
     seeds: list[Any]  # int64 [2] inputs of random operators, drawn on every call
+    # symbol -> the SymInt it stands for, for sizes ember cannot spell (context.carried_size)
+    derived_sizes: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def input_symbols(self) -> list[Any]:
         """The compiled graph's inputs, in order: the runtime tensors, the size carriers,
@@ -136,6 +139,10 @@ class Conversion:
 
 
 _RANDOM_WORDS = ("rand", "dropout", "normal", "bernoulli", "multinomial", "uniform", "empty")
+
+
+# Conversions of one graph at most: each fixes at least one more symbol (SizesSpecialized).
+_MAX_SPECIALIZATIONS = 16
 
 
 class FxConverter:
@@ -151,6 +158,11 @@ class FxConverter:
         self.examples = list(example_inputs)
         self.settings = settings
         self.keep_going = keep_going
+        self.forced = forced_keys(settings.torch_executed_ops)
+        self.unified: dict[str, str] = {}  # kept when the conversion starts again
+        self._reset()
+
+    def _reset(self) -> None:
         self.env: dict[torch.fx.Node, Any] = {}
         self.failures: dict[torch.fx.Node, ConversionFailure] = {}
         self.converted: dict[torch.fx.Node, str] = {}
@@ -158,13 +170,24 @@ class FxConverter:
         self.weight_args: list[tuple[int, torch.Tensor]] = []
         self.symbol_sources: dict[str, tuple[int, int | None]] = {}
         self.module_converters: dict[int, Any] = {}
-        self.forced = forced_keys(settings.torch_executed_ops)
 
     # -- driver ------------------------------------------------------------------------------
     def run(self) -> Conversion:
+        """The graph's conversion; again from the start each time a converter fixes
+        symbolic sizes (SizesSpecialized: each time at least one symbol fewer)."""
+        for _ in range(_MAX_SPECIALIZATIONS):
+            try:
+                return self._run_once()
+            except SizesSpecialized:
+                self._reset()
+        raise ConversionFailure("error", f"sizes were specialized more than "
+                                f"{_MAX_SPECIALIZATIONS} times in one conversion")
+
+    def _run_once(self) -> Conversion:
         with conversion_context(self.settings) as ctx:
             ctx.symbol_sources = self.symbol_sources
-            self._symbol_inputs()
+            ctx.unified = self.unified
+            self._symbol_inputs(ctx.symints, ctx.dim_symbols)
             placeholder_index = 0
             output_node = None
             for node in self.gm.graph.nodes:
@@ -184,7 +207,8 @@ class FxConverter:
             carriers: list[tuple[str, Any]] = []
             if not self.failures:
                 spec = self._spec(output_node.args[0] if output_node else None, outputs)
-                carriers = self._carriers(outputs, list(ctx.scalars), list(ctx.seeds))
+                carriers = self._carriers(outputs, list(ctx.scalars), list(ctx.seeds),
+                                          ctx.derived_sizes)
             return Conversion(
                 inputs=self.inputs,
                 outputs=outputs,
@@ -198,22 +222,31 @@ class FxConverter:
                 values=self.env,
                 symbol_sources=self.symbol_sources,
                 seeds=list(ctx.seeds),
+                derived_sizes=dict(ctx.derived_sizes),
             )
 
-    def _symbol_inputs(self) -> None:
+    def _symbol_inputs(self, symints: dict[str, Any], dims: set[str]) -> None:
         """The symbols the graph's inputs carry (SymInt arguments, tensor sizes that are one
         symbol), known before any input is converted: an input sized by an expression of
-        them (4*s0, a conv's output length) keeps the expression (see input_dim)."""
+        them (4*s0, a conv's output length) keeps the expression (see input_dim). Each
+        one's SymInt goes to `symints` (for specialized_size), and the names of the tensors'
+        sizes to `dims`."""
         for index, node in enumerate(self.gm.graph.find_nodes(op="placeholder")):
             example = self.examples[index] if index < len(self.examples) else None
             meta = expected_value(node)
             value = meta if meta is not None else example
             if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
                 self.symbol_sources.setdefault(str(value.node.expr), (index, None))
+                symints.setdefault(str(value.node.expr), value)
+            elif isinstance(value, (torch.SymFloat, torch.SymBool)) and getattr(
+                    value.node.expr, "is_Symbol", False):
+                symints.setdefault(str(value.node.expr), value)
             elif isinstance(value, torch.Tensor) and value.dtype in TORCH_TO_EMBER:
                 for axis, d in enumerate(value.shape):
                     if isinstance(d, torch.SymInt) and getattr(d.node.expr, "is_Symbol", False):
                         self.symbol_sources.setdefault(str(d.node.expr), (index, axis))
+                        symints.setdefault(str(d.node.expr), d)
+                        dims.add(str(d.node.expr))
 
     def _placeholder(self, node: torch.fx.Node, index: int, example: Any) -> Any:
         meta = expected_value(node)
@@ -395,7 +428,7 @@ class FxConverter:
                     self.module_converters[key] = instance
                 return instance(*args, **kwargs)
             return conv.fn(*args, **kwargs)
-        except ConversionFailure:
+        except (ConversionFailure, SizesSpecialized):
             raise
         except Exception as e:
             raise ConversionFailure(
@@ -533,11 +566,12 @@ class FxConverter:
             return ("sym", value)
         return ("value", value)
 
-    def _carriers(self, outputs: list[Any], scalars: list[tuple[Any, Any]], seeds: list[Any]
-                  ) -> list[tuple[str, Any]]:
+    def _carriers(self, outputs: list[Any], scalars: list[tuple[Any, Any]], seeds: list[Any],
+                  derived: dict[str, Any]) -> list[tuple[str, Any]]:
         """Symbols used in the graph's shapes (outputs, and values inside such as an arange
-        of a symbolic length) that no runtime tensor input carries: each gets an input of
-        shape [symbol, 0] (an empty tensor at run time)."""
+        of a symbolic length) that no runtime tensor input carries, the graph's own sizes
+        (`derived`) included: each gets an input of shape [symbol, 0] (an empty tensor at
+        run time)."""
         bound = set()
         for _, sym in self.inputs:
             bound.update(d for d in sym.shape if isinstance(d, str))
@@ -556,7 +590,7 @@ class FxConverter:
             pass  # the build reports what cannot be bound
         carriers = []
         for name in sorted(needed - bound):
-            if name in self.symbol_sources:
+            if name in self.symbol_sources or name in derived:
                 carriers.append((name, ember.symbol([name, 0], "float32", name=f"{name}_size")))
         return carriers
 

@@ -14,8 +14,11 @@ from ember.torch.context import (
     ConversionFailure,
     derived_constant,
     ember_dtype,
-    guarded_int,
+    guarded_value,
     runtime_scalar,
+    same_size_or_unify,
+    specialized_scalar,
+    specialized_size,
     sym_dim_free,
     sym_size,
     torch_dtype,
@@ -88,12 +91,14 @@ def norm_dims(dim: Any, n: int) -> list[int]:
 
 
 def py_value(v: Any) -> Any:
-    """A SymInt/SymFloat/SymBool whose value is known at compile time, as a Python number;
-    one that is known only at run time cannot be an ember constant."""
+    """A SymInt/SymFloat/SymBool as a Python number: its value where it is known at compile
+    time (under Dynamo's guards); one known only at run time is fixed to its traced value by
+    a guard where the backend may add one (context.specialized_scalar: the graph is
+    converted again), else unsupported."""
     if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         if sym_dim_free(v):
-            raise unsupported(f"the scalar {v} is known only at run time")
-        known = guarded_int(v)
+            specialized_scalar(v)  # raises
+        known = guarded_value(v)
         if known is not None:
             return known
         return v.node.pytype(v.node.expr)
@@ -200,6 +205,74 @@ def static_shape(t: Any, what: str = "this operation") -> list[int]:
     if any(not isinstance(d, int) for d in dims):
         raise unsupported(f"{what} needs a static shape, got {dims}")
     return dims
+
+
+def specialized(t: Any, what: str) -> Any:
+    """t with every symbolic dimension fixed to the value it has in the traced call (each
+    symbol guarded, see context.specialized_size; an exact slice of the whole dimension
+    makes ember's shape static): for operands whose sizes are parameters of the generated
+    code, such as a convolution's weight, where a graph per value is what a user wants."""
+    dims = shape_of(t)
+    axes = [a for a, d in enumerate(dims) if not isinstance(d, int)]
+    if not axes:
+        return t
+    stops = [specialized_size(dims[a], what) for a in axes]
+    return ops.slice(t, axes, [0] * len(axes), stops, None, clamp=False)
+
+
+def with_shape(t: Any, shape: Sequence[int | str], what: str) -> Any:
+    """t as an operand of `shape` (ember sizes), where each dimension that differs in its
+    spelling is proven equal by Dynamo's guards (an exact slice of the whole dimension
+    renames it), or is a symbol of another input with the same traced value, which the
+    conversion then spells as the target's (context.same_size_or_unify). Otherwise
+    unsupported."""
+    dims, want = shape_of(t), list(shape)
+    if dims == want:
+        return t
+    if len(dims) != len(want) or not all(
+            same_size_or_unify(a, b) for a, b in zip(dims, want, strict=True)):
+        raise unsupported(f"{what} of shape {dims}, not {want}")
+    axes = [i for i, (a, b) in enumerate(zip(dims, want, strict=True)) if a != b]
+    return ops.slice(t, axes, [0] * len(axes), [want[i] for i in axes], None, clamp=False)
+
+
+def expand_to(t: Any, shape: Sequence[int | str], what: str) -> Any:
+    """t broadcast to `shape` (torch's rules), where a size of t spelled otherwise than the
+    target's must be equal to it (with_shape renames it first)."""
+    dims, want = shape_of(t), list(shape)
+    lead = len(want) - len(dims)
+    if lead < 0:
+        raise unsupported(f"{what} of shape {dims} broadcast to {want}")
+    named = [w if d != 1 and d != w and same_size_or_unify(d, w) else d
+             for d, w in zip(dims, want[lead:], strict=True)]
+    t = with_shape(t, named, what)
+    return t if shape_of(t) == want else ops.expand(t, want)
+
+
+def broadcast_shape(*tensors: Any) -> list[int | str]:
+    """The shape the tensors broadcast to (torch's rules), symbolic sizes included: a size
+    of 1 gives way to the others; two other sizes must be equal (the same, proven equal
+    by Dynamo's guards, or unified: context.same_size_or_unify)."""
+    n = max((rank(t) for t in tensors), default=0)
+    out: list[int | str] = []
+    for axis in range(n):
+        sizes = [shape_of(t)[rank(t) - n + axis] for t in tensors if rank(t) - n + axis >= 0]
+        size: int | str = 1
+        for s in sizes:
+            if s == 1:
+                continue
+            if size == 1:
+                size = s
+            elif not same_size_or_unify(size, s):
+                raise unsupported(f"broadcasting sizes {size} and {s}")
+        out.append(size)
+    return out
+
+
+def broadcast(*tensors: Any) -> list[Any]:
+    """Each tensor expanded to the shape they broadcast to (broadcast_shape)."""
+    shape = broadcast_shape(*tensors)
+    return [t if shape_of(t) == shape else ops.expand(t, shape) for t in tensors]
 
 
 def pair(v: Any, n: int = 2) -> tuple[int, ...]:

@@ -276,13 +276,16 @@ def var(input: Any, dim: Any = None, unbiased: Any = None, keepdim: bool = False
         correction = 1 if unbiased is None or unbiased is True else 0
     centered = x - ops.mean(x, dims, True)
     total = ops.sum(centered * centered, dims, keepdim)
-    correction = py_value(correction)
     count = size_product([x.shape[d] for d in dims])
+    dt = dtype_name(total)
+    if is_runtime_scalar(correction):  # a correction Dynamo passes as a run-time value
+        n = float(count) if isinstance(count, int) else size_value(count, dt)
+        return total / ops.maximum(n - cast(correction, dt), 0.0)
+    correction = py_value(correction)
     if isinstance(count, int):
         return total / float(builtins.max(count - correction, 0))
     # A symbolic count (which may be 0: a static empty dimension times a symbol): torch's
     # max(count - correction, 0), computed when the graph runs.
-    dt = dtype_name(total)
     divisor = ops.maximum(ops.sub(size_value(count, dt), float(correction)), 0.0)
     return total / divisor
 

@@ -31,6 +31,7 @@ from ember.torch.converters.common import (
     shape_of,
     size_product,
     size_value,
+    specialized,
     static_int,
     static_shape,
     transposed_constant,
@@ -77,6 +78,7 @@ def _unbatched(conv: Any, spatial: int) -> Any:
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Any:
     dil = pair(dilation)
+    weight = specialized(weight, "a conv2d weight's size")
     y = ops.conv2d(input, weight, pair(stride), _conv_padding(padding, weight, dil, 2), dil,
                    int(groups))
     return _add_channel_bias(y, bias)
@@ -85,6 +87,7 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
 def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Any:
     dil = pair(dilation, 1)
+    weight = specialized(weight, "a conv1d weight's size")
     pad = _conv_padding(padding, weight, dil, 1)
     y = ops.conv1d(input, weight, pair(stride, 1), pad, dil, int(groups))
     return _add_channel_bias(y, bias)

@@ -17,6 +17,7 @@ from ember.torch.context import ember_dtype, torch_dtype
 from ember.torch.converters import functions as fn
 from ember.torch.converters.common import (
     binary,
+    broadcast,
     cast,
     common_dtype,
     dtype_name,
@@ -33,9 +34,9 @@ from ember.torch.converters.common import (
     shape_of,
     size_product,
     size_value,
-    static_shape,
     to_float,
     unsupported,
+    with_shape,
 )
 from ember.torch.converters.composite_math import (
     check_nonempty,
@@ -66,11 +67,13 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     centered = x - ops.mean(x, dims, True)
     var = ops.mean(centered * centered, dims, True)
     y = centered * ops.rsqrt(var + float_param(eps, dtype_name(x)))
-    channel_shape = [-1] + [1] * (rank(x) - 2)
+    channels = shape_of(x)[1:2]  # a weight's size may be spelled by another symbol
+    channel_shape = channels + [1] * (rank(x) - 2)
     if weight is not None:
-        y = y * ops.reshape(weight, channel_shape)
+        y = y * ops.reshape(with_shape(weight, channels, "instance_norm's weight"),
+                            channel_shape)
     if bias is not None:
-        y = y + ops.reshape(bias, channel_shape)
+        y = y + ops.reshape(with_shape(bias, channels, "instance_norm's bias"), channel_shape)
     return y
 
 
@@ -199,10 +202,9 @@ def cosine_similarity(x1: Any, x2: Any, dim: Any = 1, eps: Any = 1e-8) -> Any:
     n = builtins.max(rank(a), rank(b))
     d = norm_dim(dim, n)
     e = float(py_value(eps))
-    shape = torch.broadcast_shapes(tuple(static_shape(a, "cosine_similarity")),
-                                   tuple(static_shape(b, "cosine_similarity")))
-    a = ops.expand(a, list(shape)) if tuple(a.shape) != tuple(shape) else a
-    b = ops.expand(b, list(shape)) if tuple(b.shape) != tuple(shape) else b
+    # both operands broadcast to one shape before the norms (a size-1 dimension d counts
+    # once per element of the other's)
+    a, b = broadcast(a, b)
     na = ops.maximum(_norm(a, 2.0, [d], True), e)
     nb = ops.maximum(_norm(b, 2.0, [d], True), e)
     return ops.sum((a / na) * (b / nb), [d], False)
@@ -383,9 +385,8 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
         raise unsupported("nll_loss with mismatched input and target ranks")
     shape = shape_of(x)  # sizes may be symbolic
     c = shape[1]
-    if shape_of(target) != shape[:1] + shape[2:]:
-        raise unsupported(f"nll_loss with a target of shape {shape_of(target)} that ember "
-                          f"cannot match with the input's {shape}")
+    target = with_shape(target, shape[:1] + shape[2:], f"nll_loss of an input of shape "
+                        f"{shape} with a target")
     t = cast(target, "int64")
     ignored = ops.equal(t, int(ignore_index))
     safe = ops.where(ignored, 0, t)  # ignored targets pick class 0, then count as 0

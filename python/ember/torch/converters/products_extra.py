@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from ember.torch.context import ember_dtype
 from ember.torch.converters.common import (
     binary,
+    broadcast,
     cast,
     common_dtype,
     constant,
@@ -203,11 +204,7 @@ def trace(input: Any) -> Any:
 def _cross(a: Any, b: Any, axis: int) -> Any:
     dt = common_dtype(a, b)
     a, b = cast(a, dt), cast(b, dt)
-    if shape_of(a) != shape_of(b):
-        shape = list(torch.broadcast_shapes(tuple(static_shape(a, "cross")),
-                                            tuple(static_shape(b, "cross"))))
-        a = ops.expand(a, shape) if static_shape(a) != shape else a
-        b = ops.expand(b, shape) if static_shape(b) != shape else b
+    a, b = broadcast(a, b)
 
     def part(x: Any, i: int) -> Any:
         return take_static(x, axis, [i])

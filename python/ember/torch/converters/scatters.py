@@ -25,6 +25,7 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     dtype_name,
+    expand_to,
     full,
     is_tensor,
     no_out,
@@ -36,6 +37,7 @@ from ember.torch.converters.common import (
     slice_axis,
     static_int,
     unsupported,
+    with_shape,
 )
 from ember.torch.converters.composite_math import take
 from ember.torch.converters.functions import register
@@ -166,9 +168,7 @@ def _index_along(input: Any, dim: Any, index: Any) -> tuple[Any, int, Any, list[
 def _source(source: Any, sshape: list[Any]) -> Any:
     if rank(source) == 0 and len(sshape) == 1:
         source = ops.reshape(source, [1])
-    if shape_of(source) != sshape:
-        raise unsupported(f"an index_* source of shape {shape_of(source)}, not {sshape}")
-    return source
+    return with_shape(source, sshape, "an index_* source")
 
 
 def index_add(input: Any, dim: Any, index: Any, source: Any, *, alpha: Any = 1,
@@ -272,7 +272,7 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     rest = shape_of(input)[k:]
     dt = dtype_name(input)
     v = cast(values, dt) if is_tensor(values) else full([], values, dt)
-    v = _rows(ops.expand(v, bshape + rest), builtins.max(len(bshape), 1))
+    v = _rows(expand_to(v, bshape + rest, "index_put's values"), builtins.max(len(bshape), 1))
     flat = _rows(input, k)
     idx = ops.expand(ops.reshape(linear, [-1, 1]), [-1, flat.shape[1]])
     if v.shape[0] != idx.shape[0] or v.shape[1] != idx.shape[1]:

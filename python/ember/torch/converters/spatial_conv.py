@@ -27,6 +27,7 @@ from ember.torch.converters.common import (
     ops,
     rank,
     shape_of,
+    specialized,
     static_int,
     unsupported,
     zeros_in_graph,
@@ -99,6 +100,7 @@ def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     if not is_float_dtype(dtype_name(x)) or dtype_name(x) != dtype_name(weight):
         raise unsupported("conv3d of non-float or mixed dtypes")
     dil = _per_dim(dilation, 3, "dilation")
+    weight = specialized(weight, "a conv3d weight's size")
     pad = _padding_arg(padding, weight, dil, 3)
     y = _bias(_conv3d(x, weight, _per_dim(stride, 3, "stride"), pad, dil, int(groups)), bias)
     return ops.squeeze(y, [0]) if unbatched else y
@@ -134,6 +136,7 @@ def conv_transpose(input: Any, k: int, weight: Any, bias: Any = None, stride: An
     op, d = _per_dim(output_padding, k, "output_padding"), _per_dim(dilation, k, "dilation")
     g = int(groups)
     sizes = _spatial_sizes(x, k, what)
+    weight = specialized(weight, f"a {what} weight's size")
     kernel = [static_int(v, "a kernel size") for v in weight.shape[2:]]
     cin, cog = (static_int(v, "a weight size") for v in weight.shape[:2])
     outs = [(n - 1) * st - 2 * pp + dd * (kk - 1) + o + 1

@@ -51,6 +51,7 @@ from ember.torch.converters.common import (
     static_int,
     static_shape,
     unsupported,
+    with_shape,
 )
 from ember.torch.converters.composite_math import int_constant, static_size, take, take_static
 from ember.torch.converters.functions import register
@@ -211,13 +212,23 @@ def diagonal_scatter(input: Any, src: Any, offset: Any = 0, dim1: Any = 0,
     order = others + [d1, d2]
     other_shape = [shape_of(input)[d] for d in others]
     flat = ops.reshape(_permute(input, order), reshape_dims(other_shape) + [rows * cols])
-    source = cast(src, dtype_name(input))
+    source = _diagonal_source(src, input, other_shape)
     joined = ops.concat([flat, source], n - 2)
     index = torch.arange(rows * cols, dtype=torch.int64)
     index[picked] = rows * cols + torch.arange(picked.numel())
     out = take_static(joined, n - 2, index.tolist())
     out = ops.reshape(out, reshape_dims(other_shape) + [rows, cols])
     return _permute(out, _inverse(order))
+
+
+def _diagonal_source(src: Any, input: Any, other_shape: list[Any]) -> Any:
+    """src [*other dims, diagonal] with the input's dtype and the input's spelling of the
+    other dims (torch's check guards them equal)."""
+    if rank(src) != len(other_shape) + 1:
+        raise unsupported("diagonal_scatter with a source of the wrong rank")
+    source = cast(src, dtype_name(input))
+    return with_shape(source, reshape_dims(other_shape) + shape_of(source)[-1:],
+                      "a diagonal_scatter source")
 
 
 def _diagonal_scatter_symbolic(input: Any, src: Any, k: int, d1: int, d2: int) -> Any:
@@ -232,7 +243,7 @@ def _diagonal_scatter_symbolic(input: Any, src: Any, k: int, d1: int, d2: int) -
     other_shape = [shape[d] for d in others]
     area = size_product([rows, cols])
     flat = ops.reshape(_permute(input, order), reshape_dims(other_shape) + [area])
-    joined = ops.concat([flat, cast(src, dtype_name(input))], n - 2)
+    joined = ops.concat([flat, _diagonal_source(src, input, other_shape)], n - 2)
     p = ops.arange(0, area, 1, "int64")
     width = size_value(cols, "int64")
     row, col = ops.floor_divide(p, width), ops.remainder(p, width)

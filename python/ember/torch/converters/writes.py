@@ -28,6 +28,7 @@ from ember.torch.converters.common import (
     rank,
     shape_of,
     unsupported,
+    with_shape,
 )
 from ember.torch.registry import builtin_registrations, register_function, register_method
 
@@ -49,9 +50,11 @@ def setitem(x: Any, index: Any, value: Any) -> Any:
 
 def _masked_set(x: Any, mask: Any, value: Any) -> Any:
     n = rank(mask)
-    if n > rank(x) or shape_of(mask) != shape_of(x)[:n]:
+    if n > rank(x):
         raise unsupported(f"x[mask] = value with a mask of shape {shape_of(mask)} for a tensor "
                           f"of shape {shape_of(x)}")
+    mask = with_shape(mask, shape_of(x)[:n], f"x[mask] = value for a tensor of shape "
+                      f"{shape_of(x)} with a mask")
     if is_tensor(value):
         if any(d != 1 for d in value.shape):
             raise unsupported("x[mask] = value with a value of more than one element")

@@ -116,7 +116,11 @@ class CompiledSegment:
     def _setup(self, conversion: Conversion, compiled: Any) -> None:
         self.conversion = conversion
         self.input_index = [i for i, _ in conversion.inputs]
-        self.carrier_sources = [conversion.symbol_sources[name] for name, _ in conversion.carriers]
+        # (argument, dim or None) of a symbol the arguments carry, or the SymInt of a size
+        # computed from them
+        self.carrier_sources = [conversion.derived_sizes[name] if name in
+                                conversion.derived_sizes else conversion.symbol_sources[name]
+                                for name, _ in conversion.carriers]
         self.scalars = [(value, "float64" if isinstance(value, torch.SymFloat) else "int64")
                         for _, value in conversion.scalars]
         self.seeds = len(conversion.seeds)
@@ -226,10 +230,14 @@ def _extra_inputs(segment: CompiledSegment, args: Any) -> list[Any]:
     """The inputs that carry sizes: empty [n, 0] tensors binding symbols, and 0-d tensors
     holding scalars known only at run time; then the random operators' seeds."""
     extra = []
-    for i, axis in segment.carrier_sources:
-        n = int(args[i]) if axis is None else int(args[i].shape[axis])
-        extra.append(ember.from_torch(torch.empty(n, 0)))
     sources = segment.conversion.symbol_sources
+    for source in segment.carrier_sources:
+        if not isinstance(source, tuple):  # a size computed from the arguments
+            n = int(_eval_symbolic(source, args, sources))
+        else:
+            i, axis = source
+            n = int(args[i]) if axis is None else int(args[i].shape[axis])
+        extra.append(ember.from_torch(torch.empty(n, 0)))
     for value, dtype in segment.scalars:
         number = _eval_symbolic(value, args, sources)
         extra.append(ember.from_torch(torch.tensor(number, dtype=getattr(torch, dtype))))

@@ -1,0 +1,193 @@
+"""Symbolic sizes (dynamic=True) that converters need in another form, against eager
+PyTorch: a convolution's symbolic weight sizes and scalar arguments a converter branches on
+are fixed with Dynamo guards (one graph per value, never a wrong answer; a graph compiled at
+its first call, as in training, runs such a call eagerly instead); sizes of different inputs
+that must be equal but have symbols of their own are unified (proven by torch's guards, or
+checked by ember on every call); broadcasts over symbolic sizes."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._dynamo.utils import counters
+
+import ember.torch  # noqa: F401 (registers the backend)
+from ember.torch.report import EagerFallbackWarning
+
+STRICT = {"strict": True}
+
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counters() -> None:
+    counters.clear()  # torch._dynamo.reset() keeps them
+
+
+def compiles() -> int:
+    """Graphs Dynamo has compiled in this test."""
+    return int(counters["stats"]["unique_graphs"])
+
+
+def check_calls(fn: Callable[..., Any], calls: list[tuple], *, tol: float = 1e-5,
+                options: dict | None = None, dynamic: bool | None = True) -> None:
+    compiled = torch.compile(fn, backend="ember", dynamic=dynamic,
+                             options=STRICT if options is None else options)
+    for args in calls:
+        got, want = compiled(*args), fn(*args)
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+@pytest.fixture
+def no_duck_sizing() -> Any:
+    """Every input dimension a symbol of its own (Dynamo otherwise gives equal sizes one
+    symbol), so that torch's shape checks must guard them equal."""
+    from torch.fx.experimental import _config
+
+    with _config.patch(use_duck_shape=False):
+        yield
+
+
+def test_conv_weight_sizes_are_fixed_by_guards() -> None:
+    """A weight with symbolic sizes (a kernel size passed as data): the graph is built for
+    the traced weight shape and Dynamo compiles again for another one, while new spatial
+    sizes reuse it."""
+
+    def conv(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(x, w, b, padding=1)
+
+    def call(k: int, cin: int, h: int) -> tuple:
+        return torch.randn(3, cin, h, h + 2), torch.randn(4, cin, k, k), torch.randn(4)
+
+    check_calls(conv, [call(3, 2, 9), call(3, 2, 11)], tol=1e-4)
+    assert compiles() == 1
+    check_calls(conv, [call(5, 2, 9), call(3, 2, 13), call(5, 2, 12)], tol=1e-4)
+    assert compiles() == 2  # the 5x5 weight: one more graph; 3x3 again reuses the first
+
+
+def test_conv1d_and_conv3d_weight_sizes_are_fixed_by_guards() -> None:
+    check_calls(lambda x, w: F.conv1d(x, w, stride=2),
+                [(torch.randn(2, 3, 17), torch.randn(5, 3, 4)),
+                 (torch.randn(2, 3, 17), torch.randn(5, 3, 2))], tol=1e-4)
+    torch._dynamo.reset()
+    counters.clear()
+    # automatic dynamic shapes: the second call makes the changed kernel depth symbolic
+    x = torch.randn(2, 3, 4, 5, 6)
+    check_calls(lambda x, w: F.conv3d(x, w, padding=1),
+                [(x, torch.randn(4, 3, 3, 3, 3)), (x, torch.randn(4, 3, 2, 3, 3)),
+                 (x, torch.randn(4, 3, 3, 3, 3))], dynamic=None, tol=1e-4)
+    assert compiles() == 2  # static, then the depth 2 fixed by a guard; 3 reuses the first
+
+
+def test_conv_with_symbolic_weight_compiled_at_first_call_runs_eagerly() -> None:
+    """A training graph is compiled at its first call, after Dynamo made its guards: a
+    guard added then would never be checked, so the convolution runs eagerly (with the
+    warning) and every weight shape gets eager's gradients."""
+
+    def conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(x, w, padding=1).square().sum()
+
+    compiled = torch.compile(conv, backend="ember", dynamic=True)
+    for k in (3, 5, 1):
+        x = torch.randn(2, 3, 8, 8)
+        w = torch.randn(4, 3, k, k, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EagerFallbackWarning)
+            loss = compiled(x, w)
+        loss.backward()
+        want_w = w.detach().clone().requires_grad_(True)
+        want = conv(x, want_w)
+        want.backward()
+        torch.testing.assert_close(loss, want, rtol=1e-4, atol=1e-3)
+        torch.testing.assert_close(w.grad, want_w.grad, rtol=1e-4, atol=1e-3)
+
+
+def test_scalar_arguments_the_converter_branches_on_are_fixed_by_guards() -> None:
+    """A norm's order or a dim that Dynamo made a SymInt: fixed to its value by a guard (one
+    graph per value, as torch's decompositions branch on it); a correction that is only
+    arithmetic is read at run time."""
+    check_calls(lambda x, p: torch.linalg.vector_norm(x, ord=p, dim=1),
+                [(torch.randn(3, 7), 3), (torch.randn(4, 9), 4), (torch.randn(5, 2), 3)])
+    assert compiles() == 2
+    torch._dynamo.reset()
+    counters.clear()
+    check_calls(lambda x, d: torch.cumsum(x, dim=d),
+                [(torch.randn(3, 7, 2), 2), (torch.randn(4, 9, 2), 0), (torch.randn(4, 9, 3), 2)])
+    assert compiles() == 2
+    torch._dynamo.reset()
+    check_calls(lambda x, c: torch.var(x, dim=1, correction=c),
+                [(torch.randn(3, 7), 0.5), (torch.randn(4, 9), 2.5)])
+
+
+@pytest.mark.usefixtures("no_duck_sizing")
+def test_sizes_that_torch_checks_equal_unify() -> None:
+    """Sizes of different inputs that must be equal but have symbols of their own (a
+    source and its destination, a target and its input): ember spells them as one symbol,
+    proven equal by torch's guards or checked by ember on every call."""
+    def index_amax(x: torch.Tensor, idx: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+        return x.index_reduce(1, idx, src, "amax", include_self=False)
+
+    check_calls(index_amax, [(torch.randn(5, 6), torch.randint(0, 6, (9,)), torch.randn(5, 9)),
+                             (torch.randn(4, 7), torch.randint(0, 7, (3,)), torch.randn(4, 3))])
+    torch._dynamo.reset()
+    check_calls(lambda x, t: F.cross_entropy(x, t),
+                [(torch.randn(3, 5, 4, 6), torch.randint(0, 5, (3, 4, 6))),
+                 (torch.randn(2, 7, 5, 3), torch.randint(0, 7, (2, 5, 3)))], tol=1e-5)
+    torch._dynamo.reset()
+    check_calls(lambda a, b: torch.linalg.cross(a, b),
+                [(torch.randn(4, 3), torch.randn(1, 3)), (torch.randn(6, 3), torch.randn(6, 3))])
+
+
+@pytest.mark.usefixtures("no_duck_sizing")
+def test_values_and_weights_spelled_by_other_symbols() -> None:
+    def put(x: torch.Tensor, i: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return x.index_put((i,), v, accumulate=True)
+
+    check_calls(put, [(torch.randn(6, 5), torch.randint(0, 6, (4,)), torch.randn(4, 5)),
+                      (torch.randn(8, 3), torch.randint(0, 8, (7,)), torch.randn(7, 3))])
+    torch._dynamo.reset()
+    check_calls(lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
+                [(torch.randn(2, 3, 5, 4), torch.randn(3), torch.randn(3)),
+                 (torch.randn(3, 4, 6, 5), torch.randn(4), torch.randn(4))], tol=1e-4)
+    torch._dynamo.reset()
+    check_calls(lambda x, s: torch.diagonal_scatter(x, s, 1),
+                [(torch.randn(4, 5), torch.randn(4)), (torch.randn(6, 9), torch.randn(6))])
+
+
+@pytest.mark.usefixtures("no_duck_sizing")
+def test_a_call_that_breaks_unified_sizes_gets_torchs_error() -> None:
+    """No guard says an index_add source matches its destination (torch checks it in the
+    kernel): ember's check of the unified sizes fails, the graph runs eagerly, and the user
+    gets torch's own error; later calls still match eager."""
+    def add(x: torch.Tensor, i: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+        return x.index_add(1, i, s) * 2
+
+    compiled = torch.compile(add, backend="ember", dynamic=True)
+    good = (torch.randn(5, 6), torch.randint(0, 6, (9,)), torch.randn(5, 9))
+    torch.testing.assert_close(compiled(*good), add(*good))
+    bad = (torch.randn(5, 6), torch.randint(0, 6, (9,)), torch.randn(4, 9))
+    with pytest.raises(RuntimeError) as eager_error:
+        add(*bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError) as compiled_error:
+            compiled(*bad)
+        assert str(eager_error.value).splitlines()[0] in str(compiled_error.value)
+        other = (torch.randn(7, 6), torch.randint(0, 6, (3,)), torch.randn(7, 3))
+        torch.testing.assert_close(compiled(*other), add(*other))
+
+
+def test_cosine_similarity_broadcasts_symbolic_shapes() -> None:
+    """The operands broadcast before the norms: a size-1 dimension d counts once per
+    element of the other operand."""
+    check_calls(lambda a, b: F.cosine_similarity(a, b, dim=1),
+                [(torch.randn(4, 5, 6), torch.randn(4, 1, 6)),
+                 (torch.randn(3, 7, 2), torch.randn(3, 1, 2)),
+                 (torch.randn(3, 7, 2), torch.randn(1, 7, 2)),
+                 (torch.randn(5, 3), torch.randn(5, 3))])
