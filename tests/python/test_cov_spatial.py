@@ -219,11 +219,12 @@ def test_pad_replicate_negative_and_empty_circular():
 
 
 def test_symbolic_spatial_sizes_fall_back():
-    """Window and weight tables need known spatial sizes: dynamic ones run eagerly."""
-    f = torch.compile(lambda x: F.interpolate(x, scale_factor=2.0, mode="linear"),
+    """Window and weight tables need known spatial sizes: dynamic ones run eagerly (the
+    nearest and linear modes compute their positions in the graph instead)."""
+    f = torch.compile(lambda x: F.interpolate(x, scale_factor=2.0, mode="bicubic"),
                       backend="ember", dynamic=True)
-    x = R(2, 3, 5)
+    x = R(2, 3, 5, 4)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        torch.testing.assert_close(f(x), F.interpolate(x, scale_factor=2.0, mode="linear"))
+        torch.testing.assert_close(f(x), F.interpolate(x, scale_factor=2.0, mode="bicubic"))
     assert any("symbolic spatial sizes" in str(w.message) for w in seen)

@@ -3,7 +3,9 @@ PyTorch: a convolution's symbolic weight sizes and scalar arguments a converter 
 are fixed with Dynamo guards (one graph per value, never a wrong answer; a graph compiled at
 its first call, as in training, runs such a call eagerly instead); sizes of different inputs
 that must be equal but have symbols of their own are unified (proven by torch's guards, or
-checked by ember on every call); broadcasts over symbolic sizes."""
+checked by ember on every call); broadcasts over symbolic sizes. Padding in the reflect,
+replicate and circular modes, nearest and linear interpolation, and bilinear, over symbolic
+sizes, compile in strict mode without compiling again for new sizes."""
 
 from __future__ import annotations
 
@@ -191,3 +193,76 @@ def test_cosine_similarity_broadcasts_symbolic_shapes() -> None:
                  (torch.randn(3, 7, 2), torch.randn(3, 1, 2)),
                  (torch.randn(3, 7, 2), torch.randn(1, 7, 2)),
                  (torch.randn(5, 3), torch.randn(5, 3))])
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_mode_padding_of_symbolic_sizes_by_symbolic_widths(mode: str) -> None:
+    def pad(x: torch.Tensor, a: int, b: int) -> torch.Tensor:
+        return F.pad(x, (a, b, b, 0), mode=mode) * 2
+
+    check_calls(pad, [(torch.randn(2, 3, 5, 6), 2, 3), (torch.randn(3, 4, 7, 9), 4, 2),
+                      (torch.randn(3, 4, 7, 9), 3, 5)])
+    assert compiles() == 1  # new sizes and widths reuse the graph (Dynamo fixes 0 and 1)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_mode_padding_that_crops_a_symbolic_size(mode: str) -> None:
+    """A negative width crops; the gathered positions are computed from the size."""
+    check_calls(lambda x: F.pad(x, (-1, 2), mode=mode) + 1,
+                [(torch.randn(2, 3, 6),), (torch.randn(4, 2, 9),)])
+
+
+def test_circular_padding_that_crops_a_symbolic_size_runs_eagerly() -> None:
+    """torch crops before it wraps around: not the position formula, so the call falls back
+    (with the warning) and still matches."""
+    fn = torch.compile(lambda x: F.pad(x, (2, -1), mode="circular") + 1, backend="ember",
+                       dynamic=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in (6, 9):
+            x = torch.arange(float(2 * n)).reshape(1, 2, n)
+            assert torch.equal(fn(x), F.pad(x, (2, -1), mode="circular") + 1)
+    assert any(issubclass(w.category, EagerFallbackWarning) and "circular" in str(w.message)
+               for w in caught)
+
+
+def test_bilinear_with_a_symbolic_weight() -> None:
+    check_calls(F.bilinear, [(torch.randn(4, 3), torch.randn(4, 5), torch.randn(6, 3, 5),
+                              torch.randn(6)),
+                             (torch.randn(7, 2), torch.randn(7, 9), torch.randn(6, 2, 9),
+                              torch.randn(6))], tol=1e-4)
+
+
+@pytest.mark.parametrize(("mode", "kwargs"), [
+    ("nearest", {"scale_factor": 2.0}),
+    ("nearest", {"scale_factor": 0.6}),  # in * 0.6 not whole: torch maps by 1 / 0.6
+    ("nearest-exact", {"scale_factor": 1.7}),
+    ("nearest", {"size": (5, 4)}),
+    ("bilinear", {"scale_factor": 2.0}),
+    ("bilinear", {"scale_factor": 0.7, "align_corners": True}),
+    ("bilinear", {"size": (7, 9)}),
+])
+def test_interpolate_of_symbolic_spatial_sizes(mode: str, kwargs: dict) -> None:
+    """The source positions (and linear weights) are computed in the graph as torch's CPU
+    kernels compute them; an output length ember cannot spell (floor(0.6 * s)) is carried
+    into the graph on each call."""
+    check_calls(lambda x: F.interpolate(x, mode=mode, **kwargs),
+                [(torch.randn(2, 3, 8, 6),), (torch.randn(3, 2, 13, 5),),
+                 (torch.randn(4, 5, 4, 17),)], tol=1e-5)
+    assert compiles() == 1  # (Dynamo compiles again for a size of 1, which it fixes)
+
+
+def test_interpolate_1d_and_3d_of_symbolic_sizes() -> None:
+    check_calls(lambda x: F.interpolate(x, scale_factor=2.5, mode="linear"),
+                [(torch.randn(2, 3, 7),), (torch.randn(1, 2, 11),)])
+    torch._dynamo.reset()
+    check_calls(lambda x: F.interpolate(x, scale_factor=(2.0, 1.5, 0.5), mode="trilinear"),
+                [(torch.randn(1, 2, 4, 6, 8),), (torch.randn(1, 1, 3, 5, 9),)])
+    torch._dynamo.reset()
+    check_calls(lambda x: F.interpolate(x, scale_factor=3, mode="nearest"),
+                [(torch.randint(0, 9, (2, 2, 3, 4, 5), dtype=torch.uint8),),
+                 (torch.randint(0, 9, (2, 3, 2, 6, 3), dtype=torch.uint8),)])
+    torch._dynamo.reset()
+    check_calls(lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear",
+                                        recompute_scale_factor=True),
+                [(torch.randn(2, 3, 8, 6),), (torch.randn(3, 2, 13, 5),)])

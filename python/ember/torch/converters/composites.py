@@ -91,18 +91,21 @@ def _pad(input: Any, pad: Any, mode: str, value: Any) -> Any:
         widths = [p if isinstance(p, torch.SymInt) else static_int(p, "a pad width")
                   for p in pad]
         return _constant_pad(input, widths, value)
-    widths = [static_int(p, "a pad width") for p in pad]
-    if len(widths) % 2:
+    if len(pad) % 2:
         raise unsupported("a pad list of odd length")
-    if len(widths) // 2 > rank(input):
-        raise unsupported(f"{len(widths) // 2} padded dimensions of a rank-{rank(input)} tensor")
+    if len(pad) // 2 > rank(input):
+        raise unsupported(f"{len(pad) // 2} padded dimensions of a rank-{rank(input)} tensor")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise unsupported(f"pad with mode={mode!r}")
+    k = len(pad) // 2
+    if mode != "constant" and (not 1 <= k <= 3 or rank(input) not in (k + 1, k + 2)):
+        raise unsupported(f"{mode} padding of {k} dimensions of a rank-{rank(input)} tensor")
+    if mode != "constant" and (any(isinstance(p, torch.SymInt) for p in pad) or any(
+            not isinstance(s, int) for s in shape_of(input)[rank(input) - k:])):
+        return _pad_by_index(input, pad, mode)
+    widths = [static_int(p, "a pad width") for p in pad]
     if mode == "constant":
         return _constant_pad(input, widths, value)
-    if mode not in ("reflect", "replicate", "circular"):
-        raise unsupported(f"pad with mode={mode!r}")
-    k = len(widths) // 2
-    if not 1 <= k <= 3 or rank(input) not in (k + 1, k + 2):
-        raise unsupported(f"{mode} padding of {k} dimensions of a rank-{rank(input)} tensor")
     out_shape = shape_of(input)
     for i in range(k):
         if isinstance(out_shape[rank(input) - 1 - i], int):
@@ -129,6 +132,42 @@ def _pad(input: Any, pad: Any, mode: str, value: Any) -> Any:
         if builtins.max(before, after) > limit:
             raise unsupported(f"{mode} padding of a dimension of size {n} by ({before}, {after})")
         x = take_static(x, axis, _pad_index(n, before, after, mode))
+    return x
+
+
+def _pad_by_index(input: Any, pad: Any, mode: str) -> Any:
+    """reflect, replicate or circular padding where a width or a padded size is known only
+    at run time: each padded axis gathers its source positions, computed in the graph from
+    the output position i (counted from the input's first element): clamp(i, 0, n - 1),
+    n - 1 - |n - 1 - |i||, or i mod n. torch has checked the widths against the sizes (a
+    reflected width below n, a circular one at most n)."""
+    x = input
+    for i in range(len(pad) // 2):
+        axis = rank(x) - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        if isinstance(before, torch.SymInt) or isinstance(after, torch.SymInt):
+            # ember binds a symbol from an argument as a size, which cannot be negative
+            # (the comparison is a guard: a call with another sign compiles again)
+            if bool(before < 0) or bool(after < 0):
+                raise unsupported(f"a negative {mode} pad width known only at run time")
+        elif mode == "circular" and (before < 0 or after < 0):
+            raise unsupported("a negative circular pad width of a symbolic size")
+        n = shape_of(x)[axis]
+        b, a = sym_size(before), sym_size(after)
+        length = f"(({n}) + ({b}) + ({a}))"
+        if all(isinstance(v, int) for v in (n, b, a)):
+            length = n + b + a  # type: ignore[operator]
+        pos = ops.arange(0, length, 1, "int64")
+        pos = pos - size_value(b, "int64") if b != 0 else pos
+        count = size_value(n, "int64")
+        last = count - 1
+        if mode == "replicate":
+            src = ops.minimum(ops.maximum(pos, 0), last)
+        elif mode == "reflect":
+            src = last - ops.abs(last - ops.abs(pos))
+        else:
+            src = ops.remainder(pos, count)
+        x = take(x, axis, src)
     return x
 
 

@@ -167,10 +167,10 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
         raise unsupported("bilinear of non-float tensors or of different dtypes")
     if rank(weight) != 3 or rank(input1) == 0:
         raise unsupported("bilinear with a weight that is not 3-d")
-    o, i, j = static_shape(weight, "bilinear's weight")
+    o, i, j = shape_of(weight)  # ints, or symbolic sizes (a guard keeps them nonzero)
     if 0 in (o, i, j):
         raise unsupported("bilinear with an empty weight")
-    w = ops.reshape(ops.permute(weight, [1, 0, 2]), [i, o * j])
+    w = ops.reshape(ops.permute(weight, [1, 0, 2]), [i, size_product([o, j])])
     lead = shape_of(input1)[:-1]
     t = ops.reshape(ops.matmul(input1, w), lead + [o, j])
     y = ops.sum(t * ops.unsqueeze(input2, [rank(input2) - 1]), [rank(t) - 1], False)

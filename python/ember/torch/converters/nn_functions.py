@@ -246,7 +246,10 @@ def _scale_pair(scale_factor: Any) -> tuple[Any, Any]:
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: Any = None, recompute_scale_factor: Any = None,
                 antialias: bool = False) -> Any:
-    if rank(input) != 4 or antialias or mode not in ("nearest", "bilinear"):
+    factors = scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor]
+    if rank(input) != 4 or antialias or mode not in ("nearest", "bilinear") or any(
+            not isinstance(d, int) for d in shape_of(input)[2:]) or any(
+            is_tensor(f) for f in factors):
         return spatial_resample.interpolate_nd(input, size, scale_factor, mode, align_corners,
                                       recompute_scale_factor, antialias)
     out = _output_size(input, size, scale_factor)

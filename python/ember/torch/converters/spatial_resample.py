@@ -17,15 +17,17 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ember.torch.context import torch_dtype
+from ember.torch.context import expected_value, sym_size, torch_dtype
 from ember.torch.converters.common import (
     constant,
     dtype_name,
     is_float_dtype,
+    is_tensor,
     ops,
     py_value,
     rank,
     shape_of,
+    size_value,
     static_int,
     unsupported,
 )
@@ -111,6 +113,77 @@ def resample(input: Any, k: int, out: list[int], scales: list[Any], mode: str,
 _MODE_RANK = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
+def _positions_at_run_time(n: int | str, m: int | str, scale: Any, mode: str,
+                           corners: bool, ft: str) -> tuple[Any, Any, Any]:
+    """The source positions of the m outputs along an axis of n inputs, computed in the
+    graph as torch's CPU kernels compute them (in `ft`, their math type): (i0, None, None)
+    for the nearest modes; (i0, i1, weight of i1) for linear interpolation."""
+    dst = ops.cast(ops.arange(0, m, 1, "int64"), ft)
+    last = size_value(n, "int64") - 1
+
+    def number(size: int | str, less: int) -> Any:  # size - less, in ft
+        if isinstance(size, int):
+            return torch.tensor(size - less, dtype=torch_dtype(ft))
+        return ops.cast(size_value(size, "int64") - less, ft)
+
+    def ratio() -> Any:  # n / m, or (n - 1) / (m - 1) with align_corners
+        a, b = number(n, int(corners)), number(m, int(corners))
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            return float(a / b)
+        return (float(a) if isinstance(a, torch.Tensor) else a) / (
+            float(b) if isinstance(b, torch.Tensor) else b)
+
+    if corners:  # the scale factor is not used
+        step: Any = 0.0 if m == 1 else ratio()
+    elif is_tensor(scale):  # a scale factor known at run time: 1 / scale if > 0
+        inverse = ops.cast(1.0 / ops.cast(scale, "float64"), ft)
+        step = ops.where(ops.greater(scale, 0.0), inverse, ratio())
+    elif scale is not None and scale > 0:
+        step = float(torch.tensor(1.0 / scale, dtype=torch_dtype(ft)))
+    else:
+        step = ratio()
+    if mode in ("nearest", "nearest-exact"):
+        src = (dst + 0.5) * step if mode == "nearest-exact" else dst * step
+        return ops.minimum(ops.cast(ops.floor(src), "int64"), last), None, None
+    src = dst * step if corners else ops.maximum((dst + 0.5) * step - 0.5, 0.0)
+    i0 = ops.minimum(ops.cast(ops.floor(src), "int64"), last)
+    weight = ops.minimum(ops.maximum(src - ops.cast(i0, ft), 0.0), 1.0)
+    return i0, ops.minimum(i0 + 1, last), weight
+
+
+def _resample_at_run_time(input: Any, k: int, scales: list[Any], mode: str,
+                          corners: bool) -> Any:
+    """interpolate where a spatial size or a scale factor (a 0-d tensor: a float Dynamo
+    did not specialize) is known only at run time: per axis, gathers of
+    the positions computed in the graph (nearest) or the weighted sum of two gathers
+    (linear); the output sizes are torch's (Dynamo's record)."""
+    if mode not in ("nearest", "nearest-exact") and mode not in _LINEAR:
+        raise unsupported(f"interpolate mode={mode!r} of symbolic spatial sizes")
+    meta = expected_value()
+    if not isinstance(meta, torch.Tensor) or meta.dim() != rank(input):
+        raise unsupported("interpolate without torch's output shape")
+    dt = dtype_name(input)
+    if not is_float_dtype(dt) and mode in _LINEAR:
+        raise unsupported(f"interpolate mode={mode!r} of a {dt} tensor")
+    ft = "float64" if dt == "float64" else "float32"
+    x = input
+    for i in range(k):
+        axis = 2 + i
+        n, m = shape_of(x)[axis], sym_size(meta.shape[axis])
+        if n == m and (scales[i] is None or corners or (
+                not is_tensor(scales[i]) and scales[i] == 1.0)):
+            continue
+        i0, i1, w = _positions_at_run_time(n, m, scales[i], mode, corners, ft)
+        if i1 is None:
+            x = take(x, axis, i0)
+            continue
+        view = [m] + [1] * (rank(x) - axis - 1)
+        w = ops.reshape(ops.cast(w, dt), view)
+        a, b = take(x, axis, i0), take(x, axis, i1)
+        x = a * (1.0 - w) + b * w  # torch's x0 * lambda0 + x1 * lambda1
+    return x
+
+
 def interpolate_nd(input: Any, size: Any = None, scale_factor: Any = None,
                    mode: str = "nearest", align_corners: Any = None,
                    recompute_scale_factor: Any = None, antialias: bool = False) -> Any:
@@ -122,9 +195,19 @@ def interpolate_nd(input: Any, size: Any = None, scale_factor: Any = None,
         raise unsupported(f"interpolate mode={mode!r} of a rank-{rank(input)} tensor")
     if antialias and mode not in ("bilinear", "bicubic"):
         raise unsupported(f"interpolate with antialias and mode={mode!r}")
-    sizes = _spatial_sizes(input, k, "interpolate")
     if (size is None) == (scale_factor is None):
         raise unsupported("interpolate needs exactly one of size and scale_factor")
+    corners = bool(align_corners) if mode in ("linear", "bilinear", "bicubic", "trilinear") \
+        else False
+    each = [] if scale_factor is None else (
+        list(scale_factor) if isinstance(scale_factor, (tuple, list)) else [scale_factor] * k)
+    if (any(not isinstance(d, int) for d in shape_of(input)[2:]) or any(
+            is_tensor(f) for f in each)) and not antialias:
+        factors: list[Any] = [None] * k
+        if each and not recompute_scale_factor:
+            factors = [f if is_tensor(f) else float(py_value(f)) for f in each]
+        return _resample_at_run_time(input, k, factors, mode, corners)
+    sizes = _spatial_sizes(input, k, "interpolate")
     if size is not None:
         out = [static_int(s, "an output size") for s in (
             size if isinstance(size, (tuple, list)) else [size] * k)]
@@ -139,8 +222,6 @@ def interpolate_nd(input: Any, size: Any = None, scale_factor: Any = None,
         raise unsupported(f"interpolate to {len(out)} sizes of a rank-{rank(input)} tensor")
     if mode == "area":
         scales = [None] * k
-    corners = bool(align_corners) if mode in ("linear", "bilinear", "bicubic", "trilinear") \
-        else False
     return resample(input, k, out, scales, mode, corners, bool(antialias))
 
 
