@@ -73,6 +73,14 @@ def test_conv_weight_sizes_are_fixed_by_guards() -> None:
     assert compiles() == 2  # the 5x5 weight: one more graph; 3x3 again reuses the first
 
 
+def test_grouped_conv_input_channels_are_fixed_with_the_weight() -> None:
+    """torch does not guard a grouped convolution's input channels against its symbolic
+    weight: ember fixes them too (the channel count is a parameter of the kernel)."""
+    check_calls(lambda x, w: F.conv2d(x, w, groups=2),
+                [(torch.randn(2, 4, 7, 6), torch.randn(6, 2, 3, 3)),
+                 (torch.randn(3, 4, 9, 5), torch.randn(6, 2, 3, 3))], tol=1e-4)
+
+
 def test_conv1d_and_conv3d_weight_sizes_are_fixed_by_guards() -> None:
     check_calls(lambda x, w: F.conv1d(x, w, stride=2),
                 [(torch.randn(2, 3, 17), torch.randn(5, 3, 4)),
@@ -154,6 +162,12 @@ def test_values_and_weights_spelled_by_other_symbols() -> None:
     check_calls(put, [(torch.randn(6, 5), torch.randint(0, 6, (4,)), torch.randn(4, 5)),
                       (torch.randn(8, 3), torch.randint(0, 8, (7,)), torch.randn(7, 3))])
     torch._dynamo.reset()
+    # values whose symbolic size must equal a constant size of the destination: fixed by
+    # a guard (the call is compiled, and matches)
+    x = torch.randn(6, 5)
+    torch._dynamo.mark_static(x, 1)
+    check_calls(put, [(x, torch.randint(0, 6, (4,)), torch.randn(4, 5))])
+    torch._dynamo.reset()
     check_calls(lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
                 [(torch.randn(2, 3, 5, 4), torch.randn(3), torch.randn(3)),
                  (torch.randn(3, 4, 6, 5), torch.randn(4), torch.randn(4))], tol=1e-4)
@@ -203,6 +217,14 @@ def test_mode_padding_of_symbolic_sizes_by_symbolic_widths(mode: str) -> None:
     check_calls(pad, [(torch.randn(2, 3, 5, 6), 2, 3), (torch.randn(3, 4, 7, 9), 4, 2),
                       (torch.randn(3, 4, 7, 9), 3, 5)])
     assert compiles() == 1  # new sizes and widths reuse the graph (Dynamo fixes 0 and 1)
+
+
+def test_reflect_padding_of_three_symbolic_axes_compiles_quickly() -> None:
+    """Each axis gathers with ember's gather (no permute and reshapes around the lookup,
+    whose index arithmetic nested per axis: this call generated 70 MB of C++ and did not
+    finish compiling)."""
+    check_calls(lambda x: F.pad(x, (1, 1, 1, 1, 1, 1), mode="reflect"),
+                [(torch.randn(3, 3, 5, 5),), (torch.randn(2, 4, 6, 7),)])
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])

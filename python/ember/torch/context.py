@@ -218,8 +218,11 @@ def carried_size(value: torch.SymInt) -> str:
     ctx = _ACTIVE.get()
     missing = sorted(str(s) for s in expr.free_symbols
                      if ctx is None or str(s) not in ctx.symbol_sources)
-    if ctx is None or missing or not expr.free_symbols:
+    if ctx is None or missing or not expr.free_symbols or may_be_negative(value):
         size_text(expr)  # raises the reason it cannot be spelled
+        if may_be_negative(value):  # a bound, an offset: not a size ember can bind
+            raise ConversionFailure("value", f"the value {expr} is known only at run time "
+                                    "and may be negative")
         raise ConversionFailure("value", f"the size {expr} depends on {', '.join(missing)}, "
                                 "which no graph input carries")
     name = "e_" + re.sub(r"\W+", "_", str(expr)).strip("_")
@@ -488,6 +491,13 @@ def same_size_or_unify(a: int | str, b: int | str) -> bool:
     if same_size(a, b):
         return True
     ctx = _ACTIVE.get()
+    if ctx is not None and _MAY_GUARD.get() and isinstance(a, int) != isinstance(b, int):
+        # a constant against a symbolic size (values broadcast to [.., 5]): torch needs the
+        # symbol to have that value, so a guard costs no call a graph could serve
+        size, value = (b, a) if isinstance(a, int) else (a, b)
+        if _traced(size, ctx) == value:
+            specialized_size(size, "a size that must equal a constant")  # raises
+        return False
     if ctx is None or not isinstance(a, str) or not isinstance(b, str):
         return False
     if not (a.isidentifier() and b.isidentifier() and a in ctx.symints and b in ctx.symints):
@@ -497,8 +507,30 @@ def same_size_or_unify(a: int | str, b: int | str) -> bool:
         return False
     if sa.node.hint is None or sa.node.hint != sb.node.hint:
         return False
+    # b is an input symbol of its own (an ember name is never one that is spelled as
+    # another): spell it, and everything spelled as it, as a
+    for name, target in list(ctx.unified.items()):
+        if target == b:
+            ctx.unified[name] = a
     ctx.unified[b] = a
     raise SizesSpecialized([b])
+
+
+def _traced(size: int | str, ctx: _Context) -> int | None:
+    """The value an ember size had in the traced call, from its symbols' hints (no guard),
+    or None."""
+    if isinstance(size, int):
+        return size
+    names = sorted(set(re.findall(r"[A-Za-z_]\w*", size)) - {"min", "max"})
+    if any(n not in ctx.symints or ctx.symints[n].node.hint is None for n in names):
+        return None
+    import sympy
+
+    try:
+        return int(sympy.sympify(size, locals={"min": sympy.Min, "max": sympy.Max, **{
+            n: sympy.Integer(int(ctx.symints[n].node.hint)) for n in names}}))
+    except (TypeError, ValueError, sympy.SympifyError):
+        return None
 
 
 def specialized_size(size: int | str, what: str) -> int:

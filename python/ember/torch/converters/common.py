@@ -207,13 +207,15 @@ def static_shape(t: Any, what: str = "this operation") -> list[int]:
     return dims
 
 
-def specialized(t: Any, what: str) -> Any:
-    """t with every symbolic dimension fixed to the value it has in the traced call (each
-    symbol guarded, see context.specialized_size; an exact slice of the whole dimension
-    makes ember's shape static): for operands whose sizes are parameters of the generated
-    code, such as a convolution's weight, where a graph per value is what a user wants."""
+def specialized(t: Any, what: str, axes: Sequence[int] | None = None) -> Any:
+    """t with every symbolic dimension (of `axes`, default all) fixed to the value it has
+    in the traced call (each symbol guarded, see context.specialized_size; an exact slice
+    of the whole dimension makes ember's shape static): for sizes that are parameters of
+    the generated code, such as a convolution's weight and channel count, where a graph per
+    value is what a user wants."""
     dims = shape_of(t)
-    axes = [a for a, d in enumerate(dims) if not isinstance(d, int)]
+    axes = [a for a in (range(len(dims)) if axes is None else axes)
+            if not isinstance(dims[a], int)]
     if not axes:
         return t
     stops = [specialized_size(dims[a], what) for a in axes]

@@ -21,7 +21,8 @@ from ember.torch.converters.common import (
 )
 
 __all__ = [
-    "check_nonempty", "int_constant", "reduce_sizes", "static_size", "take", "take_static",
+    "check_nonempty", "int_constant", "reduce_sizes", "static_size", "take", "take_along",
+    "take_static",
 ]
 
 
@@ -31,6 +32,20 @@ def int_constant(values: list[int] | torch.Tensor) -> Any:
 
 def static_size(x: Any, axis: int, what: str) -> int:
     return static_int(x.shape[axis], what)
+
+
+def take_along(x: Any, axis: int, positions: Any) -> Any:
+    """x at the 1-d int64 `positions` along `axis` (any sizes, symbolic included): ember's
+    gather with the positions broadcast to the result's shape. Unlike take, no permute and
+    reshapes around the lookup, whose div/mod index arithmetic nests with every axis that
+    a fused kernel gathers along (a 3-axis reflect pad of symbolic sizes generated 70 MB of
+    C++)."""
+    length = shape_of(positions)[0]
+    out = shape_of(x)
+    out[axis] = length
+    view = [1] * rank(x)
+    view[axis] = length
+    return ops.gather(x, axis, ops.expand(ops.reshape(positions, view), out))
 
 
 def take(x: Any, axis: int, index: Any) -> Any:

@@ -55,6 +55,7 @@ from ember.torch.converters.composite_math import (
     check_nonempty,
     static_size,
     take,
+    take_along,
     take_static,
 )
 from ember.torch.converters.functions import register
@@ -167,7 +168,7 @@ def _pad_by_index(input: Any, pad: Any, mode: str) -> Any:
             src = last - ops.abs(last - ops.abs(pos))
         else:
             src = ops.remainder(pos, count)
-        x = take(x, axis, src)
+        x = take_along(x, axis, src)
     return x
 
 

@@ -79,6 +79,7 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
            dilation: Any = 1, groups: int = 1) -> Any:
     dil = pair(dilation)
     weight = specialized(weight, "a conv2d weight's size")
+    input = specialized(input, "a conv2d input's channel count", [1])
     y = ops.conv2d(input, weight, pair(stride), _conv_padding(padding, weight, dil, 2), dil,
                    int(groups))
     return _add_channel_bias(y, bias)
@@ -88,6 +89,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
            dilation: Any = 1, groups: int = 1) -> Any:
     dil = pair(dilation, 1)
     weight = specialized(weight, "a conv1d weight's size")
+    input = specialized(input, "a conv1d input's channel count", [1])
     pad = _conv_padding(padding, weight, dil, 1)
     y = ops.conv1d(input, weight, pair(stride, 1), pad, dil, int(groups))
     return _add_channel_bias(y, bias)

@@ -31,7 +31,7 @@ from ember.torch.converters.common import (
     static_int,
     unsupported,
 )
-from ember.torch.converters.composite_math import int_constant, take
+from ember.torch.converters.composite_math import int_constant, take, take_along
 from ember.torch.converters.functions import register
 from ember.torch.converters.spatial import _empty, _spatial_sizes
 
@@ -175,11 +175,11 @@ def _resample_at_run_time(input: Any, k: int, scales: list[Any], mode: str,
             continue
         i0, i1, w = _positions_at_run_time(n, m, scales[i], mode, corners, ft)
         if i1 is None:
-            x = take(x, axis, i0)
+            x = take_along(x, axis, i0)
             continue
         view = [m] + [1] * (rank(x) - axis - 1)
         w = ops.reshape(ops.cast(w, dt), view)
-        a, b = take(x, axis, i0), take(x, axis, i1)
+        a, b = take_along(x, axis, i0), take_along(x, axis, i1)
         x = a * (1.0 - w) + b * w  # torch's x0 * lambda0 + x1 * lambda1
     return x
 

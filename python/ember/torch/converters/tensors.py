@@ -18,6 +18,7 @@ import ember
 from ember.torch.context import (
     ember_dtype,
     expected_value,
+    may_be_negative,
     random_seed,
     sym_dim_free,
     sym_size,
@@ -312,6 +313,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, **k
     for v in (start, end, step):
         if not isinstance(v, (int, torch.SymInt)):
             raise unsupported(f"arange with the non-integer argument {v!r} known at run time")
+    if may_be_negative(start) or may_be_negative(end):  # ember binds symbols as sizes
+        raise unsupported("arange with a bound known only at run time that may be negative")
     stride = static_int(step, "arange's step")
     return ops.arange(sym_size(start), sym_size(end), stride, _creation_dtype(dtype, "int64"))
 
