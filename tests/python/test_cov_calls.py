@@ -91,6 +91,8 @@ def test_topk_kthvalue_median():
     x = rand(4, 7)
     check(lambda x: tuple(torch.topk(x, 3)), x)
     check(lambda x: tuple(torch.topk(x, 2, dim=0, largest=False)), x)
+    # a 0-d tensor: k = 0 and k = 1 both give the tensor and index 0 in torch
+    check(lambda x: (*torch.topk(x[0, 0] + 1, 0), *torch.topk(x[0, 1] * 2, 1)), x)
     check(lambda x: tuple(torch.kthvalue(x, 3, 1, keepdim=True)), x)
     check(lambda x: (torch.median(x), *torch.median(x, 1)), x)
     check(lambda x: (torch.nanmedian(x), *torch.nanmedian(x, 0, keepdim=True)), with_nan(5, 4))
@@ -165,6 +167,7 @@ def test_max_unpool_and_histc():
     out1, ind1 = F.max_pool1d(rand(2, 3, 9), 3, stride=2, return_indices=True)
     check(lambda o, i: F.max_unpool1d(o, i, 3, stride=2, output_size=[9]), out1, ind1)
     check(lambda x: torch.histc(x, bins=7, min=-1.0, max=1.5), with_nan(50))
+    check(lambda x: (torch.histc(x, bins=5) + 1, torch.histc(x, 4, 1, 3) * 2), rand(0, 3))
 
 
 def test_searchsorted_bucketize():

@@ -140,6 +140,10 @@ def test_cross_matrix_ops():
         torch.linalg.vander(a, N=4), torch.linalg.vander(i)),
         randn(4, 3), randn(4, 3, seed=1), randn(3, 4), randn(3, 4, seed=1), randn(3), randn(4),
         randn(3, 4, scale=0.5), ints(4, low=-3, high=4))
+    # empty matrices: an empty inner size gives zeros, an empty outer size an empty result
+    check(lambda a, b, c: (torch.linalg.multi_dot([a, b, c]) + 1,
+                           torch.linalg.multi_dot([b.T, a.T]), torch.linalg.multi_dot([c[0], c.T])),
+          randn(2, 0), randn(0, 3), randn(3, 4))
 
 
 def test_distances_and_matrix_norms():
@@ -326,6 +330,17 @@ def test_masked_int_arg_and_normalizations():
                 MASKED.logaddexp(f, g, input_mask=m, other_mask=m2))
 
     check(ops, x, f, m, m2, randn(3, 4, seed=1))
+
+
+def test_masked_median():
+    """nanmedian with the masked-out elements NaN: a fully masked row gives NaN, a NaN the
+    mask keeps is ignored like nanmedian's."""
+    m = _mask(4, 6)
+    m[0] = False
+    f = randn(4, 6)
+    f[2, 1] = float("nan")
+    check(lambda f, m: (MASKED.median(f, 1, mask=m), MASKED.median(f, 0, keepdim=True, mask=m),
+                        MASKED.median(f, mask=m[:, :1].clone()), MASKED.median(f)), f, m)
 
 
 def test_zero_dim_inputs():

@@ -1,9 +1,10 @@
-"""N-d pooling, 3-d and transposed convolutions, every interpolate mode, unfold, take,
-take_along_dim and padding edge cases through torch.compile(backend="ember") in strict mode,
-against eager PyTorch."""
+"""N-d pooling, 3-d and transposed convolutions, every interpolate mode, grid sampling,
+unfold, take, take_along_dim and padding edge cases through torch.compile(backend="ember")
+in strict mode, against eager PyTorch."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import pytest
@@ -201,7 +202,9 @@ def test_take_and_take_along_dim():
     for x, i, d in [(R(5, 5), torch.randint(0, 5, (5, 5)), 0),
                     (R(5, 5), torch.tensor([[1, 2]]), 1), (R(1, 5), torch.randint(0, 5, (5, 2)), 1),
                     (R(5, 5), torch.randint(0, 25, (5, 2)), None),
-                    (R(5, 5), torch.randint(0, 5, (5, 5)), -1)]:
+                    (R(5, 5), torch.randint(0, 5, (5, 5)), -1),
+                    (R(5, 5), torch.randint(-5, 5, (5, 2)), 1),  # negative: from the end
+                    (R(4, 6), torch.randint(-6, 6, (1, 3)), -1)]:
         check(lambda x, i, d=d: torch.take_along_dim(x, i, d), x, i)
 
 
@@ -218,13 +221,58 @@ def test_pad_replicate_negative_and_empty_circular():
         check(lambda x, p=p: F.pad(x, p, mode="circular"), R(*shape))
 
 
-def test_symbolic_spatial_sizes_fall_back():
-    """Window and weight tables need known spatial sizes: dynamic ones run eagerly (the
-    nearest and linear modes compute their positions in the graph instead)."""
-    f = torch.compile(lambda x: F.interpolate(x, scale_factor=2.0, mode="bicubic"),
+def test_bicubic_of_symbolic_sizes_in_training_matches_eager():
+    """Window and weight tables need known spatial sizes, which ember fixes with guards under
+    Dynamo's call (test_dynamic_converters.py). A training graph is compiled at its first
+    call, after Dynamo made its guards: there the forward is torch's decomposition and what
+    ember cannot convert of it runs eagerly; values and gradients match eager."""
+    f = torch.compile(lambda x: F.interpolate(x, scale_factor=2.0, mode="bicubic").sum(),
                       backend="ember", dynamic=True)
-    x = R(2, 3, 5, 4)
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        torch.testing.assert_close(f(x), F.interpolate(x, scale_factor=2.0, mode="bicubic"))
-    assert any("symbolic spatial sizes" in str(w.message) for w in seen)
+    for shape in ((2, 3, 5, 4), (3, 2, 6, 7)):
+        x = R(*shape).requires_grad_(True)
+        want_x = x.detach().clone().requires_grad_(True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = f(x)
+            got.backward()
+        want = F.interpolate(want_x, scale_factor=2.0, mode="bicubic").sum()
+        want.backward()
+        torch.testing.assert_close(got, want)
+        torch.testing.assert_close(x.grad, want_x.grad)
+
+
+# ---- grid sampling ---------------------------------------------------------------------------
+_GRID_CASES = [  # the rest of the product runs with --full
+    ("bilinear", "zeros", False), ("bilinear", "border", True), ("bilinear", "reflection", False),
+    ("bilinear", "reflection", True), ("nearest", "zeros", True), ("nearest", "reflection", False),
+    ("bicubic", "zeros", False), ("bicubic", "reflection", True),
+]
+
+
+@pytest.mark.parametrize("mode,padding_mode,align_corners", [
+    case if case in _GRID_CASES else pytest.param(*case, marks=pytest.mark.full)
+    for case in itertools.product(["bilinear", "nearest", "bicubic"],
+                                  ["zeros", "border", "reflection"], [False, True])])
+def test_grid_sample(mode, padding_mode, align_corners):
+    """2-d and 3-d (bicubic: 2-d, as torch), grid points outside [-1, 1] (zeros, clipped or
+    reflected) and one exactly half-way between two pixels (nearest rounds half to even)."""
+    g2 = torch.rand(2, 4, 6, 2) * 2.6 - 1.3
+    g2[0, 0, 0] = torch.tensor([-1 + 3 / 7, 0.0])  # x = 2.5 pixels (align_corners=False, W=7)
+    cases = [(R(2, 3, 5, 7), g2), (R(2, 2, 4, 5, 3), torch.rand(2, 3, 2, 4, 3) * 2.6 - 1.3)]
+    for x, g in cases[:1] if mode == "bicubic" else cases:
+        check(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding_mode,
+                                         align_corners=align_corners), x, g)
+
+
+def test_grid_sampler_aten_and_symbolic_sizes():
+    """aten's integer modes, and one graph for every input and grid size (dynamic=True)."""
+    x, g = R(2, 3, 5, 7), torch.rand(2, 4, 6, 2) * 2.6 - 1.3
+    check(lambda x, g: torch.grid_sampler_2d(x, g, 1, 2, False), x, g)
+    torch._dynamo.reset()
+    def fn(x, g):
+        return F.grid_sample(x, g, padding_mode="reflection", align_corners=False)
+
+    f = torch.compile(fn, backend="ember", dynamic=True, options={"strict": True})
+    for n, h, w, q in ((2, 5, 7, 4), (3, 6, 9, 5), (4, 8, 3, 6)):
+        x, g = R(n, 2, h, w), torch.rand(n, q, q + 1, 2) * 3 - 1.5
+        torch.testing.assert_close(f(x, g), fn(x, g), rtol=1e-5, atol=1e-5)

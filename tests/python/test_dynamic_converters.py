@@ -288,3 +288,129 @@ def test_interpolate_1d_and_3d_of_symbolic_sizes() -> None:
     check_calls(lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear",
                                         recompute_scale_factor=True),
                 [(torch.randn(2, 3, 8, 6),), (torch.randn(3, 2, 13, 5),)])
+
+
+def test_norm_order_passed_at_run_time() -> None:
+    """A norm's order that changes between calls reaches the graph as a 0-d input (Dynamo
+    does not specialize the float): every order torch has (inf, -inf, 0, negative,
+    fractional) converts."""
+    x = torch.randn(4, 6)
+    x[1, 2] = 0.0  # a zero: order 0 counts it, negative orders give 0 for row 1
+    orders = [3.0, 1.5, 0.0, float("inf"), float("-inf"), -1.0, 2.0, -2.5]
+    check_calls(lambda x, p: torch.linalg.vector_norm(x, ord=p, dim=1),
+                [(x, p) for p in orders], tol=1e-4, dynamic=None)
+    # (Dynamo itself compiles again for some orders: the count is its business)
+    for fn in (lambda x, p: torch.norm(x, p=p),
+               lambda x, p: torch.linalg.norm(x, ord=p, dim=0, keepdim=True),
+               lambda x, p: F.pairwise_distance(x, x.flip(0), p=p)):
+        torch._dynamo.reset()
+        check_calls(fn, [(x, p) for p in (3.0, 0.5, float("inf"), 1.0)], tol=1e-4,
+                    dynamic=None)
+
+
+def test_spacing_and_correction_passed_at_run_time() -> None:
+    y = torch.randn(3, 7)
+    check_calls(lambda y, d: torch.trapezoid(y, dx=d), [(y, d) for d in (0.5, 1.5, 3.0)],
+                dynamic=None)
+    torch._dynamo.reset()
+    mask = torch.rand(3, 7) > 0.3
+    mask[:, :3] = True
+    check_calls(lambda y, c: torch.masked._ops.var(y, 1, correction=c, mask=mask),
+                [(y, c) for c in (0.0, 1.0, 2.5)], tol=1e-4, dynamic=None)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.max_pool3d(x, 2, ceil_mode=True),
+    lambda x: F.avg_pool3d(x, 3, stride=2, padding=1, count_include_pad=False),
+    lambda x: F.adaptive_max_pool2d(x[:, :, 0], (3, 2)),
+    lambda x: F.interpolate(x[:, :, 0], scale_factor=1.5, mode="bicubic"),
+    lambda x: F.interpolate(x, size=(2, 3, 4), mode="area"),
+], ids=["max_pool3d", "avg_pool3d", "adaptive_max_pool2d", "bicubic", "area"])
+def test_spatial_sizes_are_fixed_by_guards_and_the_batch_stays_symbolic(fn: Any) -> None:
+    """Pooling windows and resampling tables are built from the spatial sizes at compile
+    time: symbolic ones are fixed by guards (a graph per spatial size, as inductor does for
+    adaptive pooling), while the batch and channels keep the one graph."""
+    calls = [(torch.randn(2, 3, 5, 6, 7),), (torch.randn(4, 2, 5, 6, 7),),
+             (torch.randn(3, 5, 5, 6, 7),)]
+    check_calls(fn, calls, tol=1e-5)
+    assert compiles() == 1
+    check_calls(fn, [(torch.randn(2, 3, 6, 8, 9),)], tol=1e-5)
+    assert compiles() == 2
+
+
+def test_conv3d_and_transposed_convs_of_symbolic_sizes() -> None:
+    """Symbolic spatial sizes are fixed by guards; a symbolic batch stays symbolic, also
+    in the phases of a strided transposed convolution whose phase has no taps (its zeros
+    came out with a batch of min(1, size) and failed to convert)."""
+    # (sizes that differ from the weights': Dynamo gives equal sizes one symbol, so fixing
+    # a kernel size of 2 would fix a batch of 2 with it)
+    w3, wt = torch.randn(4, 3, 3, 2, 3), torch.randn(3, 4, 3, 3)
+    check_calls(lambda x: F.conv3d(x, w3, padding=(1, 0, 1)),
+                [(torch.randn(b, 3, 9, 6, 7),) for b in (5, 8, 10)], tol=1e-4)
+    assert compiles() == 1
+    torch._dynamo.reset()
+    counters.clear()
+    check_calls(lambda x: F.conv_transpose2d(x, wt, stride=(2, 4), padding=1),
+                [(torch.randn(b, 3, 5, 6),) for b in (2, 7, 8)], tol=1e-4)
+    assert compiles() == 1
+    check_calls(lambda x: F.conv_transpose2d(x, wt, stride=(2, 4), padding=1),
+                [(torch.randn(2, 3, 7, 4),)], tol=1e-4)
+
+
+def test_batch_stays_symbolic_where_only_other_sizes_are_needed() -> None:
+    """pixel_shuffle needs only its channels; 2-d interpolation by a scale factor torch maps
+    with 1 / scale needs only the spatial sizes (static here): a new batch or image size
+    reuses the graph."""
+    def fn(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (F.pixel_shuffle(x, 2), F.interpolate(x[:, :, :6, :6], scale_factor=1.7),
+                F.interpolate(x[:, :, :6, :6], scale_factor=0.7, mode="bilinear"))
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    for n, h, w in ((2, 7, 9), (3, 8, 11), (5, 9, 7)):
+        x = torch.randn(n, 8, h, w)
+        for got, want in zip(compiled(x), fn(x), strict=True):
+            torch.testing.assert_close(got, want)
+    assert compiles() == 1
+
+
+def test_static_shapes_are_fixed_by_guards() -> None:
+    """Converters that build constants from a shape (block_diag's offsets, pdist's pairs)
+    fix it by guards; addmm with beta=0 broadcasts over a symbolic batch instead."""
+    check_calls(lambda x: torch.block_diag(x, x[:1].T), [(torch.randn(4, 3),),
+                                                        (torch.randn(6, 3),)])
+    torch._dynamo.reset()
+    check_calls(F.pdist, [(torch.randn(5, 3),), (torch.randn(7, 3),)], tol=1e-4)
+    torch._dynamo.reset()
+    counters.clear()
+    w, b = torch.randn(5, 3), torch.randn(3)
+    check_calls(lambda x: torch.addmm(b, x, w, beta=0), [(torch.randn(n, 5),) for n in (2, 7)],
+                tol=1e-4)
+    assert compiles() == 1
+
+
+@pytest.mark.parametrize("mode", ["constant", "replicate", "reflect", "circular"])
+def test_pad_widths_known_at_run_time_and_negative(mode: str) -> None:
+    """Widths Dynamo makes SymInts after they change: non-negative ones stay run-time sizes;
+    a negative one (a crop) is fixed with its pair by guards, since ember binds symbols as
+    sizes, which are never negative."""
+    x = torch.randn(2, 3, 7)
+    check_calls(lambda x, a, b: F.pad(x, (a, b), mode=mode),
+                [(x, 1, 2), (x, 2, 3), (x, -1, 2), (x, 2, -2), (x, 3, 1)], dynamic=None)
+
+
+def test_gather_with_a_smaller_index_and_diff_of_several_orders() -> None:
+    """gather's index may be shorter than the input off the gathered axis (torch checks it
+    only in its kernel): sizes ember cannot prove equal are fixed by guards to compare them.
+    diff with n > 1 may empty a symbolic axis: its size is fixed too."""
+    def fn(x: torch.Tensor, i: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.gather(x, 1, i), torch.diff(x, n=2, dim=1)
+
+    calls = []
+    for rows, cols, k in ((5, 7, 3), (6, 9, 4)):
+        x = torch.randn(rows, cols)
+        calls.append((x, torch.randint(0, cols, (rows - 2, k))))
+
+    compiled = torch.compile(fn, backend="ember", dynamic=True, options=STRICT)
+    for args in calls:
+        for got, want in zip(compiled(*args), fn(*args), strict=True):
+            torch.testing.assert_close(got, want)

@@ -290,7 +290,7 @@ def test_rms_norm(shape, normalized):
 
 
 # ---- norms and distances -------------------------------------------------------------------
-@pytest.mark.parametrize("p", [2, 1, INF, -INF, "fro", 0, 3.0, 0.5])
+@pytest.mark.parametrize("p", [2, 1, INF, -INF, "fro", 0, 3.0, 0.5, -1.0, -2.5])
 @pytest.mark.parametrize("dim", [None, 1, (0, 2)])
 def test_vector_norms(p, dim):
     x = edgy(3, 4, 5)

@@ -517,16 +517,18 @@ def test_narrow_and_tril_with_offsets_known_at_run_time(builds):
             assert torch.equal(at(x, start), torch.narrow(x, 1, start, 3)), s
 
 
-def test_a_narrow_from_a_negative_symbolic_start_runs_eagerly_and_right():
-    # A negative start cannot be bound as a size: the node falls back (with a reason).
-    cut = torch.compile(lambda x, s: torch.narrow(x, 1, s, 2), backend="ember")
+def test_a_negative_symbolic_start_or_index_is_fixed_by_a_guard():
+    # ember binds symbols as sizes, never negative: a start or index that may be negative
+    # is fixed to its traced value by a guard (one graph per negative value) and converts.
+    cut = torch.compile(lambda x, s: torch.narrow(x, 1, s, 2), backend="ember", options=STRICT)
+    pick = torch.compile(lambda x, i: (x[:, i], x[i:]), backend="ember", options=STRICT)
     with torch.no_grad():
-        for s in (1, 2):
+        for s in (1, 2, -3, -4, -3):
             x = torch.randn(3, 8)
-            assert torch.equal(cut(x, s), torch.narrow(x, 1, s, 2))
-        with pytest.warns(EagerFallbackWarning, match="may be negative"):
-            x = torch.randn(3, 8)
-            assert torch.equal(cut(x, -3), torch.narrow(x, 1, -3, 2))
+            assert torch.equal(cut(x, s), torch.narrow(x, 1, s, 2)), s
+        for i in (1, 2, -1, -2, 0):
+            x = torch.randn(4, 5)
+            assert max_err(pick(x, i), (x[:, i], x[i:])) == 0, i
 
 
 @pytest.mark.parametrize(("kernel", "stride", "padding"),

@@ -194,17 +194,50 @@ def shape_of(t: Any) -> list[int | str]:
 
 
 def static_int(v: Any, what: str) -> int:
+    """A size or integer argument that must be known at compile time (else unsupported)."""
     v = py_value(v)
     if isinstance(v, str):
         raise unsupported(f"{what} is the symbolic size {v}; ember needs a constant here")
     return int(v)
 
 
+def fixed_int(v: Any, what: str) -> int:
+    """A size the converter needs at compile time and that is not a batch or sequence length
+    in practice (channels, spatial sizes, a divided size): a symbolic one is fixed to its
+    traced value by a guard where the backend may add one (specialized_size: the graph is
+    converted again, and a call with another value compiles again, as inductor's lowerings
+    do for the sizes they need), else unsupported. Sizes that grow with the data (a batch,
+    a sequence) use static_int: a graph per value would compile at every step."""
+    if isinstance(v, torch.SymInt) and sym_dim_free(v):
+        v = sym_size(v)  # a tensor's size (py_value would refuse to fix it as a scalar)
+    v = py_value(v)
+    if isinstance(v, str):
+        return specialized_size(v, what)
+    return int(v)
+
+
 def static_shape(t: Any, what: str = "this operation") -> list[int]:
+    """t's shape, which must be static (else unsupported): for converters that compare or
+    pass on sizes, where fixing a batch dimension would compile the graph again for every
+    batch."""
     dims = list(t.shape)
     if any(not isinstance(d, int) for d in dims):
         raise unsupported(f"{what} needs a static shape, got {dims}")
     return dims
+
+
+def fixed_shape(t: Any, what: str, axes: Sequence[int] | None = None) -> list[int]:
+    """t's sizes (of `axes`, default all) as ints, for converters that build tables or
+    constants from them (pooling windows, block_diag's offsets, pdist's pairs): symbolic
+    sizes are fixed by guards as in static_int, else unsupported."""
+    dims = list(t.shape)
+    dims = dims if axes is None else [dims[a] for a in axes]
+    if all(isinstance(d, int) for d in dims):
+        return dims
+    try:
+        return [fixed_int(d, f"{what}'s size") for d in dims]
+    except ConversionFailure:
+        raise unsupported(f"{what} needs static sizes, got {dims}") from None
 
 
 def specialized(t: Any, what: str, axes: Sequence[int] | None = None) -> Any:
@@ -317,7 +350,7 @@ def zeros_in_graph(anchor: Any, shape: Sequence[Any], dtype: str) -> Any:
     one element, compared with itself (`less`: false for every value, NaN included), cast to
     `dtype` and broadcast: fused into the kernel that reads it, or an intermediate of the
     workspace."""
-    first = ops.slice(ops.reshape(anchor, [-1]), [0], [0], [1], [1])
+    first = ops.slice(ops.reshape(anchor, [-1]), [0], [0], [1], [1], clamp=False)
     zero = ops.cast(ops.less(first, first), dtype)
     return ops.expand(ops.reshape(zero, [1] * len(shape)), list(shape))
 

@@ -23,7 +23,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ember.torch.context import ember_dtype, sym_size, torch_dtype
+from ember.torch.context import (
+    ember_dtype,
+    same_size,
+    sym_dim_free,
+    sym_size,
+    torch_dtype,
+)
 from ember.torch.converters import functions as fn
 from ember.torch.converters.common import (
     END,
@@ -32,6 +38,7 @@ from ember.torch.converters.common import (
     common_dtype,
     constant,
     dtype_name,
+    fixed_int,
     full,
     is_const,
     is_float_dtype,
@@ -87,6 +94,14 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -> Any:
 
 
 def _pad(input: Any, pad: Any, mode: str, value: Any) -> Any:
+    # ember binds a symbol from an argument as a size, which cannot be negative: a width
+    # known only at run time that is negative (the comparison is a guard on its sign) is
+    # fixed to its traced value by a guard (py_value; the graph is converted again), and
+    # the other widths with it, for the static path's cropping
+    pad = [py_value(p) if isinstance(p, torch.SymInt) and (
+        not sym_dim_free(p) or bool(p < 0)) else p for p in pad]
+    if any(isinstance(p, int) and p < 0 for p in pad):
+        pad = [py_value(p) for p in pad]
     if mode == "constant" and any(isinstance(p, torch.SymInt) for p in pad):
         # widths known at run time (a guard keeps each one's sign)
         widths = [p if isinstance(p, torch.SymInt) else static_int(p, "a pad width")
@@ -146,12 +161,8 @@ def _pad_by_index(input: Any, pad: Any, mode: str) -> Any:
     for i in range(len(pad) // 2):
         axis = rank(x) - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
-        if isinstance(before, torch.SymInt) or isinstance(after, torch.SymInt):
-            # ember binds a symbol from an argument as a size, which cannot be negative
-            # (the comparison is a guard: a call with another sign compiles again)
-            if bool(before < 0) or bool(after < 0):
-                raise unsupported(f"a negative {mode} pad width known only at run time")
-        elif mode == "circular" and (before < 0 or after < 0):
+        if mode == "circular" and not isinstance(before, torch.SymInt) and not isinstance(
+                after, torch.SymInt) and (before < 0 or after < 0):
             raise unsupported("a negative circular pad width of a symbolic size")
         n = shape_of(x)[axis]
         b, a = sym_size(before), sym_size(after)
@@ -194,10 +205,7 @@ def _constant_pad(input: Any, widths: list[int], value: Any) -> Any:
         axis = rank(x) - 1 - i // 2
         before, after = widths[i], widths[i + 1]
         if isinstance(before, torch.SymInt) or isinstance(after, torch.SymInt):
-            # a width known at run time: ember's sizes bind symbols from the arguments as
-            # sizes, which cannot be negative (a guard keeps the sign)
-            if bool(before < 0) or bool(after < 0):
-                raise unsupported("a negative pad width known only at run time")
+            # a width known at run time, not negative (_pad)
             before, after = sym_size(before), sym_size(after)
         elif before < 0 or after < 0:
             n = static_size(x, axis, "a negatively padded size")
@@ -241,10 +249,11 @@ def flipud(input: Any) -> Any:
 
 def _roll_gathered(x: Any, axis: int, shift: Any) -> Any:
     """x rolled by `shift` along axis, for a symbolic size or a shift known at run time:
-    out[i] = x[(i - shift) mod n], one gather."""
+    out[i] = x[(i - shift) mod n], one gather (take_along: no reshapes around it whose index
+    arithmetic would nest in a fused kernel)."""
     n = size_value(x.shape[axis], "int64")
     positions = ops.arange(0, x.shape[axis], 1, "int64")
-    return take(x, axis, ops.remainder(ops.sub(positions, cast(shift, "int64")), n))
+    return take_along(x, axis, ops.remainder(ops.sub(positions, cast(shift, "int64")), n))
 
 
 def roll(input: Any, shifts: Any, dims: Any = None) -> Any:
@@ -370,8 +379,8 @@ def index_select(input: Any, dim: Any, index: Any, *, out: Any = None) -> Any:
         picked = index_select(ops.reshape(input, [1]), 0, ops.reshape(index, [1]))
         return ops.reshape(picked, [])
     idx = ops.reshape(index, [1]) if rank(index) == 0 else index
-    if is_const(idx):
-        n = static_size(input, norm_dim(dim, rank(input)), "the indexed dimension")
+    n = shape_of(input)[norm_dim(dim, rank(input))]
+    if is_const(idx) and isinstance(n, int):  # (else take raises at run time)
         values = idx.torch()
         if values.numel() and (values.min() < 0 or values.max() >= n):
             raise unsupported("index_select with an index out of range")
@@ -393,7 +402,14 @@ def gather(input: Any, dim: Any, index: Any, *, sparse_grad: bool = False,
         raise unsupported("gather with an empty index")
     axis = norm_dim(dim, n)
     for d, (i, s) in enumerate(zip(index.shape, input.shape, strict=True)):
-        if d != axis and not (i == s or (isinstance(i, int) and isinstance(s, int) and i <= s)):
+        if d == axis or i == s:
+            continue
+        if not (isinstance(i, int) and isinstance(s, int)):
+            if same_size(i, s):
+                continue
+            # torch checks i <= s only when its kernel runs: fixed by guards to compare them
+            i, s = fixed_int(i, "a gather index's size"), fixed_int(s, "a gathered size")
+        if i > s:
             raise unsupported(f"gather with an index of size {i} in dimension {d} where the "
                               f"input has {s}")
     return ops.gather(input, axis, index)

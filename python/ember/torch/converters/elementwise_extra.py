@@ -21,6 +21,7 @@ from ember.torch.converters.common import (
     common_dtype,
     constant,
     dtype_name,
+    fixed_int,
     full,
     is_float_dtype,
     is_tensor,
@@ -464,8 +465,8 @@ def diff(input: Any, n: Any = 1, dim: Any = -1, prepend: Any = None, append: Any
     n = static_int(n, "diff's n")
     if n == 0:
         return input  # torch ignores prepend and append then
-    if n > 1 and not isinstance(x.shape[axis], int):
-        raise unsupported("diff with n > 1 along a symbolic dimension (it may empty it)")
+    if n > 1 and not isinstance(x.shape[axis], int):  # n differences may empty it: fixed
+        fixed_int(x.shape[axis], "a size diff takes n > 1 differences along")  # by guards
     for _ in range(n):
         size = x.shape[axis]
         if size == 0:
@@ -482,13 +483,14 @@ def _trapezoid(y: Any, x: Any, dx: Any, dim: Any) -> Any:
     size = y.shape[axis]
     last = size_plus(size, -1)
     if x is None or not is_tensor(x):
-        step = 1.0 if x is None and dx is None else static_float(
-            dx if x is None else x, "trapezoid's spacing")
+        step = 1.0 if x is None and dx is None else dx if x is None else x
+        if not is_tensor(step):  # else a float Dynamo passes as a 0-d graph input
+            step = float(py_value(step))
         if size == 0:
             return ops.sum(y, [axis], False)
         ends = cut(y, axis, 0, 1) + cut(y, axis, last, size)
         total = ops.sum(y, [axis], False) - ops.squeeze(ends, [axis]) * 0.5
-        return total * step
+        return total * (cast(step, dtype_name(total)) if is_tensor(step) else step)
     if size == 0:
         dt = common_dtype(y, x)
         return cast(ops.sum(y, [axis], False), dt if is_float_dtype(dt) else "float32")

@@ -59,8 +59,11 @@ def _index_tensor(x: Any, index: Any) -> Any:
         return _advanced_index(x, items)
     bounds = [b for i in items for b in ((i.start, i.stop, i.step) if isinstance(i, slice)
                                          else (i,))]
-    if any(may_be_negative(b) for b in bounds):
-        raise unsupported("a slice bound or index known only at run time that may be negative")
+    for b in bounds:
+        if may_be_negative(b):
+            # ember binds symbols as sizes, never negative: fixed to its traced value by a
+            # guard (the graph is converted again), or a ConversionFailure (eager)
+            py_value(b)
     used = sum(1 for i in items if i is not None and i is not Ellipsis)
     if used > rank(x):
         raise unsupported(f"{used} indices for a tensor of rank {rank(x)}")

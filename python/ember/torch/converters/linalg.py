@@ -24,13 +24,13 @@ from ember.torch.converters.common import (
     cast,
     constant,
     dtype_name,
+    fixed_shape,
     full,
     is_tensor,
     no_out,
     ops,
     rank,
     shape_of,
-    static_shape,
     unsupported,
 )
 from ember.torch.converters.functions import register
@@ -412,7 +412,7 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
 # ---- tensorinv, tensorsolve --------------------------------------------------------------------
 def tensorinv(A: Any, ind: int = 2, *, out: Any = None) -> Any:
     no_out(out)
-    shape = static_shape(A, "tensorinv")
+    shape = fixed_shape(A, "tensorinv")
     ind = int(ind)
     if ind <= 0:
         raise unsupported("tensorinv with ind <= 0")
@@ -425,13 +425,13 @@ def tensorinv(A: Any, ind: int = 2, *, out: Any = None) -> Any:
 
 def tensorsolve(A: Any, B: Any, dims: Any = None, *, out: Any = None) -> Any:
     no_out(out)
-    shape = static_shape(A, "tensorsolve")
+    shape = fixed_shape(A, "tensorsolve")
     if dims is not None:
         moved = [d % len(shape) for d in dims]
         order = [d for d in range(len(shape)) if d not in moved] + moved
         A = ops.permute(A, order)
         shape = [shape[d] for d in order]
-    bshape = static_shape(B, "tensorsolve")
+    bshape = fixed_shape(B, "tensorsolve")
     result = shape[len(bshape):]
     rows, cols = math.prod(bshape), math.prod(result)
     if rows != cols or rows == 0 or shape[:len(bshape)] != bshape:

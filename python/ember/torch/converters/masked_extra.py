@@ -28,7 +28,6 @@ from ember.torch.converters.common import (
     unsupported,
 )
 from ember.torch.converters.composites import logsumexp
-from ember.torch.converters.elementwise_extra import static_float
 from ember.torch.converters.functions import register
 from ember.torch.converters.nn_extra import float_input
 from ember.torch.converters.norms_losses import _norm
@@ -152,8 +151,8 @@ def _masked_var(take_sqrt: bool) -> Any:
         c = 1.0
         if unbiased is not None:
             c = 1.0 if unbiased else 0.0
-        if correction is not None:
-            c = static_float(correction, "masked var's correction")
+        if correction is not None:  # a 0-d tensor where Dynamo passes it as a graph input
+            c = correction if is_tensor(correction) else float(py_value(correction))
         dt = ember_dtype(dtype) if dtype is not None else dtype_name(input)
         if not is_float_dtype(dt):
             raise unsupported("masked var of a non-float result")
@@ -164,7 +163,9 @@ def _masked_var(take_sqrt: bool) -> Any:
         total = ops.sum(_fill("sum", centered * centered, mask), dims, bool(keepdim))
         if not keepdim:
             count = ops.squeeze(count, dims)
-        if c != 0:
+        if is_tensor(c):
+            count = ops.maximum(count - cast(c, dt), 0.0)
+        elif c != 0:
             count = ops.maximum(count - c, 0.0)
         out = total / count
         return ops.sqrt(out) if take_sqrt else out
@@ -234,6 +235,21 @@ masked_log_softmax = _masked_softmax("log_softmax")
 masked_softmin = _masked_softmax("softmin")
 
 
+def masked_median(input: Any, dim: Any = -1, *, keepdim: Any = False, dtype: Any = None,
+                  mask: Any = None) -> Any:
+    """torch.masked.median: nanmedian with the masked-out elements NaN (torch's own
+    definition). Integer inputs run eagerly (torch raises there for a fully masked row)."""
+    from ember.torch.converters.scans_sorts import nanmedian
+
+    dt = dtype_name(input)
+    if not is_float_dtype(dt) or (dtype is not None and ember_dtype(dtype) != dt):
+        raise unsupported(f"masked median of a {dt} tensor or to another dtype")
+    x = input if mask is None else ops.where(_mask(input, mask), input,
+                                             ops.scalar(float("nan"), dt))
+    values, _ = nanmedian(x, py_value(dim), bool(keepdim))
+    return values
+
+
 def _register_all() -> None:
     import torch.masked._ops as masked
 
@@ -243,7 +259,7 @@ def _register_all() -> None:
         ("mean", masked_mean), ("norm", masked_norm), ("var", masked_var), ("std", masked_std),
         ("softmax", masked_softmax), ("log_softmax", masked_log_softmax),
         ("softmin", masked_softmin), ("logsumexp", masked_logsumexp),
-        ("logaddexp", masked_logaddexp),
+        ("logaddexp", masked_logaddexp), ("median", masked_median),
     ):
         register(converter, getattr(masked, name))
 

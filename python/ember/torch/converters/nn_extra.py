@@ -27,6 +27,7 @@ from ember.torch.converters.common import (
     common_dtype,
     constant,
     dtype_name,
+    fixed_shape,
     float_param,
     full,
     is_float_dtype,
@@ -38,7 +39,6 @@ from ember.torch.converters.common import (
     shape_of,
     slice_axis,
     static_int,
-    static_shape,
     unsupported,
 )
 from ember.torch.converters.composite_math import int_constant
@@ -266,7 +266,7 @@ def _class_targets(input: Any, target: Any, what: str) -> tuple[Any, Any, int, b
         x = ops.reshape(x, [1, -1])
     if rank(x) != 2:
         raise unsupported(f"{what} of a tensor of rank > 2")
-    n, c = static_shape(x, what)
+    n, c = fixed_shape(x, what)
     if n == 0 or c == 0:
         raise unsupported(f"{what} of an empty tensor")
     return x, ops.reshape(cast(target, "int64"), [n]), c, one
@@ -311,9 +311,9 @@ def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None,
     one = rank(x) <= 1
     if one:
         x, target = ops.reshape(x, [1, -1]), ops.reshape(target, [1, -1])
-    if rank(x) != 2 or static_shape(target, "targets") != static_shape(x, "inputs"):
+    if rank(x) != 2 or fixed_shape(target, "targets") != fixed_shape(x, "inputs"):
         raise unsupported("multilabel_margin_loss with mismatched shapes")
-    n, c = static_shape(x, "multilabel_margin_loss")
+    n, c = fixed_shape(x, "multilabel_margin_loss")
     if n == 0 or c == 0:
         raise unsupported("multilabel_margin_loss of an empty tensor")
     t = cast(target, "int64")

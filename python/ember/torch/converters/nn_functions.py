@@ -33,7 +33,6 @@ from ember.torch.converters.common import (
     size_value,
     specialized,
     static_int,
-    static_shape,
     transposed_constant,
     unsupported,
 )
@@ -231,8 +230,14 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     return ops.embedding(weight, input)
 
 
+def _spatial(input: Any, what: str) -> list[int]:
+    """The (static) height and width of [N, C, H, W]; the batch and channels may be
+    symbolic."""
+    return [static_int(d, f"{what}'s spatial size") for d in shape_of(input)[2:]]
+
+
 def _output_size(input: Any, size: Any, scale_factor: Any) -> list[int]:
-    h, w = static_shape(input, "interpolate")[-2:]
+    h, w = _spatial(input, "interpolate")
     if size is not None:
         return list(pair(size))
     sh, sw = _scale_pair(scale_factor)
@@ -288,8 +293,8 @@ def _gather(x: Any, axis: int, index: list[int]) -> Any:
     """x at the given positions along axis 2 or 3 of [N, C, H, W] (an embedding lookup)."""
     order = [axis] + [d for d in range(4) if d != axis]
     moved = ops.permute(x, order)
-    dims = static_shape(moved, "resampling")
-    table = ops.reshape(moved, [dims[0], dims[1] * dims[2] * dims[3]])
+    dims = shape_of(moved)  # [the gathered size (static), the others (maybe symbolic)]
+    table = ops.reshape(moved, [dims[0], -1])
     rows = ops.embedding(table, constant(torch.tensor(index, dtype=torch.int64)))
     rows = ops.reshape(rows, [len(index), *dims[1:]])
     back = [order.index(d) for d in range(4)]
@@ -318,7 +323,7 @@ def upsample_nearest2d(input: Any, output_size: Any, scales_h: Any = None,
     out = [int(py_value(s)) for s in output_size]
     scales = (scales_h, scales_w)
     if any(s is not None for s in scales):
-        sizes_in = static_shape(input, "nearest upsampling")[2:]
+        sizes_in = _spatial(input, "nearest upsampling")
         if not _sizes_say_it_all(sizes_in, out, scales, torch.float32):
             return _nearest_by_gather(input, out, scales)
     return ops.upsample_nearest2d(input, out)
@@ -347,7 +352,7 @@ def _bilinear_by_gather(input: Any, out: list[int], scales: tuple[Any, Any]) -> 
     compute = "float64" if dt == "float64" else "float32"
     tdt = torch_dtype(compute)
     x = cast(input, compute)
-    h, w = static_shape(input, "bilinear resampling")[2:]
+    h, w = _spatial(input, "bilinear resampling")
     h0, h1, hl0, hl1 = _linear_source(h, out[0], scales[0], tdt)
     w0, w1, wl0, wl1 = _linear_source(w, out[1], scales[1], tdt)
     wl0, wl1 = constant(wl0.contiguous()), constant(wl1.contiguous())
@@ -366,7 +371,7 @@ def upsample_bilinear2d(input: Any, output_size: Any, align_corners: bool,
     out = [int(py_value(s)) for s in output_size]
     scales = (scales_h, scales_w)
     if not align_corners and any(s is not None for s in scales):
-        sizes_in = static_shape(input, "bilinear resampling")[2:]
+        sizes_in = _spatial(input, "bilinear resampling")
         compute = torch.float64 if dtype_name(input) == "float64" else torch.float32
         if not _sizes_say_it_all(sizes_in, out, scales, compute):
             return _bilinear_by_gather(input, out, scales)

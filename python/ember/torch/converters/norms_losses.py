@@ -99,7 +99,7 @@ def _norm(x: Any, p: Any, dims: list[int], keepdim: bool) -> Any:
             raise unsupported(f"the {p!r} norm")
         p = 2.0
     if is_tensor(p):  # a float Dynamo passes as a graph input (not specialized)
-        raise unsupported("a norm whose order is known only at run time")
+        return _norm_of_runtime_order(x, p, dims, keepdim)
     p = float(py_value(p))
     if p == float("inf") or p == float("-inf"):
         check_nonempty(x, dims, "an inf-norm")
@@ -111,9 +111,28 @@ def _norm(x: Any, p: Any, dims: list[int], keepdim: bool) -> Any:
         return ops.sum(ops.abs(x), dims, keepdim)
     if p == 2:
         return ops.sqrt(ops.sum(x * x, dims, keepdim))
-    if p != p or p < 0:
+    if p != p:
         raise unsupported(f"the vector norm of order {p}")
+    # negative orders too: a zero makes the sum inf and the norm 0, as in torch
     return ops.pow(ops.sum(ops.pow(ops.abs(x), p), dims, keepdim), 1.0 / p)
+
+
+def _norm_of_runtime_order(x: Any, p: Any, dims: list[int], keepdim: bool) -> Any:
+    """The vector p-norm for an order that arrives when the graph runs (a 0-d tensor): each
+    of torch's cases is computed and the order picks one: max |x| (inf), min |x| (-inf),
+    the count of nonzeros (0), else sum(|x|^p)^(1/p) (negative orders included: a zero
+    makes the sum inf and the norm 0, as in torch)."""
+    if rank(x) == 0:  # dim 0 or none of a 0-d tensor: its one element, a 0-d result
+        return ops.reshape(_norm_of_runtime_order(ops.reshape(x, [1]), p, [0], False), [])
+    check_nonempty(x, dims, "a norm whose order is known only at run time")
+    dt = dtype_name(x)
+    p = cast(p, dt)
+    a = ops.abs(x)
+    general = ops.pow(ops.sum(ops.pow(a, p), dims, keepdim), ops.reciprocal(p))
+    count = ops.sum(ops.cast(ops.not_equal(x, 0.0), dt), dims, keepdim)
+    y = ops.where(ops.equal(p, 0.0), count, general)
+    y = ops.where(ops.equal(p, float("-inf")), ops.min(a, dims, keepdim), y)
+    return ops.where(ops.equal(p, float("inf")), ops.max(a, dims, keepdim), y)
 
 
 def _norm_input(input: Any, dtype: Any) -> Any:
@@ -139,8 +158,8 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out
     x = _norm_input(input, dtype)
     if p is None:
         p = 2.0
-    if is_tensor(p):  # a float Dynamo passes as a graph input (not specialized)
-        raise unsupported("a norm whose order is known only at run time")
+    if is_tensor(p):  # a float Dynamo passes as a graph input: a vector norm (any order)
+        return _norm(x, p, norm_dims(dim, rank(x)), keepdim)
     if p == "nuc":  # a matrix norm, over all (two) dimensions by default
         from ember.torch.converters.products_extra import matrix_norm
 
@@ -155,10 +174,10 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out
 
 def linalg_norm(input: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
                 out: Any = None, dtype: Any = None) -> Any:
-    if is_tensor(ord):  # a float Dynamo passes as a graph input (not specialized)
-        raise unsupported("a norm whose order is known only at run time")
     vector = (isinstance(dim, int) or (isinstance(dim, (tuple, list)) and len(dim) == 1)
               or (dim is None and (ord is None or rank(input) == 1)))
+    if is_tensor(ord) and not vector:  # a float Dynamo passes as a graph input
+        raise unsupported("a matrix norm whose order is known only at run time")
     if not vector and ord not in (None, "fro"):
         from ember.torch.converters.products_extra import matrix_norm
 

@@ -19,10 +19,14 @@ from ember.torch.context import ember_dtype
 from ember.torch.converters.common import (
     binary,
     broadcast,
+    broadcast_shape,
     cast,
     common_dtype,
     constant,
     dtype_name,
+    expand_to,
+    fixed_int,
+    fixed_shape,
     full,
     is_float_dtype,
     is_tensor,
@@ -87,15 +91,9 @@ def _beta_alpha(product: Any, input: Any, beta: Any, alpha: Any) -> Any:
     if alpha != 1:
         product = product * alpha
     if beta == 0:  # torch ignores input (NaN in it included)
-        shape = _broadcast(product, input)
-        return product if static_shape(product) == shape else ops.expand(product, shape)
+        return expand_to(product, broadcast_shape(product, input), "a product")
     term = cast(input, dt) if beta == 1 else cast(input, dt) * beta
     return product + term
-
-
-def _broadcast(product: Any, input: Any) -> list[Any]:
-    a, b = static_shape(product, "a product"), static_shape(input, "a product")
-    return list(torch.broadcast_shapes(tuple(a), tuple(b)))
 
 
 def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1,
@@ -119,7 +117,7 @@ def addbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 
         raise unsupported("addbmm of tensors that are not 3-d")
     if not is_float_dtype(_product_dtype(batch1, batch2)):
         raise unsupported("addbmm of integer tensors")
-    if static_size(batch1, 0, "addbmm's batch") == 0:
+    if shape_of(batch1)[0] == 0:
         raise unsupported("addbmm of an empty batch")
     product = ops.sum(ops.matmul(batch1, batch2), [0], False)
     return _beta_alpha(product, input, beta, alpha)
@@ -265,12 +263,13 @@ def multi_dot(tensors: Any, *, out: Any = None) -> Any:
         xs[-1] = ops.unsqueeze(xs[-1], [1])
     if any(rank(x) != 2 for x in xs):
         raise unsupported("multi_dot of tensors that are not matrices")
-    for x in xs:
-        if 0 in static_shape(x, "multi_dot"):
-            raise unsupported("multi_dot of empty matrices")
-    y = xs[0]
-    for x in xs[1:]:
-        y = ops.matmul(y, x)
+    if any(isinstance(d, int) and d == 0 for x in xs for d in shape_of(x)):
+        # an empty inner size gives zeros (a sum of nothing), an outer one an empty result
+        y = full([shape_of(xs[0])[0], shape_of(xs[-1])[1]], 0.0, dtype_name(xs[0]))
+    else:
+        y = xs[0]
+        for x in xs[1:]:
+            y = ops.matmul(y, x)
     if first_vec and last_vec:
         return ops.reshape(y, [])
     if first_vec:
@@ -310,7 +309,7 @@ def matrix_power(input: Any, n: Any, *, out: Any = None) -> Any:
 def vander(x: Any, N: Any = None) -> Any:
     if rank(x) == 0:
         x = ops.reshape(x, [1])  # torch takes a 0-d tensor as one of length 1
-    size = static_size(x, rank(x) - 1, "vander's input")
+    size = fixed_int(x.shape[rank(x) - 1], "vander's input")
     n = size if N is None else static_int(N, "vander's N")
     dt = dtype_name(x)
     if dt == "bool" or dt.startswith("complex"):
@@ -369,7 +368,7 @@ def dist(input: Any, other: Any, p: Any = 2) -> Any:
 def pdist(input: Any, p: Any = 2) -> Any:
     if rank(input) != 2 or not is_float_dtype(dtype_name(input)):
         raise unsupported("pdist of a tensor that is not a 2-d float tensor")
-    n, m = static_shape(input, "pdist")
+    n, m = fixed_shape(input, "pdist")
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     p = static_float(p, "pdist's p")
     if not pairs:
@@ -409,7 +408,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
         summed, across = d1, d0  # the largest (smallest) row sum
     else:
         raise unsupported(f"the matrix norm ord={ord!r}")
-    if static_size(x, across, "matrix_norm") == 0:
+    if shape_of(x)[across] == 0:
         raise unsupported("a matrix norm over an empty dimension")
     sums = ops.sum(ops.abs(x), [summed], True)
     reduce = ops.max if o > 0 else ops.min

@@ -358,8 +358,12 @@ def histc(input: Any, bins: Any = 100, min: Any = 0, max: Any = 0, *, out: Any =
         raise unsupported(f"histc of a {dt} tensor")
     bins = static_int(bins, "histc's bins")
     flat = ops.reshape(input, [-1])
-    if flat.shape[0] == 0:
-        raise unsupported("histc of an empty tensor")
+    if flat.shape[0] == 0:  # no counts (torch raises for bounds in the wrong order)
+        lo, hi = py_value_or_none(min), py_value_or_none(max)
+        if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)) or lo > hi:
+            raise unsupported("histc of an empty tensor with bounds known at run time or "
+                              "in the wrong order")
+        return full([bins], 0.0, dt)
 
     def bound(v: Any) -> Any:
         return cast(v, dt) if not isinstance(py_value_or_none(v), (int, float)) else \

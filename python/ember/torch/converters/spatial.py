@@ -1,11 +1,13 @@
 """Converters for N-d pooling (return_indices, adaptive max), ``unfold`` (im2col) and gathers
 at tensor indices (``take``, ``take_along_dim``), and the helpers of the spatial converters
 (spatial_conv.py: 3-d and transposed convolutions; spatial_resample.py: every mode of
-``interpolate``). Grid sampling, ``embedding_bag`` and ``_unsafe_masked_index`` are not
+``interpolate`` and grid sampling). ``embedding_bag`` and ``_unsafe_masked_index`` are not
 converted (they run in eager PyTorch).
 
 The spatial sizes must be known at compile time: the converters build their index and
-weight tables with torch then, and raise ``unsupported`` (eager fallback) for symbolic ones.
+weight tables with torch then. Symbolic spatial sizes are fixed by Dynamo guards (one graph
+per spatial size, the batch and channels stay symbolic), or raise ``unsupported`` (eager
+fallback) where no guard can be added.
 
 - Pooling windows: the input's spatial dimensions are flattened, one fill slot (the identity
   of the reduction: -inf / the dtype's lowest for max, 0 for sums) is appended, and one
@@ -29,6 +31,7 @@ from ember.torch.converters.common import (
     cast,
     constant,
     dtype_name,
+    fixed_shape,
     full,
     is_float_dtype,
     is_tensor,
@@ -47,10 +50,9 @@ from ember.torch.registry import builtin_registrations, register_method
 
 # ---- shared helpers ------------------------------------------------------------------------
 def _spatial_sizes(x: Any, k: int, what: str) -> list[int]:
-    sizes = list(x.shape[rank(x) - k:])
-    if any(not isinstance(s, int) for s in sizes):
-        raise unsupported(f"{what} of a tensor with symbolic spatial sizes {sizes}")
-    return sizes
+    """x's last k sizes as ints: symbolic ones are fixed by guards (fixed_shape; a call with
+    other spatial sizes compiles again, the batch and channels stay symbolic)."""
+    return fixed_shape(x, what, range(rank(x) - k, rank(x)))
 
 
 def _check_rank(x: Any, k: int, what: str) -> None:
@@ -374,8 +376,6 @@ def take_flat(input: Any, index: Any, *, out: Any = None) -> Any:
 def take_along_dim(input: Any, indices: Any, dim: Any = None, *, out: Any = None) -> Any:
     """torch.take_along_dim: gather along dim after broadcasting input and indices off it
     (dim=None: the flattened input)."""
-    from ember.torch.converters.composites import gather
-
     if out is not None:
         raise unsupported("out= arguments")
     if not is_tensor(indices) or dtype_name(indices) not in ("int64", "int32"):
@@ -383,7 +383,13 @@ def take_along_dim(input: Any, indices: Any, dim: Any = None, *, out: Any = None
     if dim is None:
         flat_in = ops.reshape(input, [-1]) if rank(input) != 1 else input
         flat_idx = ops.reshape(indices, [-1]) if rank(indices) != 1 else indices
-        return take_along_dim(flat_in, flat_idx, 0)
+        return _take_along(flat_in, flat_idx, 0, wrap=False)  # torch's gather: no wrapping
+    return _take_along(input, indices, dim, wrap=True)
+
+
+def _take_along(input: Any, indices: Any, dim: Any, wrap: bool) -> Any:
+    from ember.torch.converters.composites import gather
+
     n = rank(input)
     if rank(indices) != n or n == 0:
         raise unsupported("take_along_dim with indices whose rank differs from the input's")
@@ -401,6 +407,9 @@ def take_along_dim(input: Any, indices: Any, dim: Any = None, *, out: Any = None
     empty = _empty(i_shape, dtype_name(input))
     if empty is not None:
         return empty
+    if wrap:  # with a dim, torch's take_along_dim counts negative indices from the end
+        idx = cast(idx, "int64")
+        idx = ops.where(ops.less(idx, 0), ops.add(idx, a[axis]), idx)
     return gather(x, axis, idx)
 
 

@@ -1,6 +1,7 @@
-"""Converters for resampling: every mode of ``interpolate``, ``upsample_*`` and antialiased
-bilinear, on the helpers of spatial.py (whose spatial sizes, too, must be known at compile
-time).
+"""Converters for resampling: every mode of ``interpolate``, ``upsample_*``, antialiased
+bilinear and grid sampling (``grid_sample``: bilinear, nearest and bicubic), on the
+helpers of spatial.py (whose spatial sizes, too, must be known at compile time, or are
+fixed by guards).
 
 - Resampling is separable: along each spatial axis, the output is a weighted sum of a few
   gathered input rows. The weights are torch's own: the matching 1-d (or 2-d) ATen
@@ -11,6 +12,7 @@ time).
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 from typing import Any
 
@@ -27,6 +29,7 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_product,
     size_value,
     static_int,
     unsupported,
@@ -157,8 +160,6 @@ def _resample_at_run_time(input: Any, k: int, scales: list[Any], mode: str,
     did not specialize) is known only at run time: per axis, gathers of
     the positions computed in the graph (nearest) or the weighted sum of two gathers
     (linear); the output sizes are torch's (Dynamo's record)."""
-    if mode not in ("nearest", "nearest-exact") and mode not in _LINEAR:
-        raise unsupported(f"interpolate mode={mode!r} of symbolic spatial sizes")
     meta = expected_value()
     if not isinstance(meta, torch.Tensor) or meta.dim() != rank(input):
         raise unsupported("interpolate without torch's output shape")
@@ -201,8 +202,13 @@ def interpolate_nd(input: Any, size: Any = None, scale_factor: Any = None,
         else False
     each = [] if scale_factor is None else (
         list(scale_factor) if isinstance(scale_factor, (tuple, list)) else [scale_factor] * k)
-    if (any(not isinstance(d, int) for d in shape_of(input)[2:]) or any(
-            is_tensor(f) for f in each)) and not antialias:
+    # nearest and linear modes follow symbolic sizes and run-time scale factors; the others
+    # (area, bicubic, antialiased) fix symbolic sizes by guards (_spatial_sizes)
+    at_run_time = not antialias and (mode in ("nearest", "nearest-exact") or mode in _LINEAR)
+    if any(is_tensor(f) for f in each) and not at_run_time:
+        raise unsupported(f"interpolate mode={mode!r} with a scale factor known at run time")
+    if at_run_time and (any(not isinstance(d, int) for d in shape_of(input)[2:]) or any(
+            is_tensor(f) for f in each)):
         factors: list[Any] = [None] * k
         if each and not recompute_scale_factor:
             factors = [f if is_tensor(f) else float(py_value(f)) for f in each]
@@ -260,7 +266,147 @@ def upsample_bilinear2d_aa(input: Any, output_size: Any, align_corners: bool,
     return resample(input, 2, out, [scales_h, scales_w], "bilinear", bool(align_corners), True)
 
 
+# ---- grid sampling -------------------------------------------------------------------------
+_GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
+_GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def _reflect(c: Any, twice_low: int, twice_high: Any) -> Any:
+    """torch's reflect_coordinates: c reflected into [twice_low / 2, twice_high / 2]
+    (twice_high a number, or a 0-d tensor for a symbolic size)."""
+    low = twice_low * 0.5
+    span = (twice_high - twice_low) * 0.5
+    d = ops.abs(c - low)
+    extra = ops.fmod(d, span)
+    even = ops.equal(ops.fmod(ops.floor(d / span), 2.0), 0.0)
+    return ops.where(even, extra + low, span - extra + low)
+
+
+def _size_number(size: Any, like: Any) -> Any:
+    return size_value(size, dtype_name(like)) if isinstance(size, str) else float(size)
+
+
+def _unnormalized(g: Any, size: Any, corners: bool) -> Any:
+    """A normalized grid coordinate in [-1, 1] as a position along an axis of `size`."""
+    n = _size_number(size, g)
+    return (g + 1.0) * 0.5 * (n - 1.0) if corners else ((g + 1.0) * n - 1.0) * 0.5
+
+
+def _padded_coordinate(c: Any, size: Any, padding: str, corners: bool) -> Any:
+    """A position clipped (border) or reflected and clipped (reflection) into the input, as
+    torch's compute_coordinates; unchanged for zeros padding."""
+    n = _size_number(size, c)
+    if padding == "reflection":
+        if isinstance(size, int) and size <= 1:
+            c = c * 0.0  # twice_low == twice_high: every coordinate reflects to 0
+        elif corners:
+            c = _reflect(c, 0, 2.0 * (n - 1.0))
+        else:
+            c = _reflect(c, -1, 2.0 * n - 1.0)
+    if padding in ("border", "reflection"):
+        c = ops.minimum(ops.maximum(c, 0.0), n - 1.0)
+    return c
+
+
+def _cubic_weights(t: Any) -> list[Any]:
+    """torch's cubic convolution weights (A = -0.75) of the taps at -1, 0, 1, 2 from floor."""
+    a = -0.75
+
+    def near(x: Any) -> Any:  # |x| <= 1
+        return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+
+    def far(x: Any) -> Any:  # 1 < |x| < 2
+        return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
+
+    return [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+
+
+def grid_sampler(input: Any, grid: Any, interpolation_mode: Any = 0, padding_mode: Any = 0,
+                 align_corners: Any = False) -> Any:
+    """torch.grid_sampler (2-d and 3-d, aten's integer modes): out[n, c, *o] samples
+    input[n, c] at grid[n, *o] (x, y[, z] in [-1, 1], x along the last axis). Each
+    sample is a gather of the flattened spatial positions, bilinear (trilinear) as the
+    weighted sum of the 2^k neighbours, bicubic (2-d) of the 4 x 4 around it with torch's
+    cubic weights, nearest as the neighbour torch rounds to (half to even). Neighbours
+    outside the input contribute 0, as in torch."""
+    mode = _GRID_MODES.get(py_value(interpolation_mode))
+    padding = _GRID_PADDING.get(py_value(padding_mode))
+    corners = bool(py_value(align_corners))
+    k = rank(input) - 2
+    dt = dtype_name(input)
+    if mode is None or padding is None or (mode == "bicubic" and k != 2):
+        raise unsupported(f"grid_sampler with mode {interpolation_mode} and padding "
+                          f"{padding_mode}")
+    if k not in (2, 3) or rank(grid) != k + 2 or shape_of(grid)[-1] != k:
+        raise unsupported(f"grid_sampler of a rank-{rank(input)} input and a rank-"
+                          f"{rank(grid)} grid")
+    if not is_float_dtype(dt) or dtype_name(grid) != dt:
+        raise unsupported(f"grid_sampler of {dt} and {dtype_name(grid)} tensors")
+    shape, gshape = shape_of(input), shape_of(grid)
+    spatial, outs = shape[2:], gshape[1:-1]
+    if any(isinstance(v, int) and v == 0 for v in spatial + outs + shape[:2]):
+        raise unsupported("grid_sampler of an empty tensor")
+    nb, ch = shape[:2]
+    flat = ops.reshape(input, [nb, ch, -1])
+    points = ops.reshape(grid, [gshape[0], -1, k])  # [N, Q, k]
+    # per spatial axis (d, h, w order): the neighbours' positions [N, Q] and weights
+    corners_of: list[list[tuple[Any, Any]]] = []
+    for axis in range(k):
+        size = spatial[axis]
+        g = ops.squeeze(ops.slice(points, [2], [k - 1 - axis], [k - axis], [1]), [2])
+        c = _unnormalized(g, size, corners)
+        if mode == "bicubic":  # 4 taps around floor(c), each one clipped or reflected
+            lo = ops.floor(c)
+            corners_of.append([(_padded_coordinate(lo + (j - 1.0), size, padding, corners), w)
+                               for j, w in enumerate(_cubic_weights(c - lo))])
+            continue
+        c = _padded_coordinate(c, size, padding, corners)
+        if mode == "nearest":
+            corners_of.append([(ops.round(c), None)])
+        else:
+            lo = ops.floor(c)
+            frac = c - lo
+            corners_of.append([(lo, 1.0 - frac), (lo + 1.0, frac)])
+    result = None
+    for combo in itertools.product(*corners_of):
+        inside = None
+        index = None
+        weight = None
+        for axis, (pos, w) in enumerate(combo):
+            size = spatial[axis]
+            n = size_value(size, dt) if isinstance(size, str) else float(size)
+            ok = ops.logical_and(ops.greater_equal(pos, 0.0), ops.less_equal(pos, n - 1.0))
+            inside = ok if inside is None else ops.logical_and(inside, ok)
+            at = ops.cast(ops.minimum(ops.maximum(pos, 0.0), n - 1.0), "int64")
+            stride = size_product(spatial[axis + 1:])
+            term = at if stride == 1 else at * size_value(stride, "int64")
+            index = term if index is None else index + term
+            if w is not None:
+                weight = w if weight is None else weight * w
+        assert inside is not None and index is not None
+        q = shape_of(index)[1]
+        picked = ops.gather(flat, 2, ops.expand(ops.unsqueeze(index, [1]), [nb, ch, q]))
+        zero = ops.scalar(0.0, dt)
+        scale = inside if weight is None else ops.where(inside, weight, zero)
+        term = ops.where(ops.unsqueeze(inside, [1]), picked, zero) if weight is None else (
+            picked * ops.unsqueeze(scale, [1]))
+        result = term if result is None else result + term
+    return ops.reshape(result, [nb, ch] + outs)
+
+
+def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: Any = None) -> Any:
+    modes = {v: k for k, v in _GRID_MODES.items()}
+    paddings = {v: k for k, v in _GRID_PADDING.items()}
+    if mode not in modes or padding_mode not in paddings:
+        raise unsupported(f"grid_sample with mode={mode!r}, padding_mode={padding_mode!r}")
+    return grid_sampler(input, grid, modes[mode], paddings[padding_mode], bool(align_corners))
+
+
 def _register_all() -> None:
+    register(grid_sample, F.grid_sample)
+    register(grid_sampler, torch.grid_sampler, torch.grid_sampler_2d, torch.grid_sampler_3d,
+             torch.ops.aten.grid_sampler_2d.default, torch.ops.aten.grid_sampler_3d.default)
     register(upsample_bilinear, F.upsample_bilinear)
     register(upsample_nearest, F.upsample_nearest)
     aa = torch.ops.aten._upsample_bilinear2d_aa

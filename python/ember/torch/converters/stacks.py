@@ -20,6 +20,7 @@ from ember.torch.converters import tensors as tn
 from ember.torch.converters.common import (
     cast,
     common_dtype,
+    fixed_shape,
     full,
     is_tensor,
     no_out,
@@ -30,7 +31,6 @@ from ember.torch.converters.common import (
     shape_of,
     slice_axis,
     static_int,
-    static_shape,
     unsupported,
 )
 from ember.torch.converters.composite_math import static_size
@@ -109,7 +109,7 @@ def chunk_cat(tensors: Any, dim: Any, num_chunks: Any) -> Any:
     dt = common_dtype(*items)
     parts = []
     for t in items:
-        shape = static_shape(t, "_chunk_cat")
+        shape = fixed_shape(t, "_chunk_cat")
         if d >= len(shape):
             raise unsupported("_chunk_cat with a dim beyond a tensor's rank")
         x = cast(t, dt)
@@ -229,7 +229,7 @@ def block_diag(*tensors: Any) -> Any:
     for t in tensors:
         if rank(t) > 2:
             raise unsupported("block_diag of a tensor of rank > 2")
-        shape = static_shape(t, "block_diag")
+        shape = fixed_shape(t, "block_diag")
         shape = [1, 1] if not shape else ([1] + shape if len(shape) == 1 else shape)
         blocks.append((cast(ops.reshape(t, shape), dt), shape))
     total_cols = builtins.sum(s[1] for _, s in blocks)

@@ -33,6 +33,8 @@ from ember.torch.converters import writes
 from ember.torch.converters.common import (
     cast,
     dtype_name,
+    fixed_int,
+    fixed_shape,
     full,
     is_float_dtype,
     is_runtime_scalar,
@@ -353,7 +355,7 @@ def as_strided_scatter(input: Any, src: Any, size: Any, stride: Any,
     if not isinstance(meta, torch.Tensor) or not meta.is_contiguous():
         raise unsupported("as_strided_scatter of a tensor that is not known to be contiguous")
     start = 0 if storage_offset is None else static_int(storage_offset, "a storage offset")
-    n = math.prod(static_shape(input, "as_strided_scatter"))
+    n = math.prod(fixed_shape(input, "as_strided_scatter"))
     positions = _strided_positions(n, size, stride, start).reshape(-1)
     if positions.unique().numel() != positions.numel():
         raise unsupported("as_strided_scatter into overlapping positions")
@@ -463,13 +465,15 @@ def pixel_shuffle(input: Any, upscale_factor: Any) -> Any:
     if rank(input) < 3:
         raise unsupported("pixel_shuffle of a tensor of rank < 3")
     shape = shape_of(input)
-    lead, (c, h, w) = shape[:-3], static_shape(input, "pixel_shuffle")[-3:]
-    if c % (r * r):
+    lead, (c, h, w) = shape[:-3], shape[-3:]
+    c = fixed_int(c, "pixel_shuffle's channels")  # (the batch and spatial sizes may be
+    if c % (r * r):  # symbolic)
         raise unsupported("pixel_shuffle of channels not divisible by upscale_factor**2")
     k = len(lead)
     x = ops.reshape(input, reshape_dims(lead + [c // (r * r), r, r, h, w]))
     x = ops.permute(x, list(range(k)) + [k, k + 3, k + 1, k + 4, k + 2])
-    return ops.reshape(x, reshape_dims(lead + [c // (r * r), h * r, w * r]))
+    return ops.reshape(x, reshape_dims(lead + [c // (r * r), size_product([h, r]),
+                                               size_product([w, r])]))
 
 
 def pixel_unshuffle(input: Any, downscale_factor: Any) -> Any:
@@ -477,7 +481,9 @@ def pixel_unshuffle(input: Any, downscale_factor: Any) -> Any:
     if rank(input) < 3:
         raise unsupported("pixel_unshuffle of a tensor of rank < 3")
     shape = shape_of(input)
-    lead, (c, h, w) = shape[:-3], static_shape(input, "pixel_unshuffle")[-3:]
+    # the divided sizes are fixed by guards where symbolic (torch checks divisibility)
+    lead = shape[:-3]
+    c, h, w = (fixed_int(d, "a pixel_unshuffle size") for d in shape[-3:])
     if h % r or w % r:
         raise unsupported("pixel_unshuffle of sizes not divisible by downscale_factor")
     k = len(lead)
@@ -491,7 +497,7 @@ def channel_shuffle(input: Any, groups: Any) -> Any:
     if rank(input) < 3:
         raise unsupported("channel_shuffle of a tensor of rank < 3")
     shape = shape_of(input)
-    c = static_size(input, 1, "the shuffled channels")
+    c = fixed_int(input.shape[1], "the shuffled channels")
     if g <= 0 or c % g:
         raise unsupported("channel_shuffle of channels not divisible by groups")
     x = ops.reshape(input, reshape_dims([shape[0], g, c // g] + shape[2:]))
