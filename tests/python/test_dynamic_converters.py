@@ -414,3 +414,21 @@ def test_gather_with_a_smaller_index_and_diff_of_several_orders() -> None:
     for args in calls:
         for got, want in zip(compiled(*args), fn(*args), strict=True):
             torch.testing.assert_close(got, want)
+
+
+def test_run_time_values_ember_cannot_use_fall_back_with_the_reason() -> None:
+    """A matrix norm's order and a bicubic scale factor that Dynamo passes as 0-d inputs
+    run eagerly, with the reason in the warning, and match eager."""
+    cases = [(lambda x, p: torch.linalg.norm(x, ord=p), torch.randn(4, 5), [1.0, 2.0],
+              "matrix norm whose order"),
+             (lambda x, s: F.interpolate(x, scale_factor=s, mode="bicubic"),
+              torch.randn(1, 2, 5, 6), [1.5, 2.5], "scale factor known at run time")]
+    for fn, x, values, reason in cases:
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, backend="ember")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for v in values:
+                torch.testing.assert_close(compiled(x, v), fn(x, v))
+        assert any(issubclass(w.category, EagerFallbackWarning) and reason in str(w.message)
+                   for w in caught), reason
