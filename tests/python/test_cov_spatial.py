@@ -96,6 +96,21 @@ def test_pooling_falls_back_on_integer_avg():
 
 
 # ---- convolutions --------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_same_padding_of_an_even_kernel(k):
+    """padding="same" where d * (K - 1) is odd: torch puts the extra zero after the input
+    (along each such dimension). Static shapes, then other batches and spatial sizes."""
+    conv = [None, F.conv1d, F.conv2d, F.conv3d][k]
+    kernel, dilation = [4, 2, 3][:k], [1, 3, 2][:k]
+    w, b = R(4, 3, *kernel), R(4)
+    for batch, size in ((2, 7), (1, 7), (3, 9)):
+        x = R(batch, 3, *[size - i for i in range(k)])
+        check_once(lambda x, w, b: conv(x, w, b, padding="same", dilation=dilation), x, w, b,
+                   tol=1e-4)
+        check_once(lambda x: conv(x, w, None, padding="same"), x, tol=1e-4)
+    torch._dynamo.reset()
+
+
 def test_conv3d():
     check(lambda x, w, b: F.conv3d(x, w, b, padding="same"), R(1, 1, 4, 4, 4),
           R(1, 1, 1, 1, 1), R(1), tol=1e-4)

@@ -40,20 +40,6 @@ from ember.torch.converters.functions import register
 
 
 # ---- convolution ---------------------------------------------------------------------------
-def _conv_padding(padding: Any, weight: Any, dilation: tuple[int, ...], n: int) -> tuple:
-    if isinstance(padding, str):
-        if padding == "valid":
-            return (0,) * n
-        if padding == "same":
-            kernel = [static_int(k, "a kernel size") for k in weight.shape[2:]]
-            total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
-            if any(t % 2 for t in total):
-                raise unsupported("padding='same' with an even kernel (asymmetric padding)")
-            return tuple(t // 2 for t in total)
-        raise unsupported(f"padding={padding!r}")
-    return pair(padding, n)
-
-
 def _add_channel_bias(y: Any, bias: Any) -> Any:
     if bias is None:
         return y
@@ -79,8 +65,8 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     dil = pair(dilation)
     weight = specialized(weight, "a conv2d weight's size")
     input = specialized(input, "a conv2d input's channel count", [1])
-    y = ops.conv2d(input, weight, pair(stride), _conv_padding(padding, weight, dil, 2), dil,
-                   int(groups))
+    input, pad = spatial.conv_padding(input, padding, weight, dil, 2)
+    y = ops.conv2d(input, weight, pair(stride), pad, dil, int(groups))
     return _add_channel_bias(y, bias)
 
 
@@ -89,7 +75,7 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     dil = pair(dilation, 1)
     weight = specialized(weight, "a conv1d weight's size")
     input = specialized(input, "a conv1d input's channel count", [1])
-    pad = _conv_padding(padding, weight, dil, 1)
+    input, pad = spatial.conv_padding(input, padding, weight, dil, 1)
     y = ops.conv1d(input, weight, pair(stride, 1), pad, dil, int(groups))
     return _add_channel_bias(y, bias)
 

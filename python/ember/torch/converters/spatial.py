@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -42,6 +43,7 @@ from ember.torch.converters.common import (
     shape_of,
     static_int,
     unsupported,
+    zeros_in_graph,
 )
 from ember.torch.converters.composite_math import int_constant, take
 from ember.torch.converters.functions import register
@@ -80,6 +82,29 @@ def _per_dim(v: Any, k: int, what: str) -> tuple[int, ...]:
     if len(vals) != k:
         raise unsupported(f"{what} {vals} for {k} spatial dimensions")
     return vals
+
+
+def conv_padding(x: Any, padding: Any, weight: Any, dilation: Sequence[int],
+                 k: int) -> tuple[Any, tuple[int, ...]]:
+    """x and the padding (per spatial dimension, the same before and after) of a k-d
+    convolution of x by weight [O, I, *K]: numbers, "valid", or "same" (at stride 1 the
+    output as large as the input: d * (K - 1) zeros per dimension, half before; where that
+    is odd, torch puts the extra zero after, which x gets here explicitly)."""
+    if not isinstance(padding, str):
+        return x, _per_dim(padding, k, "padding")
+    if padding == "valid":
+        return x, (0,) * k
+    if padding != "same":
+        raise unsupported(f"padding={padding!r}")
+    total = [d * (static_int(kk, "a kernel size") - 1)
+             for d, kk in zip(dilation, weight.shape[2:], strict=True)]
+    for a, t in enumerate(total):
+        if t % 2:
+            shape = shape_of(x)
+            axis = rank(x) - k + a
+            zeros = zeros_in_graph(x, shape[:axis] + [1] + shape[axis + 1:], dtype_name(x))
+            x = ops.concat([x, zeros], axis)
+    return x, tuple(t // 2 for t in total)
 
 
 def _batched(input: Any, k: int, what: str) -> tuple[Any, bool]:

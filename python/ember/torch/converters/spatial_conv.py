@@ -33,7 +33,7 @@ from ember.torch.converters.common import (
     zeros_in_graph,
 )
 from ember.torch.converters.functions import register
-from ember.torch.converters.spatial import _batched, _per_dim, _spatial_sizes
+from ember.torch.converters.spatial import _batched, _per_dim, _spatial_sizes, conv_padding
 
 
 # ---- convolutions --------------------------------------------------------------------------
@@ -74,20 +74,6 @@ def _conv3d(x: Any, w: Any, stride: tuple, padding: tuple, dilation: tuple, grou
     return ops.permute(y, [0, 2, 1, 3, 4])
 
 
-def _padding_arg(padding: Any, w: Any, dilation: tuple, k: int) -> tuple[int, ...]:
-    if isinstance(padding, str):
-        if padding == "valid":
-            return (0,) * k
-        if padding == "same":
-            total = [d * (static_int(kk, "a kernel size") - 1)
-                     for d, kk in zip(dilation, w.shape[2:], strict=True)]
-            if any(t % 2 for t in total):
-                raise unsupported("padding='same' with an even kernel (asymmetric padding)")
-            return tuple(t // 2 for t in total)
-        raise unsupported(f"padding={padding!r}")
-    return _per_dim(padding, k, "padding")
-
-
 def _bias(y: Any, bias: Any) -> Any:
     if bias is None:
         return y
@@ -101,7 +87,7 @@ def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
         raise unsupported("conv3d of non-float or mixed dtypes")
     dil = _per_dim(dilation, 3, "dilation")
     weight = specialized(weight, "a conv3d weight's size")
-    pad = _padding_arg(padding, weight, dil, 3)
+    x, pad = conv_padding(x, padding, weight, dil, 3)
     y = _bias(_conv3d(x, weight, _per_dim(stride, 3, "stride"), pad, dil, int(groups)), bias)
     return ops.squeeze(y, [0]) if unbatched else y
 
