@@ -227,25 +227,14 @@ def test_reflect_padding_of_three_symbolic_axes_compiles_quickly() -> None:
                 [(torch.randn(3, 3, 5, 5),), (torch.randn(2, 4, 6, 7),)])
 
 
-@pytest.mark.parametrize("mode", ["reflect", "replicate"])
-def test_mode_padding_that_crops_a_symbolic_size(mode: str) -> None:
-    """A negative width crops; the gathered positions are computed from the size."""
-    check_calls(lambda x: F.pad(x, (-1, 2), mode=mode) + 1,
-                [(torch.randn(2, 3, 6),), (torch.randn(4, 2, 9),)])
-
-
-def test_circular_padding_that_crops_a_symbolic_size_runs_eagerly() -> None:
-    """torch crops before it wraps around: not the position formula, so the call falls back
-    (with the warning) and still matches."""
-    fn = torch.compile(lambda x: F.pad(x, (2, -1), mode="circular") + 1, backend="ember",
-                       dynamic=True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for n in (6, 9):
-            x = torch.arange(float(2 * n)).reshape(1, 2, n)
-            assert torch.equal(fn(x), F.pad(x, (2, -1), mode="circular") + 1)
-    assert any(issubclass(w.category, EagerFallbackWarning) and "circular" in str(w.message)
-               for w in caught)
+@pytest.mark.parametrize("mode,pad", [("reflect", (-1, 2)), ("replicate", (-1, 2)),
+                                      ("circular", (2, -1)), ("circular", (-2, 1, 1, -1)),
+                                      ("constant", (-1, 2, 1, -2))])
+def test_mode_padding_that_crops_a_symbolic_size(mode: str, pad: tuple) -> None:
+    """A negative width crops; the gathered positions are computed from the size (circular:
+    torch crops first, then wraps around what is left)."""
+    check_calls(lambda x: F.pad(x, pad, mode=mode) + 1,
+                [(torch.arange(18.0).reshape(1, 3, 6),), (torch.randn(4, 5, 9),)])
 
 
 def test_bilinear_with_a_symbolic_weight() -> None:
@@ -288,6 +277,56 @@ def test_interpolate_1d_and_3d_of_symbolic_sizes() -> None:
     check_calls(lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear",
                                         recompute_scale_factor=True),
                 [(torch.randn(2, 3, 8, 6),), (torch.randn(3, 2, 13, 5),)])
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "linear"])
+def test_output_size_from_a_scale_factor_passed_at_run_time(mode: str) -> None:
+    """With recompute_scale_factor=True the output length is floor(in * s) of a scale that
+    Dynamo passes as a 0-d input (read with .item()): ember computes it on each call, so new
+    scales run without compiling again."""
+    x = torch.randn(2, 3, 7)
+    check_calls(lambda x, s: F.interpolate(x, scale_factor=s, mode=mode,
+                                           recompute_scale_factor=True),
+                [(x, s) for s in (1.7, 2.3, 0.6, 3.01, 1.7)], dynamic=None)
+    assert compiles() == 2  # the first call's constant scale, then any scale
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, s: F.interpolate(x, scale_factor=s, mode="bicubic"),
+    lambda x, s: F.interpolate(x, scale_factor=s, mode="bicubic", align_corners=True,
+                               antialias=True),
+    lambda x, s: F.interpolate(x, scale_factor=s, mode="area"),
+    lambda x, s: F.interpolate(x, scale_factor=s, mode="bilinear", antialias=True),
+], ids=["bicubic", "bicubic-aa", "area", "bilinear-aa"])
+def test_scale_factors_tables_are_built_from_are_fixed_by_guards(fn: Any) -> None:
+    """Modes whose weights ember builds at compile time from the scale factor fix a scale
+    passed at run time by a guard: one graph per scale, each right."""
+    x = torch.randn(1, 2, 9, 7)
+    check_calls(fn, [(x, s) for s in (1.5, 0.6, 2.25, 1.5)], tol=1e-4, dynamic=None)
+    assert compiles() == 3  # 1.5 (a constant), then 0.6 and 2.25 each fixed by a guard
+
+
+def test_matrix_powers_and_0d_gather_and_topk_of_symbolic_sizes() -> None:
+    """matrix_power with n = 0 (an identity of the symbolic size) and n < 0 (the inverse's
+    power); gather and topk of a 0-d tensor (torch takes it as one element)."""
+    g = torch.Generator().manual_seed(3)
+
+    def square(b: int, n: int) -> torch.Tensor:
+        return torch.randn(b, n, n, generator=g) + 3 * torch.eye(n)  # well conditioned
+
+    for power in (0, -1, -2):
+        torch._dynamo.reset()
+        check_calls(lambda x, p=power: torch.linalg.matrix_power(x, p),
+                    [(square(2, 3),), (square(3, 5),)], tol=1e-4)
+    torch._dynamo.reset()
+    check_calls(lambda x, i: torch.gather(x, 0, i), [(torch.randn(()), torch.tensor([0]))],
+                dynamic=False)
+    torch._dynamo.reset()
+    check_calls(lambda x, i: torch.gather(x, 0, i), [(torch.randn(()), torch.tensor(0))],
+                dynamic=False)
+    torch._dynamo.reset()
+    check_calls(lambda x, k: torch.topk(x, k)[0], [(torch.randn(()), 1), (torch.randn(()), 0)],
+                dynamic=None)
 
 
 def test_norm_order_passed_at_run_time() -> None:
@@ -416,19 +455,14 @@ def test_gather_with_a_smaller_index_and_diff_of_several_orders() -> None:
             torch.testing.assert_close(got, want)
 
 
-def test_run_time_values_ember_cannot_use_fall_back_with_the_reason() -> None:
-    """A matrix norm's order and a bicubic scale factor that Dynamo passes as 0-d inputs
-    run eagerly, with the reason in the warning, and match eager."""
-    cases = [(lambda x, p: torch.linalg.norm(x, ord=p), torch.randn(4, 5), [1.0, 2.0],
-              "matrix norm whose order"),
-             (lambda x, s: F.interpolate(x, scale_factor=s, mode="bicubic"),
-              torch.randn(1, 2, 5, 6), [1.5, 2.5], "scale factor known at run time")]
-    for fn, x, values, reason in cases:
-        torch._dynamo.reset()
-        compiled = torch.compile(fn, backend="ember")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            for v in values:
-                torch.testing.assert_close(compiled(x, v), fn(x, v))
-        assert any(issubclass(w.category, EagerFallbackWarning) and reason in str(w.message)
-                   for w in caught), reason
+def test_run_time_numbers_that_dynamo_guards_are_constants() -> None:
+    """A matrix norm's order that Dynamo passes as a 0-d input (read with .item()) and
+    guards (torch's meta function branches on it) is that number in the graph: one graph
+    per order, each right, none eager."""
+    x = torch.randn(4, 5)
+    compiled = torch.compile(lambda x, p: torch.linalg.norm(x, ord=p), backend="ember",
+                             options=STRICT)
+    for p in (1.0, 2.0, -1.0, float("inf"), 2.0):
+        torch.testing.assert_close(compiled(x, p), torch.linalg.norm(x, ord=p), rtol=1e-4,
+                                   atol=1e-4)
+    assert compiles() == 4  # 1.0 as a constant, then one graph per new order

@@ -348,6 +348,9 @@ def test_pairwise_distance_and_cosine_similarity(p):
     ("bn,anm->bam", [(2, 3), (4, 3, 5)]),
     ("ijk,kj->i", [(2, 3, 4), (4, 3)]),
     ("abc,cd->dba", [(2, 3, 4), (4, 5)]),
+    ("ii->i", [(4, 4)]),  # repeated indices: diagonals
+    ("iij,jk->ik", [(3, 3, 4), (4, 5)]),
+    ("bji,bii->bj", [(2, 3, 4), (2, 4, 4)]),
 ])
 def test_einsum(equation, shapes):
     g = torch.Generator().manual_seed(2)

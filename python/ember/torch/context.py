@@ -110,6 +110,9 @@ class _Context:
     scalars: list[tuple[Any, Any]] = dataclasses.field(default_factory=list)
     # random seeds: int64 [2] inputs, each drawn from torch's generator on every call
     seeds: list[Any] = dataclasses.field(default_factory=list)
+    # 0-d ember values that .item() read from a graph input: id -> (value, its SymFloat /
+    # SymInt), for converters that need the number (fixed_number)
+    item_reads: dict[int, tuple[Any, Any]] = dataclasses.field(default_factory=dict)
 
 
 _ACTIVE: contextvars.ContextVar[_Context | None] = contextvars.ContextVar(
@@ -130,6 +133,20 @@ def expected_value(node: torch.fx.Node | None = None) -> Any:
         return None
     meta = node.meta
     return meta.get("example_value", meta.get("val"))
+
+
+def remember_item_read(value: Any, read: Any) -> None:
+    """value (a 0-d ember tensor) is what .item() read: the SymFloat/SymInt `read`."""
+    ctx = _ACTIVE.get()
+    if ctx is not None:
+        ctx.item_reads[id(value)] = (value, read)
+
+
+def item_read(value: Any) -> Any:
+    """The SymFloat/SymInt that value was read as by .item(), or None."""
+    ctx = _ACTIVE.get()
+    entry = ctx.item_reads.get(id(value)) if ctx is not None else None
+    return entry[1] if entry is not None and entry[0] is value else None
 
 
 def low_precision() -> str | None:
@@ -187,10 +204,12 @@ def sym_dim(value: Any) -> int | str:
     raise ConversionFailure("value", f"{value!r} is not a size")
 
 
-def sym_size(value: Any) -> int | str:
+def sym_size(value: Any, of_tensor: bool = False) -> int | str:
     """A size as ember shapes and bounds take it: an int, a symbol name, or a size
     expression of symbols as text ("(s0 * 2)", "(s1 // 4)") that ember parses; sizes torch
-    knows at compile time stay ints. A size ember cannot spell is a ConversionFailure."""
+    knows at compile time stay ints. A size ember cannot spell is a ConversionFailure.
+    of_tensor: the value is a dimension of a tensor torch made (never negative, whatever
+    the ranges of its symbols)."""
     if isinstance(value, torch.SymInt):
         node = value.node
         as_int = node.maybe_as_int() if hasattr(node, "maybe_as_int") else None
@@ -202,25 +221,26 @@ def sym_size(value: Any) -> int | str:
         try:
             return size_text(node.expr)
         except ConversionFailure:
-            return carried_size(value)
+            return carried_size(value, of_tensor)
     if isinstance(value, str):
         return value
     return sym_dim(value)
 
 
-def carried_size(value: torch.SymInt) -> str:
+def carried_size(value: torch.SymInt, of_tensor: bool = False) -> str:
     """A size that ember's size expressions cannot spell (floor(0.6*s0), an interpolated
     length): a symbol of its own, whose value the compiled graph receives on each call,
     computed from the graph's arguments (an empty [n, 0] tensor, as for the other symbols
     that no input tensor carries). Only for expressions of symbols that the graph's
-    arguments carry; otherwise the ConversionFailure stands."""
+    arguments carry; otherwise the ConversionFailure stands. of_tensor: see sym_size."""
     expr = value.node.expr
     ctx = _ACTIVE.get()
     missing = sorted(str(s) for s in expr.free_symbols
                      if ctx is None or str(s) not in ctx.symbol_sources)
-    if ctx is None or missing or not expr.free_symbols or may_be_negative(value):
+    negative = not of_tensor and may_be_negative(value)
+    if ctx is None or missing or not expr.free_symbols or negative:
         size_text(expr)  # raises the reason it cannot be spelled
-        if may_be_negative(value):  # a bound, an offset: not a size ember can bind
+        if negative:  # a bound, an offset: not a size ember can bind
             raise ConversionFailure("value", f"the value {expr} is known only at run time "
                                     "and may be negative")
         raise ConversionFailure("value", f"the size {expr} depends on {', '.join(missing)}, "

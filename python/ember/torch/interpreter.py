@@ -88,6 +88,14 @@ def is_module_attribute(node: torch.fx.Node) -> bool:
     return any("NNModuleSource" in type(s).__name__ for s in chain[1:])
 
 
+def _reads_item(node: torch.fx.Node) -> bool:
+    """Whether node reads the number of its 0-d tensor argument (Tensor.item, or aten's
+    _local_scalar_dense in an AOTAutograd graph)."""
+    return (node.op == "call_method" and node.target == "item") or (
+        node.op == "call_function"
+        and node.target is torch.ops.aten._local_scalar_dense.default)
+
+
 def is_fake(value: Any) -> bool:
     from torch._subclasses.fake_tensor import FakeTensor
 
@@ -247,6 +255,17 @@ class FxConverter:
                         self.symbol_sources.setdefault(str(d.node.expr), (index, axis))
                         symints.setdefault(str(d.node.expr), d)
                         dims.add(str(d.node.expr))
+            # A number Dynamo passes as a 0-d tensor and the graph reads with .item() (a
+            # float argument, not specialized): its symbol is that tensor's value on each
+            # call, so sizes computed from it (interpolate's floor(in * scale)) are too.
+            if isinstance(value, torch.Tensor) and value.dim() == 0:
+                for user in node.users:
+                    read = expected_value(user)
+                    if _reads_item(user) and isinstance(
+                            read, (torch.SymInt, torch.SymFloat)) and getattr(
+                            read.node.expr, "is_Symbol", False):
+                        self.symbol_sources.setdefault(str(read.node.expr), (index, None))
+                        symints.setdefault(str(read.node.expr), read)
 
     def _placeholder(self, node: torch.fx.Node, index: int, example: Any) -> Any:
         meta = expected_value(node)
@@ -346,6 +365,11 @@ class FxConverter:
             return self._fold(node, args, kwargs)
         if is_shape_value(meta) and (not _has_symbolic_tensor((args, kwargs))
                                      or node.target in _SIZE_QUERIES):
+            self.converted[node] = "shape"
+            return meta
+        if isinstance(meta, bool) and not any(
+                isinstance(v, ember.Tensor) for v in _leaves((args, kwargs))):
+            # a test of sizes that Dynamo decided (not (s0 == s0)): its traced answer
             self.converted[node] = "shape"
             return meta
         empty = _empty_result(meta)

@@ -15,6 +15,7 @@ from ember.torch.context import (
     derived_constant,
     ember_dtype,
     guarded_value,
+    item_read,
     runtime_scalar,
     same_size_or_unify,
     specialized_scalar,
@@ -103,6 +104,19 @@ def py_value(v: Any) -> Any:
             return known
         return v.node.pytype(v.node.expr)
     return v
+
+
+def fixed_number(v: Any, what: str) -> Any:
+    """A number the converter needs at compile time (a resampling scale it builds tables
+    from): a float argument that Dynamo passes as a 0-d tensor and the graph reads with
+    .item() is fixed to its traced value by a guard, as a SymFloat is (py_value: one graph
+    per value, as with Dynamo's specialize_float); another tensor is unsupported."""
+    if is_tensor(v):
+        read = item_read(v)
+        if read is None:
+            raise unsupported(f"{what} known only at run time")
+        v = read
+    return py_value(v)
 
 
 # ---- dtypes ------------------------------------------------------------------------------

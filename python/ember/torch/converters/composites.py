@@ -162,8 +162,8 @@ def _pad_by_index(input: Any, pad: Any, mode: str) -> Any:
         axis = rank(x) - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
         if mode == "circular" and not isinstance(before, torch.SymInt) and not isinstance(
-                after, torch.SymInt) and (before < 0 or after < 0):
-            raise unsupported("a negative circular pad width of a symbolic size")
+                after, torch.SymInt):
+            x, before, after = _crop(x, axis, before, after)  # torch crops, then wraps
         n = shape_of(x)[axis]
         b, a = sym_size(before), sym_size(after)
         length = f"(({n}) + ({b}) + ({a}))"
@@ -181,6 +181,20 @@ def _pad_by_index(input: Any, pad: Any, mode: str) -> Any:
             src = ops.remainder(pos, count)
         x = take_along(x, axis, src)
     return x
+
+
+def _crop(x: Any, axis: int, before: int, after: int) -> tuple[Any, int, int]:
+    """x without the elements that negative pad widths remove from the start and the end of
+    axis (of a symbolic size too: torch has checked that some are left), and the widths
+    left to pad (the positive ones)."""
+    if before >= 0 and after >= 0:
+        return x, before, after
+    n = shape_of(x)[axis]
+    if isinstance(n, int) and n + builtins.min(before, 0) + builtins.min(after, 0) < 0:
+        raise unsupported(f"padding a dimension of size {n} by ({before}, {after})")
+    stop = n if after >= 0 else (n + after if isinstance(n, int) else f"({n} - {-after})")
+    x = ops.slice(x, [axis], [builtins.max(-before, 0)], [stop], [1], clamp=False)
+    return x, builtins.max(before, 0), builtins.max(after, 0)
 
 
 def constant_pad_nd(input: Any, pad: Any, value: Any = 0) -> Any:
@@ -207,12 +221,8 @@ def _constant_pad(input: Any, widths: list[int], value: Any) -> Any:
         if isinstance(before, torch.SymInt) or isinstance(after, torch.SymInt):
             # a width known at run time, not negative (_pad)
             before, after = sym_size(before), sym_size(after)
-        elif before < 0 or after < 0:
-            n = static_size(x, axis, "a negatively padded size")
-            if n + builtins.min(before, 0) + builtins.min(after, 0) < 0:
-                raise unsupported(f"padding a dimension of size {n} by ({before}, {after})")
-            x = slice_axis(x, axis, builtins.max(-before, 0), END if after >= 0 else n + after)
-            before, after = builtins.max(before, 0), builtins.max(after, 0)
+        else:
+            x, before, after = _crop(x, axis, before, after)
         pieces = []
         for width in (before, after):
             if width != 0:
@@ -393,11 +403,17 @@ def gather(input: Any, dim: Any, index: Any, *, sparse_grad: bool = False,
         raise unsupported("out= arguments")
     if not is_tensor(index) or dtype_name(index) not in ("int64", "int32"):
         raise unsupported("gather with an index that is not an integer tensor")
+    if rank(input) == 0 or rank(index) == 0:
+        # torch takes a 0-d input or index as one of one element; the result has the
+        # index's shape
+        if max(rank(input), rank(index)) > 1:
+            raise unsupported("gather with an index whose rank differs from the input's")
+        flat = [ops.reshape(t, [1]) if rank(t) == 0 else t for t in (input, index)]
+        y = gather(flat[0], dim, flat[1])
+        return ops.reshape(y, []) if rank(index) == 0 else y
     n = rank(input)
     if rank(index) != n:
         raise unsupported("gather with an index whose rank differs from the input's")
-    if n == 0:  # a 0-d input with a 0-d index (0 is the only index in range)
-        return ops.reshape(ops.gather(ops.reshape(input, [1]), 0, ops.reshape(index, [1])), [])
     if any(isinstance(d, int) and d == 0 for d in index.shape):
         raise unsupported("gather with an empty index")
     axis = norm_dim(dim, n)

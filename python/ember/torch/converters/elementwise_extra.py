@@ -22,6 +22,7 @@ from ember.torch.converters.common import (
     constant,
     dtype_name,
     fixed_int,
+    fixed_number,
     full,
     is_float_dtype,
     is_tensor,
@@ -64,10 +65,8 @@ def _as_tensor(v: Any, like: Any) -> Any:
 
 def static_float(v: Any, what: str) -> float:
     """A float parameter ember needs at compile time (Dynamo passes a float that changes
-    between calls as a 0-d tensor)."""
-    if is_tensor(v):
-        raise unsupported(f"{what} known only at run time")
-    return float(py_value(v))
+    between calls as a 0-d tensor, which is fixed by a guard: fixed_number)."""
+    return float(fixed_number(v, what))
 
 
 def size_plus(size: Any, k: int) -> Any:

@@ -24,6 +24,7 @@ from ember.torch.converters.common import (
     cast,
     constant,
     dtype_name,
+    fixed_number,
     fixed_shape,
     full,
     is_tensor,
@@ -89,8 +90,8 @@ def _broadcast(a: Any, b: Any) -> tuple[Any, Any, list[Any]]:
     return _expand_batch(a, batch), _expand_batch(b, batch), batch
 
 
-def _eye(n: Any, dtype: str, batch: list[Any], cols: Any = None) -> Any:
-    """The n x cols (n x n) identity, broadcast to batch."""
+def identity(n: Any, dtype: str, batch: list[Any], cols: Any = None) -> Any:
+    """The n x cols (n x n) identity, broadcast to batch (sizes may be symbolic)."""
     cols = n if cols is None else cols
     if isinstance(n, int) and isinstance(cols, int):
         eye = constant(torch.eye(n, cols, dtype=getattr(torch, dtype)))
@@ -167,7 +168,7 @@ def logdet(A: Any) -> Any:
 # ---- inverses and solves ---------------------------------------------------------------------
 def _inv(A: Any, check: bool) -> tuple[Any, Any]:
     shape = _matrices(A, "inv")
-    x, info = ops.solve(A, _eye(shape[-1], dtype_name(A), shape[:-2]), check)
+    x, info = ops.solve(A, identity(shape[-1], dtype_name(A), shape[:-2]), check)
     return x, info
 
 
@@ -269,11 +270,11 @@ def _unpack(lu: Any, piv: Any) -> tuple[Any, Any, Any]:
         rest = constant(torch.arange(k + 1, m + 1, dtype=torch.int32))
         rest = ops.expand(ops.reshape(rest, [1] * len(batch) + [m - k]), batch + [m - k])
         piv = ops.concat([piv, rest], -1)
-    eye_m = _eye(m, dt, batch)
+    eye_m = identity(m, dt, batch)
     # With L = U = I, A = P: solving A^T X = I gives X = P.
     p = ops.lu_solve(eye_m, piv, eye_m, True)
     lower = lu if n == k else ops.slice(lu, [-1], [0], [k])
-    lower = ops.add(ops.tril(lower, -1), eye_m if m == k else _eye(m, dt, batch, k))
+    lower = ops.add(ops.tril(lower, -1), eye_m if m == k else identity(m, dt, batch, k))
     upper = lu if m == k else ops.slice(lu, [-2], [0], [k])
     return p, lower, ops.triu(upper)
 
@@ -466,7 +467,7 @@ def _matrix_norm(x: Any, p: Any) -> Any:
 def cond(A: Any, p: Any = None, *, out: Any = None) -> Any:
     no_out(out)
     if is_tensor(p):  # a float Dynamo passes as a graph input (not specialized)
-        raise unsupported("linalg.cond with an order known only at run time")
+        p = fixed_number(p, "linalg.cond's order")
     if p is None or p in (2, -2):  # the ratio of the extreme singular values
         _matrices(A, "linalg.cond", square=False)
         s = ops.svdvals(A)

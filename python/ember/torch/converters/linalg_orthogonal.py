@@ -31,7 +31,7 @@ from ember.torch.converters.common import (
 )
 from ember.torch.converters.composite_math import take
 from ember.torch.converters.functions import register
-from ember.torch.converters.linalg import _empty, _eye, _mT
+from ember.torch.converters.linalg import _empty, _mT, identity
 from ember.torch.registry import builtin_registrations, register_method
 
 
@@ -98,7 +98,7 @@ def householder_product(A: Any, tau: Any, *, out: Any = None) -> Any:
     m, n = shape[-2], shape[-1]
     if _empty(A):
         return _zeros(shape, dtype_name(A))
-    return _householder_left(A, tau, _eye(m, dtype_name(A), shape[:-2], n), False)
+    return _householder_left(A, tau, identity(m, dtype_name(A), shape[:-2], n), False)
 
 
 def ormqr(input: Any, tau: Any, other: Any, left: bool = True, transpose: bool = False, *,
@@ -124,11 +124,11 @@ def _qr(A: Any, mode: str) -> tuple[Any, Any]:
     if _empty(A):
         # No reflector: Q is the identity (where it has elements), R has no element.
         empty_q = any(d == 0 for d in batch) or m == 0 or cols == 0
-        q = _zeros(batch + [m, cols], dt) if empty_q else _eye(m, dt, batch, cols)
+        q = _zeros(batch + [m, cols], dt) if empty_q else identity(m, dt, batch, cols)
         r = _zeros(batch + [rows_r, n], dt)
     else:
         a, tau = ops.qr_factor(A)
-        q = ops.householder_apply(a, tau, _eye(m, dt, batch, cols), False)
+        q = ops.householder_apply(a, tau, identity(m, dt, batch, cols), False)
         r = ops.triu(a if rows_r == m else _rows(a, k))
     if mode == "r":
         q = _zeros([0], dt)

@@ -13,7 +13,12 @@ from typing import Any
 
 import torch
 
-from ember.torch.context import ember_dtype
+from ember.torch.context import (
+    ember_dtype,
+    expected_value,
+    guarded_value,
+    remember_item_read,
+)
 from ember.torch.converters import functions as fn
 from ember.torch.converters import indexing as ix
 from ember.torch.converters import tensors as tn
@@ -75,8 +80,17 @@ def dim(self: Any) -> int:
 
 def item(self: Any) -> Any:
     """A scalar read from a tensor stays a 0-d ember tensor (its value is known only when
-    the graph runs); binary converters broadcast it."""
-    return self if len(self.shape) == 0 else tn.reshape(self, [])
+    the graph runs); binary converters broadcast it. A number Dynamo has fixed by a guard
+    (fixed_number: a converter needed it) is that number."""
+    read = expected_value()
+    if isinstance(read, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        known = guarded_value(read)
+        if known is not None:
+            return known
+    value = self if len(self.shape) == 0 else tn.reshape(self, [])
+    if isinstance(read, (torch.SymInt, torch.SymFloat)):
+        remember_item_read(value, read)
+    return value
 
 
 def _register_all() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ember.torch.context import ember_dtype, torch_dtype
+from ember.torch.context import ember_dtype, same_size, torch_dtype
 from ember.torch.converters import functions as fn
 from ember.torch.converters.common import (
     binary,
@@ -21,6 +21,7 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     dtype_name,
+    fixed_number,
     float_param,
     is_float_dtype,
     is_runtime_scalar,
@@ -177,7 +178,7 @@ def linalg_norm(input: Any, ord: Any = None, dim: Any = None, keepdim: bool = Fa
     vector = (isinstance(dim, int) or (isinstance(dim, (tuple, list)) and len(dim) == 1)
               or (dim is None and (ord is None or rank(input) == 1)))
     if is_tensor(ord) and not vector:  # a float Dynamo passes as a graph input
-        raise unsupported("a matrix norm whose order is known only at run time")
+        ord = fixed_number(ord, "a matrix norm's order")
     if not vector and ord not in (None, "fro"):
         from ember.torch.converters.products_extra import matrix_norm
 
@@ -261,6 +262,23 @@ def _einsum_terms(equation: str, ranks: list[int]) -> tuple[list[str], str]:
     return out_terms, rhs
 
 
+def _diagonals(x: Any, term: str) -> tuple[Any, str]:
+    """x and its term with each index repeated in the term ("ii", "bii") taken as the
+    diagonal of those dimensions (torch.diagonal: it goes last in the term)."""
+    from ember.torch.converters.views import diagonal
+
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        i = term.index(c)
+        j = term.index(c, i + 1)
+        if not same_size(x.shape[i], x.shape[j]):
+            raise unsupported(f"einsum index {c!r} repeated over sizes {x.shape[i]} and "
+                              f"{x.shape[j]}")
+        x = diagonal(x, 0, i, j)
+        term = "".join(t for k, t in enumerate(term) if k not in (i, j)) + c
+    return x, term
+
+
 def einsum(equation: Any, *operands: Any) -> Any:
     if not isinstance(equation, str):
         raise unsupported("einsum in the sublist format")
@@ -269,8 +287,10 @@ def einsum(equation: Any, *operands: Any) -> Any:
     if not 1 <= len(operands) <= 2 or not all(is_tensor(o) for o in operands):
         raise unsupported("einsum with more than two operands")
     terms, out = _einsum_terms(equation, [rank(o) for o in operands])
-    if any(len(set(t)) != len(t) for t in terms) or len(set(out)) != len(out):
-        raise unsupported("einsum with a repeated index in one term (diagonals)")
+    if len(set(out)) != len(out):
+        raise unsupported(f"einsum output {out!r} with a repeated index")
+    operands, terms = zip(*(_diagonals(o, t) for o, t in zip(operands, terms, strict=True)),
+                          strict=True)
     if any(c not in "".join(terms) for c in out):
         raise unsupported(f"einsum output {out!r} names an index no operand has")
     size: dict[str, int | str] = {}  # an index's size: an int or a symbolic size

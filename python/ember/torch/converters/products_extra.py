@@ -26,6 +26,7 @@ from ember.torch.converters.common import (
     dtype_name,
     expand_to,
     fixed_int,
+    fixed_number,
     fixed_shape,
     full,
     is_float_dtype,
@@ -281,19 +282,22 @@ def multi_dot(tensors: Any, *, out: Any = None) -> Any:
 
 def matrix_power(input: Any, n: Any, *, out: Any = None) -> Any:
     no_out(out)
+    from ember.torch.converters import linalg
+
     n = static_int(n, "matrix_power's n")
-    if n < 0:
-        raise unsupported("matrix_power with a negative power (an inverse)")
     shape = shape_of(input)
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise unsupported("matrix_power of a non-square tensor")
     dt = dtype_name(input)
-    if n == 0:
-        shape = static_shape(input, "matrix_power with n=0")
-        eye = torch.eye(shape[-1], dtype=torch.float64).expand(shape).contiguous()
-        return cast(constant(eye), dt)
+    if n == 0:  # the identity, of symbolic sizes too
+        if all(isinstance(d, int) for d in shape):
+            eye = torch.eye(shape[-1], dtype=torch.float64).expand(shape).contiguous()
+            return cast(constant(eye), dt)
+        return linalg.identity(shape[-1], dt, shape[:-2])
     if 0 in shape:
         return input
+    if n < 0:  # the inverse's power, as torch computes it (a singular input: ember.DataError)
+        input, n = linalg.inv(input), -n
     if not is_float_dtype(dt):
         raise unsupported("matrix_power of an integer tensor")
     result, base = None, input
@@ -392,7 +396,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
     if d0 == d1:
         raise unsupported("matrix_norm over one dimension twice")
     if is_tensor(ord):  # a float Dynamo passes as a graph input (not specialized)
-        raise unsupported("a matrix norm whose order is known only at run time")
+        ord = fixed_number(ord, "a matrix norm's order")
     if ord == "fro":
         return ops.sqrt(ops.sum(x * x, sorted([d0, d1]), keepdim))
     o = ord if ord == "nuc" else float(py_value(ord))

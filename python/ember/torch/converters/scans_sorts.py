@@ -216,8 +216,8 @@ def topk(input: Any, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = T
     if not was_0d:
         values = ops.slice(values, [axis], [0], [stop], [1], clamp=False)
         indices = ops.slice(indices, [axis], [0], [stop], [1], clamp=False)
-    elif stop not in (0, 1):  # torch gives the 0-d tensor itself for k = 0 and 1
-        raise unsupported("topk of a 0-d tensor with k > 1")
+    elif py_value(k) not in (0, 1):  # torch gives the 0-d tensor itself for k = 0 and 1
+        raise unsupported("topk of a 0-d tensor with k > 1")  # (torch raises)
     return _back(values, was_0d, dt), _back(indices, was_0d, "int64")
 
 

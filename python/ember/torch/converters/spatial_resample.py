@@ -23,6 +23,7 @@ from ember.torch.context import expected_value, sym_size, torch_dtype
 from ember.torch.converters.common import (
     constant,
     dtype_name,
+    fixed_number,
     is_float_dtype,
     is_tensor,
     ops,
@@ -47,7 +48,7 @@ def _axis_matrix(mode: str, n: int, m: int, align_corners: bool, scale: Any, ant
     """torch's [m, n] resampling matrix along one axis: its operator applied to eye(n)."""
     eye = torch.eye(n, dtype=dtype).unsqueeze(0)  # [1, n (one-hot sources), n]
     eye2 = eye.unsqueeze(2)  # [1, n, 1, n]
-    s = None if scale is None else float(py_value(scale))
+    s = None if scale is None else float(fixed_number(scale, "a scale factor"))
     nn = torch._C._nn
     if mode == "nearest":
         y = nn.upsample_nearest1d(eye, [m], s)
@@ -170,7 +171,7 @@ def _resample_at_run_time(input: Any, k: int, scales: list[Any], mode: str,
     x = input
     for i in range(k):
         axis = 2 + i
-        n, m = shape_of(x)[axis], sym_size(meta.shape[axis])
+        n, m = shape_of(x)[axis], sym_size(meta.shape[axis], of_tensor=True)
         if n == m and (scales[i] is None or corners or (
                 not is_tensor(scales[i]) and scales[i] == 1.0)):
             continue
@@ -205,8 +206,9 @@ def interpolate_nd(input: Any, size: Any = None, scale_factor: Any = None,
     # nearest and linear modes follow symbolic sizes and run-time scale factors; the others
     # (area, bicubic, antialiased) fix symbolic sizes by guards (_spatial_sizes)
     at_run_time = not antialias and (mode in ("nearest", "nearest-exact") or mode in _LINEAR)
-    if any(is_tensor(f) for f in each) and not at_run_time:
-        raise unsupported(f"interpolate mode={mode!r} with a scale factor known at run time")
+    if not at_run_time:  # a scale factor read from a tensor is fixed by a guard
+        each = [fixed_number(f, f"interpolate mode={mode!r} with a scale factor")
+                for f in each]
     if at_run_time and (any(not isinstance(d, int) for d in shape_of(input)[2:]) or any(
             is_tensor(f) for f in each)):
         factors: list[Any] = [None] * k
@@ -219,9 +221,7 @@ def interpolate_nd(input: Any, size: Any = None, scale_factor: Any = None,
             size if isinstance(size, (tuple, list)) else [size] * k)]
         scales: list[Any] = [None] * k
     else:
-        factors = list(scale_factor) if isinstance(scale_factor, (tuple, list)) else (
-            [scale_factor] * k)
-        factors = [float(py_value(f)) for f in factors]
+        factors = [float(fixed_number(f, "a scale factor")) for f in each]
         out = [int(math.floor(float(s * f))) for s, f in zip(sizes, factors, strict=True)]
         scales = [None] * k if recompute_scale_factor else list(factors)
     if len(out) != k:
@@ -258,7 +258,7 @@ def upsample_bilinear2d_aa(input: Any, output_size: Any, align_corners: bool,
             if factors is None:
                 raise unsupported("_upsample_bilinear2d_aa without sizes or scales")
             sizes = _spatial_sizes(input, 2, "_upsample_bilinear2d_aa")
-            factors = [float(py_value(f)) for f in factors]
+            factors = [float(fixed_number(f, "a scale factor")) for f in factors]
             out = [int(math.floor(s * f)) for s, f in zip(sizes, factors, strict=True)]
             return resample(input, 2, out, factors, "bilinear", bool(align_corners), True)
         scales_h = None

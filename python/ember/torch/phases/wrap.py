@@ -298,6 +298,8 @@ def _eval_symbolic(value: Any, args: tuple, sources: dict) -> Any:
 def _scalar_arg(value: Any) -> int | float:
     """The number a SymInt/SymFloat argument has on this call: a float stays a float (a
     SymFloat read with int() would truncate 0.125 to 0)."""
+    if isinstance(value, torch.Tensor):  # a 0-d tensor the graph reads with .item()
+        return value.item()
     if isinstance(value, (float, torch.SymFloat)):
         return float(value)
     return int(value)
