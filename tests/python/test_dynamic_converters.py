@@ -329,6 +329,41 @@ def test_matrix_powers_and_0d_gather_and_topk_of_symbolic_sizes() -> None:
                 dynamic=None)
 
 
+@pytest.mark.parametrize("dim,size,step", [(0, 2, 1), (1, 3, 2), (2, 4, 3)])
+def test_unfold_of_a_symbolic_dim(dim: int, size: int, step: int) -> None:
+    """(n - size) // step + 1 windows of a symbolic n, gathered at positions computed in
+    the graph: new sizes run without compiling again."""
+    check_calls(lambda x: x.unfold(dim, size, step) * 2,
+                [(torch.randn(5, 6, 7),), (torch.randn(4, 8, 9),), (torch.randn(6, 5, 10),)])
+    assert compiles() == 1
+
+
+def test_operators_of_empty_inputs_are_computed_by_torch_at_compile_time() -> None:
+    """An input with a dimension that is 0 in every call (the others symbolic): what an
+    operator computes from it does not depend on its values, so torch computes it once
+    (a matrix norm of a [0, n] matrix is 0 for every order torch accepts)."""
+    for order in (2, 1, float("inf"), "nuc"):
+        torch._dynamo.reset()
+        check_calls(lambda x, o=order: torch.linalg.norm(x, o, keepdim=True) + x.sum(),
+                    [(torch.randn(0, 5),), (torch.randn(0, 7),)])
+    torch._dynamo.reset()
+    check_calls(lambda x, p: torch.linalg.vector_norm(x, p),  # an order passed at run time
+                [(torch.randn(0), p) for p in (2.0, 0.5, 3.5)], dynamic=None)
+
+
+def test_linear_cross_entropy_and_adaptive_pooling_to_a_symbolic_size() -> None:
+    """linear_cross_entropy's graph tests sizes that Dynamo decided (not (s == s)): their
+    traced answers. adaptive_avg_pool2d to (None, 3) keeps the input's symbolic height,
+    fixed by a guard."""
+    g = torch.Generator().manual_seed(5)
+    check_calls(lambda x, w, t: F.linear_cross_entropy(x, w, t, reduction="sum"),
+                [(torch.randn(n, 3, generator=g), torch.randn(4, 3, generator=g),
+                  torch.randint(0, 4, (n,), generator=g)) for n in (8, 5)], tol=1e-4)
+    torch._dynamo.reset()
+    check_calls(lambda x: F.adaptive_avg_pool2d(x, (None, 3)),
+                [(torch.randn(2, 3, 5, 7),), (torch.randn(3, 2, 6, 7),)])
+
+
 def test_norm_order_passed_at_run_time() -> None:
     """A norm's order that changes between calls reaches the graph as a 0-d input (Dynamo
     does not specialize the float): every order torch has (inf, -inf, 0, negative,

@@ -135,6 +135,17 @@ def expected_value(node: torch.fx.Node | None = None) -> Any:
     return meta.get("example_value", meta.get("val"))
 
 
+def traced_size(size: int | str) -> int | None:
+    """The value an ember size has in the traced call: an int, or the example value of a
+    symbol of the graph's inputs (read without adding a guard); None for an expression."""
+    if isinstance(size, int):
+        return size
+    ctx = _ACTIVE.get()
+    symint = ctx.symints.get(size) if ctx is not None else None
+    hint = getattr(getattr(symint, "node", None), "hint", None)
+    return hint if isinstance(hint, int) else None
+
+
 def remember_item_read(value: Any, read: Any) -> None:
     """value (a 0-d ember tensor) is what .item() read: the SymFloat/SymInt `read`."""
     ctx = _ACTIVE.get()

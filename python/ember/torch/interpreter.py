@@ -41,6 +41,8 @@ from ember.torch.context import (
     sym_dim,
     sym_dim_free,
     sym_size,
+    torch_dtype,
+    traced_size,
     weight_to_ember,
 )
 from ember.torch.fx_nodes import (
@@ -495,9 +497,9 @@ class FxConverter:
         has_const_tensor = False
         for v in leaves:
             if isinstance(v, ember.Tensor):
-                if v.is_symbolic:
+                if v.is_symbolic and _empty_example(v) is None:
                     return False
-                has_const_tensor = True
+                has_const_tensor = True  # a constant, or empty: no data to wait for
             elif isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                 if sym_dim_free(v):
                     return False
@@ -516,6 +518,8 @@ class FxConverter:
 
     def _fold(self, node: torch.fx.Node, args: tuple, kwargs: dict) -> Any:
         def to_torch(v: Any) -> Any:
+            if isinstance(v, ember.Tensor) and v.is_symbolic:  # empty (_foldable)
+                return _empty_example(v)
             if isinstance(v, (ember.Tensor, ComplexValue)):
                 return v.torch()
             if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
@@ -670,6 +674,19 @@ def _has_symbolic_shape(meta: Any) -> bool:
     time."""
     return any(isinstance(t, torch.Tensor) and any(
         isinstance(d, torch.SymInt) and sym_dim_free(d) for d in t.shape) for t in _leaves(meta))
+
+
+def _empty_example(v: Any) -> torch.Tensor | None:
+    """For a tensor with a dimension that is 0 in every call (a static 0), an empty torch
+    tensor of its traced shape: what an operator computes from it does not depend on its
+    values, so torch can compute it at compile time (where the result's shape is static:
+    _foldable). None otherwise."""
+    if 0 not in v.shape:
+        return None
+    sizes = [traced_size(d) for d in v.shape]
+    if any(d is None for d in sizes):
+        return None
+    return torch.empty(sizes, dtype=torch_dtype(v.dtype))
 
 
 def _has_symbolic_tensor(v: Any) -> bool:

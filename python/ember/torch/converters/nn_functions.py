@@ -22,6 +22,7 @@ from ember.torch.converters.common import (
     cast,
     constant,
     dtype_name,
+    fixed_int,
     float_param,
     is_tensor,
     ops,
@@ -123,7 +124,7 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
     size = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 2
     h, w = input.shape[-2], input.shape[-1]
     size = [h if s is None else s for s in size[:1]] + [w if s is None else s for s in size[1:]]
-    oh, ow = (static_int(s, "adaptive_avg_pool2d's output size") for s in size)
+    oh, ow = (fixed_int(s, "adaptive_avg_pool2d's output size") for s in size)
     if (oh, ow) == (1, 1):
         return ops.mean(input, [rank(input) - 2, rank(input) - 1], True)
     return ops.adaptive_avg_pool2d(input, [oh, ow])  # the input's sizes may be symbolic

@@ -125,7 +125,9 @@ def _norm_of_runtime_order(x: Any, p: Any, dims: list[int], keepdim: bool) -> An
     makes the sum inf and the norm 0, as in torch)."""
     if rank(x) == 0:  # dim 0 or none of a 0-d tensor: its one element, a 0-d result
         return ops.reshape(_norm_of_runtime_order(ops.reshape(x, [1]), p, [0], False), [])
-    check_nonempty(x, dims, "a norm whose order is known only at run time")
+    if any(shape_of(x)[d] == 0 for d in dims):  # torch accepts only some orders: fix it
+        return _norm(x, fixed_number(p, "a norm's order over an empty dimension"), dims,
+                     keepdim)
     dt = dtype_name(x)
     p = cast(p, dt)
     a = ops.abs(x)

@@ -377,6 +377,14 @@ def unfold(input: Any, dimension: Any, size: Any, step: Any) -> Any:
         return ops.reshape(input, [1])
     n = rank(input)
     d = norm_dim(dimension, n)
+    size_d = shape_of(input)[d]
+    if not isinstance(size_d, int):
+        # windows of a symbolic length: positions i * step + j, computed in the graph
+        count = f"((({size_d}) - {length}) // {stride} + 1)"
+        starts = ops.reshape(ops.arange(0, count, 1, "int64"), [count, 1]) * stride
+        index = starts + ops.reshape(ops.arange(0, length, 1, "int64"), [1, length])
+        out = take(input, d, index)  # [..., windows, window elements, ...]
+        return _permute(out, [a for a in range(n + 1) if a != d + 1] + [d + 1])
     out = _gather_dims(input, [d], lambda a: a.unfold(0, length, stride), "an unfolded dim")
     # out: the other dimensions, the windows, then the window elements.
     return _permute(out, list(range(d)) + [n - 1] + list(range(d, n - 1)) + [n])
