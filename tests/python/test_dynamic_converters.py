@@ -364,6 +364,45 @@ def test_linear_cross_entropy_and_adaptive_pooling_to_a_symbolic_size() -> None:
                 [(torch.randn(2, 3, 5, 7),), (torch.randn(3, 2, 6, 7),)])
 
 
+@pytest.mark.parametrize("dim,start,end,step", [(0, None, None, 1), (1, 1, None, 2),
+                                                (1, -3, None, 1), (1, 2, -1, 1),
+                                                (1, 0, 100, 3)])
+def test_slice_scatter_of_a_symbolic_size(dim: int, start: Any, end: Any, step: int) -> None:
+    """The positions start <= p < end (clamped as torch slices, negative bounds counted from
+    the end) with (p - start) % step == 0 read src, computed in the graph."""
+    def calls() -> list[tuple]:
+        out = []
+        for n in (8, 11, 13):
+            x = torch.randn(n, n + 1)
+            src = torch.randn_like(x[(slice(None),) * dim + (slice(start, end, step),)])
+            out.append((x, src))
+        return out
+
+    check_calls(lambda x, y: torch.slice_scatter(x, y, dim, start, end, step), calls())
+
+
+def test_slice_scatter_at_a_position_known_at_run_time() -> None:
+    """A KV cache written at a position that grows: one graph for every position."""
+    cache = torch.zeros(2, 10, 4)
+    check_calls(lambda c, new, pos: torch.slice_scatter(c, new, 1, pos, pos + new.shape[1]),
+                [(cache, torch.randn(2, 2, 4), pos) for pos in (0, 3, 7, 8)])
+    assert compiles() <= 2  # (Dynamo fixes the first position, then makes it a symbol)
+
+
+def test_scatters_and_tensordot_with_sizes_spelled_apart() -> None:
+    """diagonal_scatter's source and slice_scatter's of symbolic sizes torch guards equal
+    to the input's; tensordot contracting a size 1 against a larger one (torch broadcasts
+    it: a sum over the other side)."""
+    check_calls(lambda x, y: torch.diagonal_scatter(x, y, 1),
+                [(torch.randn(5, 6), torch.randn(5)), (torch.randn(7, 9), torch.randn(7))])
+    torch._dynamo.reset()
+    check_calls(lambda a, b: torch.tensordot(a, b, ([0, 1], [2, 0])),
+                [(torch.randn(1, 1, 3), torch.randn(2, 4, 2))], dynamic=False, tol=1e-4)
+    torch._dynamo.reset()
+    check_calls(lambda a, b: torch.tensordot(a, b, ([0, 1], [2, 0])),
+                [(torch.randn(2, 3, 3), torch.randn(1, 4, 2))], dynamic=False, tol=1e-4)
+
+
 def test_norm_order_passed_at_run_time() -> None:
     """A norm's order that changes between calls reaches the graph as a 0-d input (Dynamo
     does not specialize the float): every order torch has (inf, -inf, 0, negative,

@@ -154,6 +154,16 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
         k = static_int(dims, "tensordot's dims")
         da, db = list(range(rank(a) - k, rank(a))), list(range(k))
     sa, sb = static_shape(a, "tensordot"), static_shape(b, "tensordot")
+    # torch broadcasts a contracted size 1 against the other side's: the sum over that
+    # side's dimension, times the one element
+    ones_a = [x for x, y in zip(da, db, strict=True) if sa[x] == 1 and sb[y] != 1]
+    ones_b = [y for x, y in zip(da, db, strict=True) if sb[y] == 1 and sa[x] != 1]
+    if ones_a:
+        b = ops.sum(b, [db[da.index(x)] for x in ones_a], True)
+        sb = shape_of(b)
+    if ones_b:
+        a = ops.sum(a, [da[db.index(y)] for y in ones_b], True)
+        sa = shape_of(a)
     if [sa[d] for d in da] != [sb[d] for d in db]:
         raise unsupported("tensordot with contracted sizes that differ")
     free_a = [d for d in range(rank(a)) if d not in da]

@@ -55,7 +55,13 @@ from ember.torch.converters.common import (
     unsupported,
     with_shape,
 )
-from ember.torch.converters.composite_math import int_constant, static_size, take, take_static
+from ember.torch.converters.composite_math import (
+    int_constant,
+    static_size,
+    take,
+    take_along,
+    take_static,
+)
 from ember.torch.converters.functions import register
 from ember.torch.registry import builtin_registrations, register_method
 
@@ -214,7 +220,7 @@ def diagonal_scatter(input: Any, src: Any, offset: Any = 0, dim1: Any = 0,
     order = others + [d1, d2]
     other_shape = [shape_of(input)[d] for d in others]
     flat = ops.reshape(_permute(input, order), reshape_dims(other_shape) + [rows * cols])
-    source = _diagonal_source(src, input, other_shape)
+    source = _diagonal_source(src, input, other_shape, picked.numel())
     joined = ops.concat([flat, source], n - 2)
     index = torch.arange(rows * cols, dtype=torch.int64)
     index[picked] = rows * cols + torch.arange(picked.numel())
@@ -223,14 +229,15 @@ def diagonal_scatter(input: Any, src: Any, offset: Any = 0, dim1: Any = 0,
     return _permute(out, _inverse(order))
 
 
-def _diagonal_source(src: Any, input: Any, other_shape: list[Any]) -> Any:
+def _diagonal_source(src: Any, input: Any, other_shape: list[Any], length: Any = None) -> Any:
     """src [*other dims, diagonal] with the input's dtype and the input's spelling of the
-    other dims (torch's check guards them equal)."""
+    other dims and of the diagonal's length where it is given (torch's check guards them
+    equal)."""
     if rank(src) != len(other_shape) + 1:
         raise unsupported("diagonal_scatter with a source of the wrong rank")
     source = cast(src, dtype_name(input))
-    return with_shape(source, reshape_dims(other_shape) + shape_of(source)[-1:],
-                      "a diagonal_scatter source")
+    last = shape_of(source)[-1:] if length is None else [length]
+    return with_shape(source, reshape_dims(other_shape) + last, "a diagonal_scatter source")
 
 
 def _diagonal_scatter_symbolic(input: Any, src: Any, k: int, d1: int, d2: int) -> Any:
@@ -277,11 +284,14 @@ def select_scatter(input: Any, src: Any, dim: Any, index: Any) -> Any:
 def slice_scatter(input: Any, src: Any, dim: Any = 0, start: Any = None, end: Any = None,
                   step: Any = 1) -> Any:
     d = norm_dim(dim, rank(input))
-    size = static_size(input, d, "a scattered dimension")
-    bounds = [None if v is None else static_int(v, "a slice bound") for v in (start, end)]
     stride = static_int(step, "a slice step")
     if stride <= 0:
         raise unsupported("slice_scatter with a step < 1")
+    if not isinstance(input.shape[d], int) or any(
+            isinstance(v, torch.SymInt) for v in (start, end)):
+        return _slice_scatter_at_run_time(input, src, d, start, end, stride)
+    size = static_size(input, d, "a scattered dimension")
+    bounds = [None if v is None else static_int(v, "a slice bound") for v in (start, end)]
     picked = list(range(size))[slice(bounds[0], bounds[1], stride)]
     if not picked or _result_is_empty(shape_of(input)):
         return input
@@ -290,6 +300,45 @@ def slice_scatter(input: Any, src: Any, dim: Any = 0, start: Any = None, end: An
     for j, p in enumerate(picked):
         index[p] = size + j
     return take_static(joined, d, index)
+
+
+def _slice_scatter_at_run_time(input: Any, src: Any, d: int, start: Any, end: Any,
+                               step: int) -> Any:
+    """slice_scatter where the scattered size or a bound is known only at run time (a
+    KV cache written at a position that grows): the positions p along d with
+    start <= p < end and (p - start) % step == 0 take src[(p - start) // step], the others
+    keep input. The bounds are clamped to [0, n] as torch's slicing does, a negative one
+    counted from the end."""
+    src = cast(src, dtype_name(input))
+    if shape_of(src)[d] == 0:
+        return input
+    want = shape_of(input)
+    want[d] = shape_of(src)[d]
+    src = with_shape(src, want, "a slice_scatter source")  # spelled as input's sizes
+    n = size_value(input.shape[d], "int64")
+
+    def bound(v: Any, default: Any) -> Any:
+        if v is None:
+            return default
+        if isinstance(v, torch.SymInt) and sym_dim_free(v) and not bool(v < 0):
+            # a run-time bound (bool() guards its sign: ember binds non-negative sizes)
+            return size_value(sym_size(v), "int64")
+        v = int(py_value(v))  # a negative one is fixed by a guard, as pad widths are
+        if v < 0:
+            return ops.maximum(n + v, 0) if is_tensor(n) else max(n + v, 0)
+        return ops.minimum(n, v) if is_tensor(n) else min(n, v)
+
+    s, e = bound(start, 0), bound(end, n)
+    p = ops.arange(0, input.shape[d], 1, "int64")
+    rel = p - s
+    inside = ops.logical_and(ops.greater_equal(rel, 0), ops.less(p, e))
+    if step > 1:
+        inside = ops.logical_and(inside, ops.equal(ops.remainder(rel, step), 0))
+    last = size_value(shape_of(src)[d], "int64") - 1
+    j = ops.minimum(ops.maximum(ops.floor_divide(rel, step) if step > 1 else rel, 0), last)
+    picked = take_along(src, d, j)
+    at = ops.reshape(inside, [-1 if k == d else 1 for k in range(rank(input))])
+    return ops.where(at, picked, input)
 
 
 # ---- as_strided ------------------------------------------------------------------------------
