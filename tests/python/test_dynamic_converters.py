@@ -403,6 +403,16 @@ def test_scatters_and_tensordot_with_sizes_spelled_apart() -> None:
                 [(torch.randn(2, 3, 3), torch.randn(1, 4, 2))], dynamic=False, tol=1e-4)
 
 
+def test_layer_norm_eps_passed_at_run_time_or_negative() -> None:
+    """torch accepts any eps, negative too (ember's fused layer_norm only eps >= 0): the
+    composed form, with eps a run-time value or a constant."""
+    x = 3 * torch.randn(5, 8, generator=torch.Generator().manual_seed(4))  # variance > 0.5
+    check_calls(lambda x, e: F.layer_norm(x, (8,), eps=e),
+                [(x, e) for e in (1e-5, -0.5, 0.25)], dynamic=None, tol=1e-4)
+    torch._dynamo.reset()
+    check_calls(lambda x: F.layer_norm(x, (8,), eps=-0.5), [(x,)], dynamic=False, tol=1e-4)
+
+
 def test_norm_order_passed_at_run_time() -> None:
     """A norm's order that changes between calls reaches the graph as a 0-d input (Dynamo
     does not specialize the float): every order torch has (inf, -inf, 0, negative,

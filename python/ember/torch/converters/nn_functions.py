@@ -167,13 +167,15 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
                eps: float = 1e-5, cudnn_enable: bool = True) -> Any:
     n = len(normalized_shape)
-    if not is_tensor(eps):
+    if not is_tensor(eps) and float(py_value(eps)) >= 0:
         return ops.layer_norm(input, n, weight, bias, float(py_value(eps)))
-    # eps known only at run time (a float Dynamo passes as a 0-d tensor): the same two passes
+    # eps known only at run time (a float Dynamo passes as a 0-d tensor), or negative (torch
+    # accepts it; ember's layer_norm does not): the same two passes
     dims = list(range(rank(input) - n, rank(input)))
     centered = input - ops.mean(input, dims, True)
     var = ops.mean(centered * centered, dims, True)
-    y = centered * ops.rsqrt(var + float_param(eps, dtype_name(input)))
+    shift = float_param(eps, dtype_name(input)) if is_tensor(eps) else float(py_value(eps))
+    y = centered * ops.rsqrt(var + shift)
     if weight is not None:
         y = y * weight
     return y if bias is None else y + bias
