@@ -66,6 +66,21 @@ def test_cumulative_trapezoid_and_masked_scans():
                         torch.masked._ops.cumprod(y, 0, mask=m)), y, mask, tol=1e-4)
 
 
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient(edge_order):
+    """Central differences inside, one-sided ones at the ends: uniform spacings (one, or
+    one per dim) and coordinates (uneven, per dim), over every dim or some."""
+    x = rand(4, 5, 3)
+    check(lambda x: torch.gradient(x, edge_order=edge_order), x, tol=1e-4)
+    check(lambda x: torch.gradient(x, spacing=2.0, dim=1, edge_order=edge_order), x, tol=1e-4)
+    check(lambda x: torch.gradient(x, spacing=[0.5, 2.1], dim=(0, -1),
+                                   edge_order=edge_order), x, tol=1e-4)
+    check(lambda x, a, b: torch.gradient(x, spacing=[a, b], dim=(1, 0),
+                                         edge_order=edge_order),
+          x, torch.tensor([0.0, 0.4, 1.5, 1.7, 3.0]), torch.tensor([1.0, 3.0, 2.0, 8.0]),
+          tol=1e-4)
+
+
 # ---- sorts ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_is_stable_with_nan_largest(descending):

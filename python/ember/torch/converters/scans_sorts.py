@@ -26,6 +26,7 @@ from ember.torch.converters.common import (
     cast,
     constant,
     dtype_name,
+    fixed_number,
     full,
     is_float_dtype,
     is_tensor,
@@ -152,6 +153,87 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
         h = 1.0 if dx is None else float(py_value(dx))
         area = ops.mul(total, h / 2.0)
     return ops.cumsum(cast(area, dt), axis)
+
+
+def _part(x: Any, axis: int, start: int, end: int) -> Any:
+    """x[start : n + end] along axis (end <= 0; n its size, possibly symbolic)."""
+    n = x.shape[axis]
+    stop = n + end if isinstance(n, int) else (n if end == 0 else f"({n} - {-end})")
+    return ops.slice(x, [axis], [start], [stop], [1], clamp=False)
+
+
+def _gradient_along(f: Any, axis: int, h: Any, edge_order: int) -> Any:
+    """torch.gradient along one axis: central differences inside, one-sided ones of
+    edge_order at the ends; h a number (uniform spacing) or the coordinates (1-d)."""
+    f0, f1 = (ops.slice(f, [axis], [i], [i + 1], [1], clamp=False) for i in range(2))
+    g1, g2 = _from_end(f, axis, 2), _from_end(f, axis, 1)
+    if edge_order == 2:  # (a dimension of 3 at least)
+        f2, g0 = ops.slice(f, [axis], [2], [3], [1], clamp=False), _from_end(f, axis, 3)
+    if not is_tensor(h):  # uniform: (f[i+1] - f[i-1]) / 2h
+        center = (_part(f, axis, 2, 0) - _part(f, axis, 0, -2)) * (0.5 / h)
+        if edge_order == 1:
+            lo, hi = (f1 - f0) * (1.0 / h), (g2 - g1) * (1.0 / h)
+        else:
+            lo = (f0 * -1.5 + f1 * 2.0 - f2 * 0.5) * (1.0 / h)
+            hi = (g0 * 0.5 - g1 * 2.0 + g2 * 1.5) * (1.0 / h)
+        return ops.concat([lo, center, hi], axis)
+    shape = [1] * rank(f)
+    shape[axis] = -1
+    x = ops.reshape(cast(h, dtype_name(f)), shape)
+    dx = _part(x, axis, 1, 0) - _part(x, axis, 0, -1)  # coordinate differences
+    dx1, dx2 = _part(dx, axis, 0, -1), _part(dx, axis, 1, 0)
+    a = -dx2 / (dx1 * (dx1 + dx2))
+    b = (dx2 - dx1) / (dx1 * dx2)
+    c = dx1 / (dx2 * (dx1 + dx2))
+    center = a * _part(f, axis, 0, -2) + b * _part(f, axis, 1, -1) + c * _part(f, axis, 2, 0)
+    if edge_order == 1:
+        lo = (f1 - f0) / ops.slice(dx, [axis], [0], [1], [1], clamp=False)
+        hi = (g2 - g1) / _from_end(dx, axis, 1)
+    else:
+        d1, d2 = (ops.slice(dx, [axis], [i], [i + 1], [1], clamp=False) for i in (0, 1))
+        lo = (-(2.0 * d1 + d2) / (d1 * (d1 + d2)) * f0 + (d1 + d2) / (d1 * d2) * f1
+              - d1 / (d2 * (d1 + d2)) * f2)
+        d1, d2 = _from_end(dx, axis, 2), _from_end(dx, axis, 1)
+        hi = (d2 / (d1 * (d1 + d2)) * g0 - (d2 + d1) / (d1 * d2) * g1
+              + (2.0 * d2 + d1) / (d2 * (d1 + d2)) * g2)
+    return ops.concat([lo, center, hi], axis)
+
+
+def _from_end(x: Any, axis: int, k: int) -> Any:
+    """x[n - k : n - k + 1] along axis (the k-th element from the end, kept as a dim)."""
+    n = x.shape[axis]
+    start = n - k if isinstance(n, int) else f"({n} - {k})"
+    stop = n - k + 1 if isinstance(n, int) else (n if k == 1 else f"({n} - {k - 1})")
+    return ops.slice(x, [axis], [start], [stop], [1], clamp=False)
+
+
+def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> Any:
+    """torch.gradient: one tensor per dim (every dim by default); spacing a number, one per
+    dim, or each dim's coordinates (1-d tensors)."""
+    order = int(py_value(edge_order))
+    if order not in (1, 2):
+        raise unsupported(f"gradient with edge_order={order}")
+    n = rank(input)
+    dims = list(range(n)) if dim is None else [
+        norm_dim(d, n) for d in (dim if isinstance(dim, (tuple, list)) else [dim])]
+    if spacing is None:
+        spacing = 1.0
+    steps = list(spacing) if isinstance(spacing, (tuple, list)) else [spacing] * len(dims)
+    if len(steps) == 1 and len(dims) > 1:
+        steps = steps * len(dims)
+    if len(steps) != len(dims):
+        raise unsupported("gradient with a spacing list of another length than dim")
+    f = input if is_float_dtype(dtype_name(input)) else ops.cast(input, "float32")
+    out = []
+    for axis, h in zip(dims, steps, strict=True):
+        size = f.shape[axis]
+        if isinstance(size, int) and size < order + 1:
+            raise unsupported(f"gradient along a dimension of size {size} (torch raises)")
+        if is_tensor(h) and rank(h) == 0:  # a float Dynamo passes as a 0-d input
+            h = fixed_number(h, "gradient's spacing")
+        step = h if is_tensor(h) else float(py_value(h))
+        out.append(_gradient_along(f, axis, step, order))
+    return tuple(out)
 
 
 def _masked_input(input: Any, mask: Any, fill: float) -> Any:
@@ -378,6 +460,7 @@ def _registrations() -> None:
     register(cummax, torch.cummax)
     register(cummin, torch.cummin)
     register(cumulative_trapezoid, torch.cumulative_trapezoid)
+    register(gradient, torch.gradient)
     register(masked_cumsum, torch.masked._ops.cumsum)
     register(masked_cumprod, torch.masked._ops.cumprod)
     register(sort, torch.sort)
