@@ -219,9 +219,7 @@ def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int =
     if spacing is None:
         spacing = 1.0
     steps = list(spacing) if isinstance(spacing, (tuple, list)) else [spacing] * len(dims)
-    if len(steps) == 1 and len(dims) > 1:
-        steps = steps * len(dims)
-    if len(steps) != len(dims):
+    if len(steps) != len(dims):  # (torch raises)
         raise unsupported("gradient with a spacing list of another length than dim")
     f = input if is_float_dtype(dtype_name(input)) else ops.cast(input, "float32")
     out = []
