@@ -2,6 +2,15 @@
 // (and the one that gets precompiled).
 #pragma once
 
+// libstdc++'s <cmath> defines C++17's mathematical special functions (std::cyl_bessel_j, ...)
+// as inline functions over templates, which the compiler instantiates in every translation
+// unit, used or not (about 0.04 s each; see lazy.h). Kernels do not use them: ember_rt has
+// its own. Other standard libraries have no such header and are left as they are.
+#if __has_include(<bits/c++config.h>)
+#include <bits/c++config.h>
+#undef _GLIBCXX_USE_STD_SPEC_FUNCS
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

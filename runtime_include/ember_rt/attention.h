@@ -32,6 +32,7 @@
 
 #include "gemm_kernels.h"
 #include "kernel.h"
+#include "lazy.h"
 #include "math.h"
 #include "vec.h"
 
@@ -64,7 +65,9 @@ constexpr int NR = NV * W;
 constexpr int64_t kKeyBlock = 128;      // keys per block: a multiple of every NR
 constexpr int64_t kQueryBlockMax = 64;  // query rows per task, at most (rounded up to MR)
 
+EMBER_RT_LAZY
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+EMBER_RT_LAZY
 inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 struct Problem {
@@ -121,6 +124,7 @@ inline float mask_row(float* s, int64_t n, int64_t valid, float scale, float fil
 }
 
 // exp(s - m) in place; returns the sum.
+EMBER_RT_LAZY
 inline float exp_row(float* s, int64_t n, float m) {
   vf acc(0.0f);
   int64_t j = 0;
@@ -134,6 +138,7 @@ inline float exp_row(float* s, int64_t n, float m) {
   return sum + reduce_add(acc);
 }
 
+EMBER_RT_LAZY
 inline void scale_row(float* o, int64_t n, float a) {
   int64_t j = 0;
   for (; j + W <= n; j += W) (vf::load(o + j) * vf(a)).store(o + j);
@@ -280,6 +285,7 @@ inline void run(const LaunchContext* ctx, const Problem& p, const float* q, cons
 
 // Without a mask: params batch, lq, lk, e, ev, causal, empty_nan, default_scale (1: the
 // scale is 1 / sqrt(e)); scalars: scale, fill (the value of a masked score).
+EMBER_RT_LAZY
 inline void attention(const LaunchContext* ctx, const float* q, const float* k, const float* v,
                       float* out, int64_t batch, int64_t lq, int64_t lk, int64_t e, int64_t ev,
                       int64_t causal, int64_t empty_nan, int64_t default_scale, double scale,

@@ -55,8 +55,9 @@
 #include <vector>
 
 #include "conv_blocked_filter.h"  // conv_blocked_reorder
-#include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
+#include "gemm_base.h"            // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -82,6 +83,7 @@ constexpr int kMaxUR1 = 4, kMaxUR2 = 4, kMaxUR4 = 0;
 constexpr int64_t kChunkWeightFloats = 128 * 1024;
 constexpr int64_t kRowsOuterWeightFloats = 160 * 1024;
 
+EMBER_RT_LAZY
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // One block: UR outputs x NOC output-channel blocks, summed over ncb input-channel blocks,
@@ -166,6 +168,7 @@ inline const BlockFn* kernel_table() {
 // Every micro-kernel (about a hundred) is compiled where this is: in generated modules
 // (EMBER_RT_GEMM_EXTERN) that is pieces.h, once for all of them, and `kernel` is declared
 // here only.
+EMBER_RT_LAZY
 inline BlockFn kernel_of(int ur, int noc, int64_t sw) {
   const int s = sw == 1 ? 1 : sw == 2 ? 2 : 0;
   const BlockFn* t = nullptr;
@@ -180,8 +183,10 @@ inline BlockFn kernel_of(int ur, int noc, int64_t sw) {
 #if defined(EMBER_RT_GEMM_EXTERN)
 [[gnu::visibility("hidden")]] BlockFn kernel(int ur, int noc, int64_t sw);
 #else
+EMBER_RT_LAZY
 inline BlockFn kernel(int ur, int noc, int64_t sw) { return kernel_of(ur, noc, sw); }
 #endif
+EMBER_RT_LAZY
 inline int max_ur(int noc) { return noc == 1 ? kMaxUR1 : noc == 2 ? kMaxUR2 : kMaxUR4; }
 
 }  // namespace conv_blocked_detail
@@ -212,6 +217,7 @@ struct Geom {
 
 // The blocking that keeps most accumulators busy (ties: 2 output-channel blocks, then 4),
 // from the row length and the channel blocks.
+EMBER_RT_LAZY
 inline void choose_blocking(Geom& g) {
   double best = -1;
   for (int noc : {2, 4, 1}) {
@@ -224,6 +230,7 @@ inline void choose_blocking(Geom& g) {
   }
 }
 
+EMBER_RT_LAZY
 inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH, int64_t OW,
                       int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                       int64_t dh, int64_t dw, const ConvBlockedTuning& t) {
@@ -260,10 +267,13 @@ inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int
 // slot the chunk's channel blocks x Wp columns x B. The rows an output row reads lie within R
 // consecutive input rows, so they never share a slot, and the next row (of a run, or the same
 // row for the next group) finds all but sh of them in place.
+EMBER_RT_LAZY
 inline int64_t band_slots(const Geom& g) { return (g.KH - 1) * g.dh + 1; }
+EMBER_RT_LAZY
 inline int64_t slot_floats(const Geom& g) { return g.chunk * g.Wp * B; }
 
 // The taps kh whose input row oh * sh - ph + kh * dh lies in [0, H): [lo, hi).
+EMBER_RT_LAZY
 inline void tap_rows(const Geom& g, int64_t oh, int64_t& lo, int64_t& hi) {
   const int64_t top = oh * g.sh - g.ph;  // input row of tap 0
   lo = top >= 0 ? 0 : ceil_div(-top, g.dh);
@@ -274,6 +284,7 @@ inline void tap_rows(const Geom& g, int64_t oh, int64_t& lo, int64_t& hi) {
 
 // Copies input row ih of channel blocks [cb0, cb0 + ncb) of image n into a band slot:
 // slot[cbi][q][lane] = x[n, cb0 + cbi, ih, q - pw, lane], zero outside x.
+EMBER_RT_LAZY
 inline void fill_slot(const Geom& g, const float* x, int64_t n, int64_t ih, int64_t cb0,
                       int64_t ncb, float* slot) {
   const int64_t qlo = g.pw < g.Wp ? g.pw : g.Wp;
@@ -403,9 +414,11 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
 namespace lib {
 
 // The channel block of the blocked layout: vf::width.
+EMBER_RT_LAZY
 inline int64_t conv_blocked_lanes() { return vf::width; }
 
 // Floats of the prepared weight of an [O, C, KH, KW] convolution weight.
+EMBER_RT_LAZY
 inline int64_t conv_blocked_weight_floats(int64_t O, int64_t C, int64_t KH, int64_t KW) {
   const int64_t b = vf::width;
   return (O + b - 1) / b * ((C + b - 1) / b) * KH * KW * b * b;
@@ -413,6 +426,7 @@ inline int64_t conv_blocked_weight_floats(int64_t O, int64_t C, int64_t KH, int6
 
 // dst [OB, CB, KH, KW, B_in, B_out] = w [O, C, KH, KW] reordered, zero past O and C. Done
 // once per constant weight.
+EMBER_RT_LAZY
 inline void conv_blocked_prepare(const float* w, int64_t O, int64_t C, int64_t KH, int64_t KW,
                                  float* dst) {
   conv_blocked_reorder(w, O, C, KH, KW, vf::width, dst);
@@ -439,6 +453,7 @@ inline void conv2d_blocked(const LaunchContext* ctx, const float* x, const float
 
 // conv_blocked_prepare as a Call stage (the conv_blocked_filter operator on a weight that is
 // not a constant of a graph): `block` as in conv2d_blocked_layout.
+EMBER_RT_LAZY
 inline void conv_blocked_filter(const LaunchContext* ctx, const float* w, float* wp, int64_t O,
                                 int64_t C, int64_t KH, int64_t KW, int64_t block) {
   if (block != vf::width) {
@@ -477,6 +492,7 @@ inline void conv2d_blocked_layout(const LaunchContext* ctx, const float* x, cons
 }
 
 // dst [N, ceil(C / B), H * W, B] = src [N, C, H * W] (lanes past C zero), and back.
+EMBER_RT_LAZY
 inline void nchw_to_blocked(const float* src, int64_t N, int64_t C, int64_t HW, float* dst) {
   const int64_t b = vf::width, CB = (C + b - 1) / b;
   for (int64_t n = 0; n < N; ++n)
@@ -487,6 +503,7 @@ inline void nchw_to_blocked(const float* src, int64_t N, int64_t C, int64_t HW, 
           *dst++ = c < C ? src[(n * C + c) * HW + p] : 0.0f;
         }
 }
+EMBER_RT_LAZY
 inline void blocked_to_nchw(const float* src, int64_t N, int64_t C, int64_t HW, float* dst) {
   const int64_t b = vf::width, CB = (C + b - 1) / b;
   for (int64_t n = 0; n < N; ++n)

@@ -5,11 +5,14 @@
 
 #include <cstdint>
 
+#include "lazy.h"
+
 namespace ember_rt {
 
 // dst [OB, CB, KH, KW, b_in, b_out] = w [O, C, KH, KW] reordered in blocks of b channels,
 // zero past O and C (OB = ceil(O / b), CB = ceil(C / b)); only the output-channel blocks
 // [ob_begin, ob_end) when given (ob_end < 0: to OB), so that threads can share the work.
+EMBER_RT_LAZY
 inline void conv_blocked_reorder(const float* w, int64_t O, int64_t C, int64_t KH, int64_t KW,
                                  int64_t b, float* dst, int64_t ob_begin = 0, int64_t ob_end = -1) {
   const int64_t OB = (O + b - 1) / b, CB = (C + b - 1) / b;
@@ -28,6 +31,7 @@ inline void conv_blocked_reorder(const float* w, int64_t O, int64_t C, int64_t K
 
 // The inverse: w [O, C, KH, KW] from its blocks (a saved model stores the blocks; a weight
 // that a launch also reads is taken back from them at load).
+EMBER_RT_LAZY
 inline void conv_blocked_unreorder(const float* src, int64_t O, int64_t C, int64_t KH, int64_t KW,
                                    int64_t b, float* w) {
   const int64_t OB = (O + b - 1) / b, CB = (C + b - 1) / b;

@@ -18,11 +18,13 @@
 #include "conv_wgrad_plan.h"
 #include "gemm.h"
 #include "kernel.h"
+#include "lazy.h"
 
 namespace ember_rt::lib {
 
 // dy [N, O, OH, OW], x [N, C, H, W] -> dw [O, C / G, KH, KW]. win holds rows * OW * (C / G)
 // * KH * KW floats and dyc (O / G) * rows * OW.
+EMBER_RT_LAZY
 inline void conv2d_weight_grad(const LaunchContext* ctx, const float* dy, const float* x, float* dw,
                                float* win, float* dyc, int64_t N, int64_t C, int64_t H, int64_t W,
                                int64_t O, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
@@ -141,6 +143,7 @@ constexpr int64_t kDepth = 128;  // k per tile: a 64-channel panel of dy^T is 32
 
 // One tile of kWgradTileRows rows by the panel of `width` channels (16, 32, 48 or 64; 16
 // without AVX-512, whose 16 vector registers hold a 6 x 16 tile).
+EMBER_RT_LAZY
 inline void tile_of_width(int64_t width, int64_t kc, const float* const* r, const float* b,
                           int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   constexpr int MR = static_cast<int>(kWgradTileRows), W = vf::width;
@@ -155,6 +158,7 @@ inline void tile_of_width(int64_t width, int64_t kc, const float* const* r, cons
 // dwt [wgrad_tap_rows(CK), OGp] (+)= xph's rows (rowoff) [CK, K] x dyt [K, OGp]. Each thread
 // takes its own tiles of rows, all channels and the whole depth, in blocks of kDepth: a
 // block of dy^T (kDepth x 64 channels) is read from L1 by every tile of the thread's rows.
+EMBER_RT_LAZY
 inline void product(const LaunchContext* ctx, const float* xph, const int64_t* rowoff, int64_t CK,
                     const float* dyt, int64_t OGp, int64_t K, float* dwt, bool accumulate) {
   constexpr int MR = static_cast<int>(kWgradTileRows);
@@ -192,6 +196,7 @@ inline void product(const LaunchContext* ctx, const float* xph, const int64_t* r
 // dwt wgrad_tap_rows(CG*KH*KW) * wgrad_channel_stride(O / G). Junk positions read input
 // values, multiplied by a zero gradient: an infinite input there gives NaN (0 * inf), as
 // would a position that reads it.
+EMBER_RT_LAZY
 inline void conv2d_weight_grad_inplace(const LaunchContext* ctx, const float* dy, const float* x,
                                        float* dw, float* xph, float* dyt, float* dwt, int64_t N,
                                        int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,

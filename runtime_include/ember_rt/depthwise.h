@@ -35,6 +35,7 @@
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
 #include "lanes.h"  // detail::evens
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -54,8 +55,10 @@ struct Geom {
   int64_t phases;  // sh * sw
 };
 
+EMBER_RT_LAZY
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+EMBER_RT_LAZY
 inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH, int64_t OW,
                       int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                       int64_t dh, int64_t dw) {
@@ -72,12 +75,15 @@ inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int
 
 // Floats of scratch one band needs: the phase planes with their slack (the last vector and
 // the extra columns read past the last plane), then the wide outputs.
+EMBER_RT_LAZY
 inline int64_t phase_floats(const Geom& g) {
   return g.phases * (g.rows + g.extra) * g.Wq + g.Wq + vf::width;
 }
+EMBER_RT_LAZY
 inline int64_t wide_floats(const Geom& g) { return ceil_div(g.rows * g.Wq, vf::width) * vf::width; }
 
 // dst[q] = src[q] for q in [0, n), in vectors.
+EMBER_RT_LAZY
 inline void copy_floats(float* dst, const float* src, int64_t n) {
   constexpr int64_t V = vf::width;
   int64_t q = 0;
@@ -89,6 +95,7 @@ inline void copy_floats(float* dst, const float* src, int64_t n) {
 
 // The floats p[0], p[2], ..., p[2 * width - 2] among p[0, avail) (0 for the others);
 // only p[0, avail) is read.
+EMBER_RT_LAZY
 inline vf load_evens(const float* p, int64_t avail) {
 #if defined(EMBER_RT_AVX512)
   if (avail >= 32) return detail::evens(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16));
@@ -107,6 +114,7 @@ inline vf load_evens(const float* p, int64_t avail) {
 
 // dst[q] = src[q * s] for q in [0, n), where only src[0, (n - 1) * s] is read; for s = 1
 // and 2 the last vector is stored whole, so dst[n, n + width) may be overwritten by zeros.
+EMBER_RT_LAZY
 inline void fill_row(float* dst, const float* src, int64_t n, int64_t s) {
   constexpr int64_t V = vf::width;
   int64_t q = 0;
@@ -127,6 +135,7 @@ inline void fill_row(float* dst, const float* src, int64_t n, int64_t s) {
 // filled in the order of their addresses and fill_row only spills zeros past a row's end:
 // into that row's right padding, the next row's left padding or the slack (zeros anyway), or
 // into data written after it.
+EMBER_RT_LAZY
 inline void fill_phases(const Geom& g, const float* xc, int64_t r0, int64_t rows, float* P,
                         bool borders) {
   const int64_t rq = rows + g.extra;
@@ -176,6 +185,7 @@ inline void wide_block(const float* P, const int64_t* off, const float* wt, int6
 
 // wide[p] = sum over taps t of wt[t] * P[off[t] + p] for p in [0, n) rounded up to whole
 // vectors: blocks of 8 vectors, then one block of the rest.
+EMBER_RT_LAZY
 inline void wide_conv(const float* P, const int64_t* off, const float* wt, int64_t taps, int64_t n,
                       float* wide) {
   constexpr int64_t V = vf::width;

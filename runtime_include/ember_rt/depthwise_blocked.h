@@ -33,6 +33,7 @@
 
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -53,9 +54,11 @@ constexpr int kMaxUR = 4;
 // Output pixels per band of rows: the band's padded input copy stays in the level-2 cache.
 constexpr int64_t kBandOutputs = 1024;
 
+EMBER_RT_LAZY
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // v[l] = p[l * stride] for l < n, 0 for the lanes past n (not read).
+EMBER_RT_LAZY
 inline vf load_strided(const float* p, int64_t stride, int n) {
 #if defined(EMBER_RT_AVX512)
   const __m512i idx =
@@ -103,6 +106,7 @@ inline const BlockFn* table_of(std::integer_sequence<int, U...>) {
   return t;
 }
 // Compiled in pieces.h for generated modules (EMBER_RT_GEMM_EXTERN), as conv_blocked's.
+EMBER_RT_LAZY
 inline BlockFn kernel_of(int64_t ur, int64_t sw) {
   const auto seq = std::make_integer_sequence<int, kMaxUR>{};
   const BlockFn* t = sw == 1 ? table_of<1>(seq) : sw == 2 ? table_of<2>(seq) : table_of<0>(seq);
@@ -111,6 +115,7 @@ inline BlockFn kernel_of(int64_t ur, int64_t sw) {
 #if defined(EMBER_RT_GEMM_EXTERN)
 [[gnu::visibility("hidden")]] BlockFn kernel(int64_t ur, int64_t sw);
 #else
+EMBER_RT_LAZY
 inline BlockFn kernel(int64_t ur, int64_t sw) { return kernel_of(ur, sw); }
 #endif
 
@@ -123,6 +128,7 @@ struct Geom {
   int64_t Wp;     // columns of a padded row: (OW - 1) * sw + (KW - 1) * dw + 1
 };
 
+EMBER_RT_LAZY
 inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
                       int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                       int64_t dh, int64_t dw) {
@@ -139,12 +145,14 @@ inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, in
 }
 
 // Input rows a band of `rows` output rows reads.
+EMBER_RT_LAZY
 inline int64_t band_rows(const Geom& g, int64_t rows) {
   return (rows - 1) * g.sh + (g.KH - 1) * g.dh + 1;
 }
 
 // dst[r][q][lane] = x plane's [r0 * sh - ph + r, q - pw, lane], zero outside x, for the R
 // input rows of a band.
+EMBER_RT_LAZY
 inline void fill_band(const Geom& g, const float* plane, int64_t r0, int64_t R, float* dst) {
   const int64_t row = g.Wp * B;
   const int64_t qlo = g.pw < g.Wp ? g.pw : g.Wp;

@@ -61,6 +61,7 @@
 #include "gemm_kernels.h"
 #include "gemm_plan.h"  // blocking, path choice, split-K, paths chosen at compile time
 #include "kernel.h"
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -163,6 +164,7 @@ constexpr int kDotMB = 2, kDotNB = 2, kDot2NB = 2;
 // C = A * B with a_k == 1 and b_k == 1 and few rows: tasks are (batch, block of columns);
 // a block of B (JB rows of B^T, in L2) is reused by every group of kDotMB rows of A, then the
 // epilogue runs on each row of the block.
+EMBER_RT_LAZY
 inline void run_dot(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
   constexpr int64_t JB = 48;  // B rows per task (in L2); a multiple of every tile width
   const int64_t blocks = ceil_div(s.N, JB);
@@ -215,9 +217,11 @@ inline void packed_piece(const GemmShape& s, const LaunchContext* ctx, EpiFn epi
                          const Plan& p) {
   run_packed<MR, NV>(s, ctx, epi, epi_ctx, p);
 }
+EMBER_RT_LAZY
 inline void dot_piece(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
   run_dot(s, ctx, epi, epi_ctx);
 }
+EMBER_RT_LAZY
 inline bool gemv_piece(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
   return try_gemv(s, ctx, epi, epi_ctx);
 }
@@ -225,6 +229,7 @@ inline bool gemv_piece(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
 
 // A GEMM that a path the shared object did not compile was chosen for: a bug in
 // gemm_uses, never bad input.
+EMBER_RT_LAZY
 [[noreturn, gnu::cold, gnu::noinline]] inline void missing_path(int path) {
   std::fprintf(stderr,
                "ember: internal error: a GEMM took path %d, which its module did not "
@@ -360,8 +365,10 @@ inline void run_split_k(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
 [[gnu::visibility("hidden")]] void gemm_chosen(const GemmShape& s, const LaunchContext* ctx,
                                                EpiFn epi, void* epi_ctx, const GemmChoice& c);
 #else
+EMBER_RT_LAZY
 inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                         const GemmTuning& tune);
+EMBER_RT_LAZY
 inline void gemm_chosen(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                         const GemmChoice& c);
 #endif
@@ -399,6 +406,7 @@ inline void gemm(const GemmShape& s, const LaunchContext* ctx, Epilogue&& epi,
 
 // Packs `batches` K x N matrices (element (b, k, n) at B[b * b_batch + k * b_k + n * b_n])
 // into `out`, batches * prepared_b_floats(K, N, layout.nr) floats, in `layout`.
+EMBER_RT_LAZY
 inline void prepare_b(const float* B, int64_t batches, int64_t b_batch, int64_t b_k, int64_t b_n,
                       const PreparedB& layout, float* out) {
   const int64_t per = prepared_b_floats(layout.K, layout.N, layout.nr);
@@ -421,6 +429,7 @@ inline void prepare_b(const float* B, int64_t batches, int64_t b_batch, int64_t 
 // What a kernel module exports as kPrepareGemmB (gemm_prepared.h): tuning is the kernel's
 // {mc, nc, kc, kernel, split_k}; returns the floats per batch and sets layout = {kc, nr};
 // packs into out unless it is null.
+EMBER_RT_LAZY
 inline int64_t prepare_gemm_b_entry(const float* B, int64_t batches, int64_t b_batch, int64_t b_k,
                                     int64_t b_n, int64_t K, int64_t N, const int64_t* tuning,
                                     float* out, int64_t* layout) {

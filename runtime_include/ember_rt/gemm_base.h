@@ -7,6 +7,7 @@
 #include "gemm_kernels.h"
 #include "gemm_prepared.h"
 #include "kernel.h"
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -59,6 +60,7 @@ struct GemmForm {
   bool accumulate = false;
 };
 
+EMBER_RT_LAZY
 inline GemmForm form_of(const GemmShape& s) {
   GemmForm f;
   f.batch = s.batch, f.M = s.M, f.N = s.N, f.K = s.K;
@@ -75,8 +77,11 @@ struct NoEpilogue {
 };
 
 // The micro-kernels compiled for the current ISA, for tuners.
+EMBER_RT_LAZY
 inline int gemm_kernel_count() { return gemm_detail::kNumKernels; }
+EMBER_RT_LAZY
 inline int gemm_kernel_mr(int kernel) { return gemm_detail::kernel_shape(kernel).mr; }
+EMBER_RT_LAZY
 inline int gemm_kernel_nr(int kernel) { return gemm_detail::kernel_shape(kernel).nr; }
 
 namespace gemm_detail {
@@ -88,6 +93,7 @@ constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 constexpr int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
+EMBER_RT_LAZY
 inline int num_threads(const LaunchContext* ctx) {
   return ctx != nullptr && ctx->num_threads > 1 ? ctx->num_threads : 1;
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "gemm.h"
+#include "lazy.h"
 
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
@@ -33,6 +34,7 @@ inline constexpr uint32_t kModuleUses = kUsesAll;
 #endif
 
 // C = 0 then the epilogue, for an empty sum (K <= 0).
+EMBER_RT_LAZY
 inline void gemm_empty_sum(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
   const double work = static_cast<double>(s.batch) * s.M * s.N;
   parallel_for(ctx, s.batch * s.M, work, [&](int64_t r0, int64_t r1) {
@@ -48,6 +50,7 @@ inline void gemm_empty_sum(const GemmShape& s, const LaunchContext* ctx, EpiFn e
 void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                  const GemmTuning& tune) {
 #else
+template <class>  // EMBER_RT_LAZY, as declared in gemm.h
 inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                         const GemmTuning& tune) {
 #endif
@@ -65,6 +68,7 @@ inline void gemm_erased(const GemmShape& s, const LaunchContext* ctx, EpiFn epi,
 void gemm_chosen(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                  const GemmChoice& c) {
 #else
+template <class>  // EMBER_RT_LAZY, as declared in gemm.h
 inline void gemm_chosen(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx,
                         const GemmChoice& c) {
 #endif

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gemm_base.h"
+#include "lazy.h"
 
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
@@ -116,6 +117,7 @@ constexpr bool gemv_applies(const GemmForm& s) {
   return (wj == 1 || wk == 1) && (wj != 1 || ys == 1);
 }
 
+EMBER_RT_LAZY
 inline bool try_gemv(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, void* epi_ctx) {
   if (!gemv_applies(form_of(s))) return false;
   const bool row = s.M == 1;  // else N == 1

@@ -17,6 +17,7 @@
 
 #include "kernel.h"
 #include "lanes.h"
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -30,6 +31,7 @@ namespace gemm_detail {
 // runtime's (LaunchContext::scratch) when it gives one; else a thread_local of this module
 // (tests and benchmarks that link the GEMM directly).
 enum ScratchSlot { kSlotA = 0, kSlotB = 1, kSlotVec = 2, kSlotPartial = 3 };
+EMBER_RT_LAZY
 inline float* scratch(const LaunchContext* ctx, int slot, size_t floats) {
   if (ctx != nullptr && ctx->scratch != nullptr) return ctx->scratch(slot, floats);
   struct Buffers {
@@ -77,6 +79,7 @@ constexpr double packed_cost(int64_t mpad, int64_t npad, int64_t a_rows, int64_t
 }
 
 // row[0 : len) += part[p * stride + 0 : len) for p < parts (the split-K reduction).
+EMBER_RT_LAZY
 inline void add_partials(float* row, const float* part, int64_t stride, int parts, int64_t len) {
   constexpr int W = vf::width;
   int64_t j = 0;
@@ -171,6 +174,7 @@ inline void edge_tile(int64_t kc, const float* __restrict a, const float* __rest
 // Makes the compiler materialize v in a register here: otherwise it folds a load used by
 // several FMAs into each of them as a memory operand, which turns an FMA-bound loop into a
 // load-bound one.
+EMBER_RT_LAZY
 inline void keep_in_register(vf& v) {
 #if defined(EMBER_RT_EMULATE_AVX512)
   (void)v;

@@ -10,6 +10,7 @@
 #include "gemm_base.h"  // GemmShape, GemmForm, GemmTuning, the shared helpers
 #include "gemm_gemv.h"  // gemv_applies, gemv_block
 #include "gemm_kernels.h"
+#include "lazy.h"
 
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
@@ -288,6 +289,7 @@ constexpr uint32_t gemm_uses(const GemmChoice& c) {
 }
 
 // Whether a call is the one its choice was made for (gemm_chosen checks).
+EMBER_RT_LAZY
 inline bool site_matches(const GemmShape& s, const GemmSite& c) {
   return s.batch == c.batch && s.M == c.M && s.N == c.N && s.K == c.K && s.a_m == c.a_m &&
          s.a_k == c.a_k && s.c_m == c.c_m && (s.b_rows != nullptr) == (c.b_rows != 0) &&

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "lazy.h"
+
 namespace ember_rt {
 
 struct PreparedB {
@@ -27,15 +29,18 @@ struct PreparedB {
   int64_t k_off = 0, n_off = 0;
 };
 
+EMBER_RT_LAZY
 inline int64_t prepared_round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 // Floats one batch of a K x N operand takes with panels nr wide.
+EMBER_RT_LAZY
 inline int64_t prepared_b_floats(int64_t K, int64_t N, int64_t nr) {
   return K * prepared_round_up(N, nr);
 }
 
 // The panel holding rows [k, k + klen) of columns [n, n + nr) of batch b, k and n relative to
 // the product's start (k at a block's start, n at a panel's).
+EMBER_RT_LAZY
 inline const float* prepared_b_panel(const PreparedB& p, int64_t b, int64_t k, int64_t n) {
   const int64_t ka = p.k_off + k, na = p.n_off + n;
   const int64_t klen = p.K - ka < p.kc ? p.K - ka : p.kc;
@@ -44,6 +49,7 @@ inline const float* prepared_b_panel(const PreparedB& p, int64_t b, int64_t k, i
 
 // The inverse of packing: element (b, k, n) of the whole matrix goes to
 // out[b * ob + k * ok + n * on], for b < batches.
+EMBER_RT_LAZY
 inline void unpack_prepared_b(const PreparedB& p, int64_t batches, float* out, int64_t ob,
                               int64_t ok, int64_t on) {
   for (int64_t b = 0; b < batches; ++b)

@@ -17,18 +17,23 @@
 #include <cstdint>
 
 #include "isa.h"
+#include "lazy.h"
 
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
 
 namespace detail {
 
+EMBER_RT_LAZY
 inline uint32_t float_bits(float f) { return std::bit_cast<uint32_t>(f); }
+EMBER_RT_LAZY
 inline float bits_float(uint32_t u) { return std::bit_cast<float>(u); }
 
 // bfloat16 is the top half of a float: widening is a shift.
+EMBER_RT_LAZY
 inline float bf16_bits_to_float(uint16_t h) { return bits_float(uint32_t{h} << 16); }
 
+EMBER_RT_LAZY
 inline uint16_t float_to_bf16_bits(float f) {
   uint32_t u = float_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u)  // NaN: keep sign and payload top, set the quiet bit
@@ -40,6 +45,7 @@ inline uint16_t float_to_bf16_bits(float f) {
 }
 
 // binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits.
+EMBER_RT_LAZY
 inline float f16_bits_to_float(uint16_t h) {
   const uint32_t sign = uint32_t{h & 0x8000u} << 16;
   const uint32_t exp = (h >> 10) & 0x1fu;
@@ -54,6 +60,7 @@ inline float f16_bits_to_float(uint16_t h) {
   return bits_float(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
+EMBER_RT_LAZY
 inline uint16_t float_to_f16_bits(float f) {
   const uint32_t u = float_bits(f);
   const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
@@ -62,13 +69,13 @@ inline uint16_t float_to_f16_bits(float f) {
     if (a == 0x7f800000u) return sign | 0x7c00u;
     return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
   }
-  const int e = static_cast<int>(a >> 23);  // biased float exponent
-  if (e >= 143) return sign | 0x7c00u;       // >= 2^16: overflow to inf
+  const int e = static_cast<int>(a >> 23);      // biased float exponent
+  if (e >= 143) return sign | 0x7c00u;          // >= 2^16: overflow to inf
   uint32_t mant = (a & 0x7fffffu) | 0x800000u;  // 24-bit significand with the hidden bit
   if (e < 113) {
     // Result is a binary16 subnormal (unit 2^-24) or zero: value = mant * 2^(e-150),
     // so the subnormal count is mant >> (126 - e), rounded to nearest even.
-    if (e < 102) return sign;  // below 2^-25: rounds to zero (2^-25 itself ties to 0)
+    if (e < 102) return sign;   // below 2^-25: rounds to zero (2^-25 itself ties to 0)
     const int shift = 126 - e;  // 14 .. 24
     uint32_t q = mant >> shift;
     const uint32_t rem = mant & ((1u << shift) - 1u);
@@ -112,9 +119,13 @@ struct f16 {
 static_assert(sizeof(bf16) == 2 && alignof(bf16) == 2, "bf16 must alias torch.bfloat16 storage");
 static_assert(sizeof(f16) == 2 && alignof(f16) == 2, "f16 must alias torch.float16 storage");
 
+EMBER_RT_LAZY
 inline float to_float(bf16 h) { return detail::bf16_bits_to_float(h.bits); }
+EMBER_RT_LAZY
 inline float to_float(f16 h) { return detail::f16_bits_to_float(h.bits); }
+EMBER_RT_LAZY
 inline bf16 to_bf16(float f) { return bf16::from_bits(detail::float_to_bf16_bits(f)); }
+EMBER_RT_LAZY
 inline f16 to_f16(float f) { return f16::from_bits(detail::float_to_f16_bits(f)); }
 
 }  // namespace EMBER_RT_ISA_NS

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "lazy.h"
+
 #if defined(EMBER_RT_EMULATE_AVX512)
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
@@ -64,6 +66,7 @@
 // (the half conversion uses the host's F16C, so the emulated path is checked against real
 // hardware rounding).
 namespace ember_rt::emu {
+EMBER_RT_LAZY
 inline __m256i cvtepi32_epi16(__m512i a) {
   int32_t in[16];
   uint16_t out[16];
@@ -73,6 +76,7 @@ inline __m256i cvtepi32_epi16(__m512i a) {
   std::memcpy(&r, out, sizeof r);
   return r;
 }
+EMBER_RT_LAZY
 inline __m256i cvtps_ph(__m512 a) {
   float in[16];
   std::memcpy(in, &a, sizeof in);
@@ -102,6 +106,7 @@ inline void mask_store(void* p, unsigned k, V v) {
     if (k >> i & 1u) std::memcpy(static_cast<char*>(p) + i * sizeof(T), &lane[i], sizeof(T));
 }
 // SIMDe's roundscale ignores the rounding mode here; only scale 0 is used by ember_rt.
+EMBER_RT_LAZY
 inline __m512 roundscale0(__m512 a, int imm) {
   float x[16];
   std::memcpy(x, &a, sizeof x);
@@ -125,8 +130,10 @@ inline __m512 roundscale0(__m512 a, int imm) {
 #undef _mm256_maskz_loadu_epi16
 #undef _mm256_mask_storeu_epi16
 #define _mm512_maskz_loadu_ps(k, p) (::ember_rt::emu::maskz_load<float, __m512, 16>((k), (p)))
-#define _mm512_mask_storeu_ps(p, k, v) (::ember_rt::emu::mask_store<float, __m512, 16>((p), (k), (v)))
-#define _mm256_maskz_loadu_epi16(k, p) (::ember_rt::emu::maskz_load<uint16_t, __m256i, 16>((k), (p)))
+#define _mm512_mask_storeu_ps(p, k, v) \
+  (::ember_rt::emu::mask_store<float, __m512, 16>((p), (k), (v)))
+#define _mm256_maskz_loadu_epi16(k, p) \
+  (::ember_rt::emu::maskz_load<uint16_t, __m256i, 16>((k), (p)))
 #define _mm256_mask_storeu_epi16(p, k, v) \
   (::ember_rt::emu::mask_store<uint16_t, __m256i, 16>((p), (k), (v)))
 #define EMBER_RT_CVTEPI32_EPI16(a) ::ember_rt::emu::cvtepi32_epi16(a)

@@ -10,7 +10,6 @@
 // worth waking other threads runs on the calling thread.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -33,11 +32,18 @@ struct KernelError {
     kLinalg = 3,
     kLayout = 4
   };
-  std::atomic<int> state{0};  // 0: no error; 1: the first report is being written; 2: written
+  // 0: no error; 1: the first report is being written; 2: written. Only ever accessed
+  // through __atomic builtins (report_error, reported): <atomic> would cost every translation
+  // unit of generated kernels about 0.1 s of template instantiation.
+  int state = 0;
   int kind = kNone;
   const char* site = nullptr;  // static text in the kernel: what was checked
   int64_t value = 0;           // the bad index (or the dividend, or a linalg info)
   int64_t bound = 0;           // the size the index must stay below (linalg: the matrix)
+
+  // Whether a kernel reported an error (read once the launch has returned: the report is then
+  // written).
+  bool reported() const { return __atomic_load_n(&state, __ATOMIC_ACQUIRE) != 0; }
 };
 
 struct LaunchContext {
@@ -67,12 +73,14 @@ constexpr int kScratchSlots = 4;
   if (ctx == nullptr || ctx->error == nullptr) return;
   KernelError& e = *ctx->error;
   int expected = 0;
-  if (!e.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
+  if (!__atomic_compare_exchange_n(&e.state, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return;
   e.kind = kind;
   e.site = site;
   e.value = value;
   e.bound = bound;
-  e.state.store(2, std::memory_order_release);
+  __atomic_store_n(&e.state, 2, __ATOMIC_RELEASE);
 }
 
 // An index read from data, checked against the size n of the dimension it selects along:

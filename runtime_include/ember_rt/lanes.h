@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -57,7 +58,9 @@ struct LaneRange {
 
 namespace detail {
 // Lanes in [lo, hi) ∩ [0, width).
+EMBER_RT_LAZY
 inline int lane_lo(const LaneRange& r) { return r.lo < 0 ? 0 : static_cast<int>(r.lo); }
+EMBER_RT_LAZY
 inline int lane_hi(const LaneRange& r) {
   return r.hi > vf::width ? vf::width : static_cast<int>(r.hi);
 }
@@ -66,6 +69,7 @@ inline int lane_hi(const LaneRange& r) {
 #if defined(EMBER_RT_AVX2)
 
 namespace detail {
+EMBER_RT_LAZY
 inline __m256i range_mask8(const LaneRange& r) {
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const int lo = lane_lo(r), hi = lane_hi(r);
@@ -73,18 +77,21 @@ inline __m256i range_mask8(const LaneRange& r) {
                           _mm256_cmpgt_epi32(iota, _mm256_set1_epi32(lo - 1)));
 }
 // Every other float of p[0..15] under an element mask for the two halves.
+EMBER_RT_LAZY
 inline vf evens(__m256 a, __m256 b) {
   const __m256 s = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 | a4 a6 b4 b6
   return vf(_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xd8)));
 }
 }  // namespace detail
 
+EMBER_RT_LAZY
 inline vf load_range(const float* p, const LaneRange& r) {
   if (r.full()) return vf::load(p);
   if (r.empty()) return vf(0.0f);
   return vf(_mm256_maskload_ps(p, detail::range_mask8(r)));
 }
 
+EMBER_RT_LAZY
 inline vf load_strided(const float* p, int64_t s) {
   if (s == 1) return vf::load(p);
   if (s == 2) {
@@ -98,6 +105,7 @@ inline vf load_strided(const float* p, int64_t s) {
   return vf(_mm256_i32gather_ps(p, idx, 4));
 }
 
+EMBER_RT_LAZY
 inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
   if (r.full()) return load_strided(p, s);
   if (r.empty()) return vf(0.0f);
@@ -118,6 +126,7 @@ inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
   return vf(_mm256_mask_i32gather_ps(_mm256_setzero_ps(), p, idx, mask, 4));
 }
 
+EMBER_RT_LAZY
 inline vf guard(const LaneRange& r, vf x, vf y) {
   if (r.full()) return x;
   return vf(_mm256_blendv_ps(y.v, x.v, _mm256_castsi256_ps(detail::range_mask8(r))));
@@ -127,12 +136,14 @@ inline vf guard(const LaneRange& r, vf x, vf y) {
 
 namespace detail {
 // Lanes [lo, hi) of r as a mask.
+EMBER_RT_LAZY
 inline __mmask16 range_mask16(const LaneRange& r) {
   const int lo = lane_lo(r), hi = lane_hi(r);
   if (lo >= hi) return 0;
   return static_cast<__mmask16>(tail_mask16(hi) & ~tail_mask16(lo));
 }
 // Elements [lo, hi) of 32 as the masks of two 16-float halves.
+EMBER_RT_LAZY
 inline __mmask16 half_mask(int lo, int hi, int first) {
   const int a = lo - first, b = hi - first;
   const int l = a < 0 ? 0 : (a > 16 ? 16 : a), h = b < 0 ? 0 : (b > 16 ? 16 : b);
@@ -140,21 +151,25 @@ inline __mmask16 half_mask(int lo, int hi, int first) {
   return static_cast<__mmask16>(tail_mask16(h) & ~tail_mask16(l));
 }
 // The even floats of two 16-float vectors: a0 a2 ... a14 b0 b2 ... b14.
+EMBER_RT_LAZY
 inline vf evens(__m512 a, __m512 b) {
   const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   return vf(_mm512_permutex2var_ps(a, idx, b));
 }
+EMBER_RT_LAZY
 inline __m512i lane_offsets(int64_t s) {
   return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                             _mm512_set1_epi32(static_cast<int>(s)));
 }
 }  // namespace detail
 
+EMBER_RT_LAZY
 inline vf load_range(const float* p, const LaneRange& r) {
   if (r.full()) return vf::load(p);
   return vf(_mm512_maskz_loadu_ps(detail::range_mask16(r), p));
 }
 
+EMBER_RT_LAZY
 inline vf load_strided(const float* p, int64_t s) {
   if (s == 1) return vf::load(p);
   if (s == 2) {
@@ -164,6 +179,7 @@ inline vf load_strided(const float* p, int64_t s) {
   return vf(_mm512_i32gather_ps(detail::lane_offsets(s), p, 4));
 }
 
+EMBER_RT_LAZY
 inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
   if (r.full()) return load_strided(p, s);
   if (r.empty()) return vf(0.0f);
@@ -177,6 +193,7 @@ inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
                                      detail::lane_offsets(s), p, 4));
 }
 
+EMBER_RT_LAZY
 inline vf guard(const LaneRange& r, vf x, vf y) {
   if (r.full()) return x;
   return vf(_mm512_mask_blend_ps(detail::range_mask16(r), y.v, x.v));
@@ -184,18 +201,22 @@ inline vf guard(const LaneRange& r, vf x, vf y) {
 
 #else  // portable: through a lane array
 
+EMBER_RT_LAZY
 inline vf load_strided_range(const float* p, int64_t s, const LaneRange& r) {
   float tmp[vf::width] = {};
   for (int i = detail::lane_lo(r); i < detail::lane_hi(r); ++i) tmp[i] = p[i * s];
   return vf::load(tmp);
 }
+EMBER_RT_LAZY
 inline vf load_range(const float* p, const LaneRange& r) {
   if (r.full()) return vf::load(p);
   return load_strided_range(p, 1, r);
 }
+EMBER_RT_LAZY
 inline vf load_strided(const float* p, int64_t s) {
   return load_strided_range(p, s, LaneRange(vf::width));
 }
+EMBER_RT_LAZY
 inline vf guard(const LaneRange& r, vf x, vf y) {
   if (r.full()) return x;
   float xs[vf::width], ys[vf::width];

@@ -14,6 +14,7 @@
 
 #include "isa.h"
 #include "kernel.h"
+#include "lazy.h"
 
 #if defined(EMBER_RT_AVX512) || defined(EMBER_RT_AVX2)
 #include <immintrin.h>
@@ -33,6 +34,7 @@ inline void tile_scalar(const float* src, int64_t lds, float* dst, int64_t ldd, 
 }
 
 #if defined(EMBER_RT_AVX512)
+EMBER_RT_LAZY
 inline void transpose16(__m512* r) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {
@@ -58,6 +60,7 @@ inline void transpose16(__m512* r) {
   }
 }
 
+EMBER_RT_LAZY
 inline void tile16(const float* src, int64_t lds, float* dst, int64_t ldd, int rows, int cols,
                    bool fill) {
   __m512 r[16];
@@ -78,6 +81,7 @@ inline void tile16(const float* src, int64_t lds, float* dst, int64_t ldd, int r
 #endif
 
 #if defined(EMBER_RT_AVX512) || defined(EMBER_RT_AVX2)
+EMBER_RT_LAZY
 inline void transpose8(__m256* r) {
   __m256 t[8];
   for (int i = 0; i < 8; i += 2) {
@@ -97,11 +101,13 @@ inline void transpose8(__m256* r) {
   }
 }
 
+EMBER_RT_LAZY
 inline __m256i mask8(int n) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes);
 }
 
+EMBER_RT_LAZY
 inline void tile8(const float* src, int64_t lds, float* dst, int64_t ldd, int rows, int cols,
                   bool fill) {
   __m256 r[8];
@@ -166,6 +172,7 @@ inline void transpose_all(const LaunchContext* ctx, const float* src, float* dst
 namespace lib {
 
 // plain [N, C, S] -> [N, ceil(C / block), S, block] (channels past C zero).
+EMBER_RT_LAZY
 inline void layout_plain_to_blocked(const LaunchContext* ctx, const float* src, float* dst,
                                     int64_t N, int64_t C, int64_t S, int64_t block) {
   using namespace layout_detail;
@@ -201,6 +208,7 @@ inline void layout_plain_to_blocked(const LaunchContext* ctx, const float* src, 
 }
 
 // [N, ceil(C / block), S, block] -> plain [N, C, S] (the padding lanes are not read).
+EMBER_RT_LAZY
 inline void layout_blocked_to_plain(const LaunchContext* ctx, const float* src, float* dst,
                                     int64_t N, int64_t C, int64_t S, int64_t block) {
   using namespace layout_detail;
@@ -230,12 +238,14 @@ inline void layout_blocked_to_plain(const LaunchContext* ctx, const float* src, 
 }
 
 // plain [N, C, S] -> channels-last [N, S, C].
+EMBER_RT_LAZY
 inline void layout_plain_to_channels_last(const LaunchContext* ctx, const float* src, float* dst,
                                           int64_t N, int64_t C, int64_t S) {
   layout_detail::transpose_all<layout_detail::kTile>(ctx, src, dst, N, C, S, S, C, C * S, C * S);
 }
 
 // channels-last [N, S, C] -> plain [N, C, S].
+EMBER_RT_LAZY
 inline void layout_channels_last_to_plain(const LaunchContext* ctx, const float* src, float* dst,
                                           int64_t N, int64_t C, int64_t S) {
   layout_detail::transpose_all<layout_detail::kTile>(ctx, src, dst, N, S, C, C, S, C * S, C * S);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernel.h"
+#include "lazy.h"
 
 namespace ember_rt::lib {
 
@@ -83,6 +84,7 @@ inline void scan_prod(const LaunchContext* ctx, const T* x, T* y, int64_t outer,
 }
 
 // log(exp(a) + exp(b)), as torch's logcumsumexp: -inf is the identity, NaN propagates.
+EMBER_RT_LAZY
 inline double log_add_exp(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
   const double hi = std::max(a, b), lo = std::min(a, b);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernel.h"
+#include "lazy.h"
 
 namespace ember_rt::lib {
 
@@ -37,6 +38,7 @@ inline void for_matrices(const LaunchContext* ctx, int64_t batch, double cost_ea
 
 // getrf on an m x n row-major matrix a (in place): pivots piv[0, min(m, n)) 1-based; returns
 // info (0, or the 1-based column of the first zero pivot).
+EMBER_RT_LAZY
 inline int32_t lu_in_place(double* a, int32_t* piv, int64_t m, int64_t n) {
   const int64_t k = m < n ? m : n;
   int32_t info = 0;
@@ -78,6 +80,7 @@ inline void store_matrix(const double* src, T* dst, int64_t count) {
   for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(src[i]);
 }
 
+EMBER_RT_LAZY
 [[gnu::cold]] inline void report_linalg(const LaunchContext* ctx, const char* site, int64_t info,
                                         int64_t batch_index) {
   report_error(ctx, KernelError::kLinalg, site, info, batch_index);
@@ -100,6 +103,7 @@ inline void lu_factor(const LaunchContext* ctx, const T* a, T* lu, int32_t* piv,
 
 // Solves op(A) X = B in place for x [n, k] (B on entry) with A n x n triangular (only its
 // upper or lower triangle read; unit: its diagonal taken as ones), op(A) = A or A^T.
+EMBER_RT_LAZY
 inline void tri_solve_in_place(const double* a, double* x, int64_t n, int64_t k, bool upper,
                                bool unit, bool trans) {
   // Element (r, c) of op(A).
@@ -136,6 +140,7 @@ inline void triangular_solve(const LaunchContext* ctx, const T* a, const T* b, T
 }
 
 // Solves A X = B (trans: A^T X = B) in place from A = P L U (lu, 1-based pivots piv).
+EMBER_RT_LAZY
 inline void lu_solve_in_place(const double* lu, const int64_t* perm_swaps, double* x, int64_t n,
                               int64_t k, bool trans) {
   auto swap_rows = [&](int64_t r, int64_t s) {
@@ -273,6 +278,7 @@ inline void cholesky(const LaunchContext* ctx, const T* a, T* l, int32_t* info, 
 
 // exp(A) for [batch, n, n]: scaling and squaring with the degree-13 Pade approximant
 // (Higham 2005), in double.
+EMBER_RT_LAZY
 inline void matrix_exp_in_place(double* a, int64_t n) {
   const size_t nn = static_cast<size_t>(n * n);
   auto mul = [n, nn](const std::vector<double>& x, const std::vector<double>& y) {

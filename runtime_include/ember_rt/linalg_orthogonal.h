@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernel.h"
+#include "lazy.h"
 #include "linalg.h"
 
 namespace ember_rt::lib {
@@ -21,6 +22,7 @@ namespace ember_rt::lib {
 // with v = (1, x') maps it to (beta, 0): beta = -sign(alpha) |(alpha, x)|, tau = (beta -
 // alpha) / beta, x' = x / (alpha - beta). x = 0 gives tau = 0 (H = I). Overwrites alpha with
 // beta and x with x'; returns tau.
+EMBER_RT_LAZY
 inline double householder(double* alpha, double* x, int64_t len, int64_t stride) {
   double scale = 0.0;  // |x| with the largest element factored out (no overflow)
   for (int64_t i = 0; i < len; ++i) scale = std::max(scale, std::fabs(x[i * stride]));
@@ -43,6 +45,7 @@ inline double householder(double* alpha, double* x, int64_t len, int64_t stride)
 
 // Applies H = I - tau v v^T, v = (1, a[stride], a[2 stride], ...) of `len` elements, from the
 // left to the rows r0 .. r0 + len of the row-major c (cols columns, columns c0 .. cols).
+EMBER_RT_LAZY
 inline void apply_householder(const double* v, int64_t stride, double tau, int64_t len, double* c,
                               int64_t cols, int64_t r0, int64_t c0) {
   if (tau == 0.0) return;
@@ -100,6 +103,7 @@ inline void householder_apply(const LaunchContext* ctx, const T* a, const T* tau
 }
 
 // ---- symmetric eigendecomposition and SVD -------------------------------------------------------
+EMBER_RT_LAZY
 inline bool all_finite(const double* x, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     if (!std::isfinite(x[i])) return false;
@@ -107,6 +111,7 @@ inline bool all_finite(const double* x, int64_t count) {
 }
 
 // The order of keys: ascending (or descending), ties by index.
+EMBER_RT_LAZY
 inline std::vector<int64_t> sorted_order(const std::vector<double>& keys, bool descending) {
   std::vector<int64_t> idx(keys.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
@@ -121,6 +126,7 @@ inline std::vector<int64_t> sorted_order(const std::vector<double>& keys, bool d
 // diagonal holds the eigenvalues and, when v is given (n x n, row-major), v's columns the
 // eigenvectors (v = the product of the rotations). Sweeps until every off-diagonal element is
 // negligible next to its two diagonal elements (then set to zero) or exactly zero.
+EMBER_RT_LAZY
 inline void jacobi_eigen(double* a, double* v, int64_t n) {
   if (v != nullptr)
     for (int64_t i = 0; i < n; ++i)
@@ -213,6 +219,7 @@ inline void eigvalsh(const LaunchContext* ctx, const T* a, T* w, int64_t batch, 
 // One-sided Jacobi (Hestenes) on the c columns (each r long, stored contiguously: col j at
 // x + j r) of X: rotates pairs of columns until every pair is orthogonal to working
 // precision; v (c x c, columns contiguous too, when given) accumulates the rotations.
+EMBER_RT_LAZY
 inline void jacobi_columns(double* x, double* v, int64_t r, int64_t c) {
   if (v != nullptr)
     for (int64_t i = 0; i < c; ++i)

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <limits>
 
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -153,9 +154,9 @@ inline V erf_small_ratio(V z) {
   return p;
 }
 
-// erfc(a) for a >= 1/2, as the product tp * ex: tp = t P(t), ex = e^{-a^2}, t = 1 / (1 + a * 21/64),
-// P of degree 8 (relative error < 1e-7). The caller passes a^2 as hi + lo (split exactly with
-// an FMA) so e^{-a^2} keeps its accuracy for large a, and keeps a <= ~10.5 (where erfc is
+// erfc(a) for a >= 1/2, as the product tp * ex: tp = t P(t), ex = e^{-a^2}, t = 1 / (1 + a *
+// 21/64), P of degree 8 (relative error < 1e-7). The caller passes a^2 as hi + lo (split exactly
+// with an FMA) so e^{-a^2} keeps its accuracy for large a, and keeps a <= ~10.5 (where erfc is
 // already 0 in float) so nothing overflows.
 // (Returned as two factors so callers can fold 1 - tp * ex into one explicit fused operation:
 // every multiply-add in this file is an explicit madd, so the compiler's contraction of
@@ -283,7 +284,7 @@ inline void pow_lanes(const float* pa, const float* pb, float* out) {
   const d8 ax = (a < 0) ? -a : a;  // |a| (float subnormals are normal doubles)
 
   // log2 |a| = e + ln(m) / ln 2, m in [sqrt(1/2), sqrt(2)): the scheme of log_t, more terms.
-  const u8 bits = (u8)ax;  // sign bit clear
+  const u8 bits = (u8)ax;                            // sign bit clear
   const u8 two52 = (u8)(zero + 4503599627370496.0);  // 2^52: OR-ing in an integer < 2^52 ...
   d8 e = (d8)((bits >> 52) | two52) - 4503599627370496.0 - 1023.0;  // ... converts it
   d8 m = (d8)((bits & 0x000fffffffffffff) | 0x3ff0000000000000);
@@ -295,7 +296,7 @@ inline void pow_lanes(const float* pa, const float* pb, float* out) {
   const d8 z = s * s;
   d8 R = zero + 2.0 / 17;
   static constexpr double kLogTerms[] = {2.0 / 15, 2.0 / 13, 2.0 / 11, 2.0 / 9,
-                                          2.0 / 7,  2.0 / 5,  2.0 / 3};
+                                         2.0 / 7,  2.0 / 5,  2.0 / 3};
   for (double c : kLogTerms) R = R * z + c;
   R = R * z;
   const d8 hfsq = 0.5 * f * f;
@@ -312,8 +313,8 @@ inline void pow_lanes(const float* pa, const float* pb, float* out) {
   const d8 r = (y - (nm - magic)) * 0.6931471805599453;
   d8 p = zero + 1.0 / 39916800;
   static constexpr double kExpTerms[] = {1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040,
-                                          1.0 / 720,     1.0 / 120,    1.0 / 24,    1.0 / 6,
-                                          0.5,           1.0,          1.0};
+                                         1.0 / 720,     1.0 / 120,    1.0 / 24,    1.0 / 6,
+                                         0.5,           1.0,          1.0};
   for (double c : kExpTerms) p = p * r + c;
   // 2^n in two factors (n in [-400, 400]) so each is a normal double. The integer n comes
   // from the low bits of y + magic, in unsigned (wrapping) arithmetic: where y is NaN they
@@ -331,7 +332,7 @@ inline void pow_lanes(const float* pa, const float* pb, float* out) {
   const i8 neg_base = (a < 0) | ((a == 0) & ((i8)a != 0));  // includes -0.0
   res = (neg_base & b_odd) ? -res : res;
   res = ((a < 0) & (a != -inf) & ~b_int) ? nan : res;  // (-inf)^y is +-inf or +-0
-  res = ((ax == 1.0) & (bx == inf)) ? one : res;  // (-1)^(+-inf) = 1
+  res = ((ax == 1.0) & (bx == inf)) ? one : res;       // (-1)^(+-inf) = 1
   res = ((a != a) | (b != b)) ? nan : res;
   res = ((a == 1.0) | (b == 0.0)) ? one : res;  // even when the other operand is NaN
   const f8 rf = __builtin_convertvector(res, f8);
@@ -340,24 +341,42 @@ inline void pow_lanes(const float* pa, const float* pb, float* out) {
 
 }  // namespace detail
 
+EMBER_RT_LAZY
 inline float exp(float x) { return detail::exp_t(x); }
+EMBER_RT_LAZY
 inline vf exp(vf x) { return detail::exp_t(x); }
+EMBER_RT_LAZY
 inline float log(float x) { return detail::log_t(x); }
+EMBER_RT_LAZY
 inline vf log(vf x) { return detail::log_t(x); }
+EMBER_RT_LAZY
 inline float erf(float x) { return detail::erf_t(x); }
+EMBER_RT_LAZY
 inline vf erf(vf x) { return detail::erf_t(x); }
+EMBER_RT_LAZY
 inline float tanh(float x) { return detail::tanh_t(x); }
+EMBER_RT_LAZY
 inline vf tanh(vf x) { return detail::tanh_t(x); }
+EMBER_RT_LAZY
 inline float sigmoid(float x) { return detail::sigmoid_t(x); }
+EMBER_RT_LAZY
 inline vf sigmoid(vf x) { return detail::sigmoid_t(x); }
+EMBER_RT_LAZY
 inline float silu(float x) { return detail::silu_t(x); }
+EMBER_RT_LAZY
 inline vf silu(vf x) { return detail::silu_t(x); }
+EMBER_RT_LAZY
 inline float gelu_erf(float x) { return detail::gelu_erf_t(x); }
+EMBER_RT_LAZY
 inline vf gelu_erf(vf x) { return detail::gelu_erf_t(x); }
+EMBER_RT_LAZY
 inline float gelu_tanh(float x) { return detail::gelu_tanh_t(x); }
+EMBER_RT_LAZY
 inline vf gelu_tanh(vf x) { return detail::gelu_tanh_t(x); }
 
+EMBER_RT_LAZY
 inline float pow(float a, float b) { return std::pow(a, b); }
+EMBER_RT_LAZY
 inline vf pow(vf a, vf b) {
   // Doubles per native vector: 8 in a zmm, 4 in a ymm. Without SIMD, std::pow.
   constexpr int W = vf::width;
@@ -379,6 +398,6 @@ inline vf pow(vf a, vf b) {
 }  // namespace EMBER_RT_ISA_NS
 }  // namespace ember_rt
 
-#include "math_trig.h"     // sin, cos, tan, asin, ..., atan2, hypot (float, vf and double)
-#include "math_special.h"  // log1p, expm1, erfc, erfinv, lgamma, digamma, softplus, mish, ...
+#include "math_special.h"   // log1p, expm1, erfc, erfinv, lgamma, digamma, softplus, mish, ...
 #include "math_special2.h"  // i0, bessel_j0, erfcx, ndtri, zeta, igamma, orthogonal polynomials, ...
+#include "math_trig.h"      // sin, cos, tan, asin, ..., atan2, hypot (float, vf and double)

@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "lazy.h"
 #include "math_special_base.h"
 
 namespace ember_rt {
@@ -99,22 +100,26 @@ constexpr double kK1B[] = {
     2.72062619048444266945e+00};
 
 // exp(-|x|) I0(x) and exp(-|x|) I1(x).
+EMBER_RT_LAZY
 inline double i0e(double x) {
   const double a = std::fabs(x);
   if (a <= 8.0) return chbevl(a / 2.0 - 2.0, kI0A);
   return chbevl(32.0 / a - 2.0, kI0B) / std::sqrt(a);
 }
+EMBER_RT_LAZY
 inline double i1e(double x) {
   const double a = std::fabs(x);
   const double r =
       a <= 8.0 ? chbevl(a / 2.0 - 2.0, kI1A) * a : chbevl(32.0 / a - 2.0, kI1B) / std::sqrt(a);
   return x < 0.0 ? -r : r;
 }
+EMBER_RT_LAZY
 inline double i0(double x) {
   const double a = std::fabs(x);
   if (a <= 8.0) return std::exp(a) * chbevl(a / 2.0 - 2.0, kI0A);
   return std::exp(a) * chbevl(32.0 / a - 2.0, kI0B) / std::sqrt(a);
 }
+EMBER_RT_LAZY
 inline double i1(double x) {
   const double a = std::fabs(x);
   const double r = a <= 8.0 ? chbevl(a / 2.0 - 2.0, kI1A) * a * std::exp(a)
@@ -122,6 +127,7 @@ inline double i1(double x) {
   return x < 0.0 ? -r : r;
 }
 // K0 and K1 (scaled: times exp(x)); +inf at 0, NaN below (and for NaN).
+EMBER_RT_LAZY
 inline double k0(double x, bool scaled) {
   if (x == 0.0) return kInf;
   if (!(x > 0.0)) return kNaN;
@@ -132,6 +138,7 @@ inline double k0(double x, bool scaled) {
   const double r = chbevl(8.0 / x - 2.0, kK0B) / std::sqrt(x);
   return scaled ? r : std::exp(-x) * r;
 }
+EMBER_RT_LAZY
 inline double k1(double x, bool scaled) {
   if (x == 0.0) return kInf;
   if (!(x > 0.0)) return kNaN;
@@ -214,6 +221,7 @@ constexpr double k3PiOver4 = 2.356194490192344928846982537459627163;
 
 // sqrt(2 / (pi x)) (P cos(x - phase) - (5 / x) Q sin(x - phase)) (J), or with sin and cos
 // exchanged and the sign of the second term flipped (Y); x > 5.
+EMBER_RT_LAZY
 inline double hankel(double x, double z, bool order1, bool second_kind) {
   const double p = order1 ? poly(z, kJ1PP) / poly(z, kJ1PQ) : poly(z, kJ0PP) / poly(z, kJ0PQ);
   const double q = order1 ? poly(z, kJ1QP) / poly(z, kJ1QQ) : poly(z, kJ0QP) / poly(z, kJ0QQ);
@@ -222,6 +230,7 @@ inline double hankel(double x, double z, bool order1, bool second_kind) {
                                : p * std::cos(phase) - 5.0 / x * q * std::sin(phase);
   return r * kSqrt2OverPi / std::sqrt(x);
 }
+EMBER_RT_LAZY
 inline double bessel_j0(double x) {
   x = std::fabs(x);
   if (x <= 5.0) {
@@ -232,6 +241,7 @@ inline double bessel_j0(double x) {
   }
   return hankel(x, 25.0 / (x * x), false, false);
 }
+EMBER_RT_LAZY
 inline double bessel_j1(double x) {
   if (x < 0.0) return -bessel_j1(-x);
   if (x <= 5.0) {
@@ -241,6 +251,7 @@ inline double bessel_j1(double x) {
   }
   return hankel(x, 5.0 / x * (5.0 / x), true, false);
 }
+EMBER_RT_LAZY
 inline double bessel_y0(double x) {
   if (x <= 5.0) {
     if (x == 0.0) return -kInf;
@@ -250,6 +261,7 @@ inline double bessel_y0(double x) {
   }
   return hankel(x, 25.0 / (x * x), false, true);
 }
+EMBER_RT_LAZY
 inline double bessel_y1(double x) {
   if (x <= 5.0) {
     if (x == 0.0) return -kInf;
@@ -260,6 +272,7 @@ inline double bessel_y1(double x) {
   }
   return hankel(x, 5.0 / x * (5.0 / x), true, true);
 }
+EMBER_RT_LAZY
 inline double spherical_bessel_j0(double x) {
   if (std::isinf(x)) return 0.0;
   if (std::fabs(x) < 0.5) {
@@ -304,6 +317,7 @@ constexpr double kAiAGD[] = {9.30892908077441974853e+00, 1.98352928718312140417e
                              1.17166733214413521882e-06, 4.91834570062930015649e-09};
 constexpr double kInvSqrtPi = 5.64189583547756286948e-01;
 
+EMBER_RT_LAZY
 inline double airy_ai(double x) {
   if (std::isinf(x)) return kNaN;
   if (x > 103.892) return 0.0;

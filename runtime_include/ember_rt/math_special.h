@@ -49,42 +49,63 @@
 #include <initializer_list>
 #include <limits>
 
+#include "lazy.h"
 #include "math.h"
 
 namespace ember_rt {
 
 // ---- double versions ---------------------------------------------------------------------
 
+EMBER_RT_LAZY
 inline double log1p(double x) { return std::log1p(x); }
+EMBER_RT_LAZY
 inline double expm1(double x) { return std::expm1(x); }
+EMBER_RT_LAZY
 inline double log2(double x) { return std::log2(x); }
+EMBER_RT_LAZY
 inline double log10(double x) { return std::log10(x); }
+EMBER_RT_LAZY
 inline double exp2(double x) { return std::exp2(x); }
+EMBER_RT_LAZY
 inline double erfc(double x) { return std::erfc(x); }
+EMBER_RT_LAZY
 inline double sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }
+EMBER_RT_LAZY
 inline double trunc(double x) { return std::trunc(x); }
+EMBER_RT_LAZY
 inline double frac(double x) { return x - std::trunc(x); }
+EMBER_RT_LAZY
 inline double softplus(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
+EMBER_RT_LAZY
 inline double mish(double x) { return x * std::tanh(std::log1p(std::exp(x))); }
+EMBER_RT_LAZY
 inline double logsigmoid(double x) {
   return (x < 0.0 ? x : 0.0) - std::log1p(std::exp(-std::fabs(x)));  // NaN: 0 - NaN
 }
 inline constexpr double kSeluScale = 1.0507009873554804934193349852946;
 inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+EMBER_RT_LAZY
 inline double selu(double x) {
   return x > 0.0 ? kSeluScale * x : kSeluScale * kSeluAlpha * std::expm1(x);
 }
+EMBER_RT_LAZY
 inline bool isnan(double x) { return x != x; }
+EMBER_RT_LAZY
 inline bool isinf(double x) { return std::fabs(x) == std::numeric_limits<double>::infinity(); }
+EMBER_RT_LAZY
 inline bool isfinite(double x) { return std::fabs(x) < std::numeric_limits<double>::infinity(); }
+EMBER_RT_LAZY
 inline double copysign(double a, double b) { return std::copysign(a, b); }
+EMBER_RT_LAZY
 inline double fmod(double a, double b) { return std::fmod(a, b); }
+EMBER_RT_LAZY
 inline double pymod(double a, double b) {
   double r = std::fmod(a, b);
   if (r != 0.0 && ((r < 0.0) != (b < 0.0))) r += b;
   return r;
 }
 
+EMBER_RT_LAZY
 inline double lgamma(double x) {
 #if defined(__GLIBC__) && defined(__USE_MISC)
   int sign_of_gamma;
@@ -96,7 +117,9 @@ inline double lgamma(double x) {
 
 // The standard normal CDF, through erfc (no cancellation for x < 0). The float versions round
 // this once: 0.5 ulp.
+EMBER_RT_LAZY
 inline double ndtr(double x) { return 0.5 * std::erfc(x * -0.70710678118654752440); }
+EMBER_RT_LAZY
 inline double digamma(double x) {
   constexpr double kPi = 3.14159265358979323846;
   if (x == 0.0) return std::copysign(std::numeric_limits<double>::infinity(), -x);
@@ -119,6 +142,7 @@ inline double digamma(double x) {
   return acc + (std::log(x) - 0.5 / x + z * s);
 }
 
+EMBER_RT_LAZY
 inline double erfinv(double x) {
   const double a = std::fabs(x);
   if (!(a <= 1.0)) return std::numeric_limits<double>::quiet_NaN();  // |x| > 1, NaN
@@ -164,6 +188,7 @@ inline namespace EMBER_RT_ISA_NS {
 // ---- bit-level helpers that vec.h does not have --------------------------------------------
 
 #if defined(EMBER_RT_AVX512)
+EMBER_RT_LAZY
 inline vf copysign(vf a, vf b) {
   const __m512i mag = _mm512_and_si512(_mm512_castps_si512(a.v), _mm512_set1_epi32(0x7fffffff));
   const __m512i sgn =
@@ -171,13 +196,16 @@ inline vf copysign(vf a, vf b) {
   return vf(_mm512_castsi512_ps(_mm512_or_si512(mag, sgn)));
 }
 #elif defined(EMBER_RT_AVX2)
+EMBER_RT_LAZY
 inline vf copysign(vf a, vf b) {
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
   return vf(_mm256_or_ps(_mm256_andnot_ps(sign_bit, a.v), _mm256_and_ps(sign_bit, b.v)));
 }
 #else
+EMBER_RT_LAZY
 inline vf copysign(vf a, vf b) { return vf(std::copysign(a.v, b.v)); }
 #endif
+EMBER_RT_LAZY
 inline float copysign(float a, float b) { return std::copysign(a, b); }
 
 namespace detail {
@@ -358,9 +386,9 @@ inline V selu_t(V x) {
 
 // ---- float and vf entry points -------------------------------------------------------------
 
-#define EMBER_RT_SPECIAL_UNARY(name)                         \
-  inline float name(float x) { return detail::name##_t(x); } \
-  inline vf name(vf x) { return detail::name##_t(x); }
+#define EMBER_RT_SPECIAL_UNARY(name)                                       \
+  EMBER_RT_LAZY inline float name(float x) { return detail::name##_t(x); } \
+  EMBER_RT_LAZY inline vf name(vf x) { return detail::name##_t(x); }
 EMBER_RT_SPECIAL_UNARY(log1p)
 EMBER_RT_SPECIAL_UNARY(expm1)
 EMBER_RT_SPECIAL_UNARY(log2)
@@ -375,47 +403,65 @@ EMBER_RT_SPECIAL_UNARY(logsigmoid)
 EMBER_RT_SPECIAL_UNARY(selu)
 #undef EMBER_RT_SPECIAL_UNARY
 
+EMBER_RT_LAZY
 inline float frac(float x) { return x - detail::trunc_t(x); }
+EMBER_RT_LAZY
 inline vf frac(vf x) { return x - detail::trunc_t(x); }
 
 using detail::isnan;  // float -> bool, vf -> vm (vec.h)
+EMBER_RT_LAZY
 inline bool isinf(float x) { return std::fabs(x) == detail::kInf; }
+EMBER_RT_LAZY
 inline vm isinf(vf x) { return eq(abs(x), vf(detail::kInf)); }
+EMBER_RT_LAZY
 inline bool isfinite(float x) { return std::fabs(x) < detail::kInf; }
+EMBER_RT_LAZY
 inline vm isfinite(vf x) { return lt(abs(x), vf(detail::kInf)); }
 
+EMBER_RT_LAZY
 inline float fmod(float a, float b) { return std::fmod(a, b); }
+EMBER_RT_LAZY
 inline vf fmod(vf a, vf b) {
   return detail::map_lanes(a, b, [](float x, float y) { return std::fmod(x, y); });
 }
+EMBER_RT_LAZY
 inline float pymod(float a, float b) {
   float r = std::fmod(a, b);
   if (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) r += b;
   return r;
 }
+EMBER_RT_LAZY
 inline vf pymod(vf a, vf b) {
   return detail::map_lanes(a, b, [](float x, float y) { return pymod(x, y); });
 }
 
+EMBER_RT_LAZY
 inline float erfinv(float x) {
   return static_cast<float>(ember_rt::erfinv(static_cast<double>(x)));
 }
+EMBER_RT_LAZY
 inline vf erfinv(vf x) {
   return detail::map_lanes(x, [](float v) { return erfinv(v); });
 }
+EMBER_RT_LAZY
 inline float lgamma(float x) {
   return static_cast<float>(ember_rt::lgamma(static_cast<double>(x)));
 }
+EMBER_RT_LAZY
 inline vf lgamma(vf x) {
   return detail::map_lanes(x, [](float v) { return lgamma(v); });
 }
+EMBER_RT_LAZY
 inline float digamma(float x) {
   return static_cast<float>(ember_rt::digamma(static_cast<double>(x)));
 }
+EMBER_RT_LAZY
 inline vf digamma(vf x) {
   return detail::map_lanes(x, [](float v) { return digamma(v); });
 }
+EMBER_RT_LAZY
 inline float ndtr(float x) { return static_cast<float>(ember_rt::ndtr(static_cast<double>(x))); }
+EMBER_RT_LAZY
 inline vf ndtr(vf x) {
   return detail::map_lanes(x, [](float v) { return ndtr(v); });
 }

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "lazy.h"
 #include "math_bessel.h"
 #include "math_polynomials.h"
 #include "math_special.h"
@@ -50,6 +51,7 @@ constexpr double kPiFloat = static_cast<double>(3.14159265358979323846f);
 // e^{x^2} erfc(x): x^2 = hi + lo exactly, e^hi e^lo erfc(x) below 12 (erfc(12) = 1.4e-64 and
 // e^144 are far inside double's range); above, the asymptotic series
 // 1 / (x sqrt(pi)) sum_k (-1)^k (2k - 1)!! / (2 x^2)^k, whose 13th term is below 1e-18.
+EMBER_RT_LAZY
 inline double erfcx_positive(double x) {
   if (x < 12.0) {
     const double hi = x * x;
@@ -64,6 +66,7 @@ inline double erfcx_positive(double x) {
   }
   return sum * kInvSqrtPi / x;
 }
+EMBER_RT_LAZY
 inline double erfcx(double x) {
   if (x != x) return x;
   if (x >= 0.0) return erfcx_positive(x);
@@ -73,11 +76,13 @@ inline double erfcx(double x) {
   return 2.0 * (std::exp(hi) * std::exp(lo)) - erfcx_positive(-x);
 }
 constexpr double kSqrtHalf = 0.70710678118654752440;
+EMBER_RT_LAZY
 inline double log_ndtr(double x) {
   const double t = x * kSqrtHalf;
   if (x < -1.0) return std::log(erfcx(-t) / 2.0) - t * t;
   return std::log1p(-std::erfc(t) / 2.0);
 }
+EMBER_RT_LAZY
 inline double ndtri(double p) {
   if (!(p >= 0.0 && p <= 1.0)) return kNaN;
   if (p == 0.0) return -kInf;
@@ -107,6 +112,7 @@ inline double ndtri(double p) {
 //   w^(1-x) / (x - 1) + w^-x / 2 + sum_j B_2j / (2j)! x (x + 1) ... (x + 2j - 2) w^(-x-2j+1).
 // torch's values: inf at x = 1 and at the poles q = 0, -1, ...; NaN for x < 1 and for a
 // negative q with a fractional x (q^-x is not real).
+EMBER_RT_LAZY
 inline double zeta(double x, double q) {
   // B_2j / (2j)! for j = 1 .. 12.
   constexpr double kB[] = {1.0 / 12.0,
@@ -157,6 +163,7 @@ inline double zeta(double x, double q) {
 // not close to 1 (so no digits cancel). The prefactor is exp(a log x - x - lgamma(a)): its
 // exponent loses about log10(a) digits to cancellation for large a, within 1e-9 relative up
 // to a = 1e6.
+EMBER_RT_LAZY
 inline double incgamma_prefactor(double a, double x) {
   // x^a e^-x / Gamma(a): as a product where no factor overflows or underflows (each factor
   // is rounded once), else through logarithms (whose exponent loses ~log10(a log x) digits).
@@ -166,6 +173,7 @@ inline double incgamma_prefactor(double a, double x) {
   }
   return std::exp(a * std::log(x) - x - ember_rt::lgamma(a));
 }
+EMBER_RT_LAZY
 inline double incgamma_series(double a, double x) {  // P(a, x), x < a + 1
   double term = 1.0 / a, sum = term;
   for (int n = 1; n < 100000; ++n) {
@@ -175,6 +183,7 @@ inline double incgamma_series(double a, double x) {  // P(a, x), x < a + 1
   }
   return sum * incgamma_prefactor(a, x);
 }
+EMBER_RT_LAZY
 inline double incgamma_fraction(double a, double x) {  // Q(a, x), x >= a + 1
   constexpr double kTiny = 1e-300;
   double b = x + 1.0 - a, c = 1.0 / kTiny, d = 1.0 / b, h = d;
@@ -193,6 +202,7 @@ inline double incgamma_fraction(double a, double x) {  // Q(a, x), x >= a + 1
   return h * incgamma_prefactor(a, x);
 }
 // log Gamma(1 + a) for |a| < 0.1: -gamma a + sum_k>=2 (-1)^k zeta(k) a^k / k (to a^13).
+EMBER_RT_LAZY
 inline double lgamma1p_small(double a) {
   constexpr double kZeta[] = {1.6449340668482264, 1.2020569031595943, 1.0823232337111382,
                               1.0369277551433699, 1.0173430619844491, 1.0083492773819228,
@@ -209,6 +219,7 @@ inline double lgamma1p_small(double a) {
 // Q(a, x) for a < 1 and x < a + 1, where P is close to 1 and 1 - P would cancel: with
 // P = x^a / Gamma(a + 1) (1 + a s), s = sum_n>=1 (-x)^n / (n! (a + n)),
 //   Q = -expm1(l) - e^l a s,  l = a log x - log Gamma(1 + a).
+EMBER_RT_LAZY
 inline double incgamma_small_a(double a, double x) {
   double term = 1.0, s = 0.0;
   for (int n = 1; n < 500; ++n) {
@@ -222,6 +233,7 @@ inline double incgamma_small_a(double a, double x) {
   return -std::expm1(l) - std::exp(l) * a * s;
 }
 // P(a, x) in the same terms: e^l (1 + a s), which stays <= 1 where P is nearly 1.
+EMBER_RT_LAZY
 inline double incgamma_small_a_p(double a, double x) {
   double term = 1.0, s = 0.0;
   for (int n = 1; n < 500; ++n) {
@@ -239,6 +251,7 @@ inline double incgamma_small_a_p(double a, double x) {
 // c0 = 1 / mu - 1 / eta and c1 = 1 / eta^3 - 1 / mu^3 - 1 / mu^2 - 1 / (12 mu), by their
 // Taylor series in eta near 0 where those differences cancel. Its error is O(a^-5/2): below
 // 1e-12 relative from a = 1e4, where the series and the fraction need ~1000 terms.
+EMBER_RT_LAZY
 inline double incgamma_uniform(double a, double x) {  // Q(a, x)
   const double mu = (x - a) / a;
   const double eta = std::copysign(std::sqrt(2.0 * (mu - std::log1p(mu))), mu);
@@ -254,12 +267,14 @@ inline double incgamma_uniform(double a, double x) {  // Q(a, x)
   return 0.5 * std::erfc(eta * std::sqrt(0.5 * a)) +
          std::exp(-0.5 * a * eta * eta) / std::sqrt(kTwoPi * a) * (c0 + c1 / a);
 }
+EMBER_RT_LAZY
 inline bool incgamma_uniform_fits(double a, double x) {
   return a >= 1e4 && std::fabs(x - a) < 0.3 * a;
 }
 // torch's values at the edges of the domain, in the order it tests them (so a NaN operand
 // may still give a number): NaN for a negative operand; at a = 0, P = 1 for x > 0 (else
 // NaN); P = 0 at x = 0; at a = inf, P = 0 (NaN if x = inf too); P = 1 at x = inf.
+EMBER_RT_LAZY
 inline bool incgamma_edge(double a, double x, double* p) {
   if (x < 0.0 || a < 0.0) return *p = kNaN, true;
   if (a == 0.0) return *p = x > 0.0 ? 1.0 : kNaN, true;
@@ -269,6 +284,7 @@ inline bool incgamma_edge(double a, double x, double* p) {
   if (std::isnan(a) || std::isnan(x)) return *p = kNaN, true;
   return false;
 }
+EMBER_RT_LAZY
 inline double igamma(double a, double x) {
   double p;
   if (incgamma_edge(a, x, &p)) return p;
@@ -276,6 +292,7 @@ inline double igamma(double a, double x) {
   if (x >= a + 1.0) return 1.0 - incgamma_fraction(a, x);
   return a < 1.0 ? incgamma_small_a_p(a, x) : incgamma_series(a, x);
 }
+EMBER_RT_LAZY
 inline double igammac(double a, double x) {
   double p;
   if (incgamma_edge(a, x, &p)) return std::isnan(p) ? p : 1.0 - p;
@@ -290,7 +307,7 @@ inline double igammac(double a, double x) {
 // -----------------------------------------------------------------------------
 
 #define EMBER_RT_SPECIAL2_DOUBLE(name, expr) \
-  inline double name(double x) { return special_detail::expr; }
+  EMBER_RT_LAZY inline double name(double x) { return special_detail::expr; }
 EMBER_RT_SPECIAL2_DOUBLE(i0, i0(x))
 EMBER_RT_SPECIAL2_DOUBLE(i0e, i0e(x))
 EMBER_RT_SPECIAL2_DOUBLE(i1, i1(x))
@@ -310,9 +327,13 @@ EMBER_RT_SPECIAL2_DOUBLE(log_ndtr, log_ndtr(x))
 EMBER_RT_SPECIAL2_DOUBLE(ndtri, ndtri(x))
 #undef EMBER_RT_SPECIAL2_DOUBLE
 
+EMBER_RT_LAZY
 inline double zeta(double x, double q) { return special_detail::zeta(x, q); }
+EMBER_RT_LAZY
 inline double igamma(double a, double x) { return special_detail::igamma(a, x); }
+EMBER_RT_LAZY
 inline double igammac(double a, double x) { return special_detail::igammac(a, x); }
+EMBER_RT_LAZY
 inline double nextafter(double a, double b) { return std::nextafter(a, b); }
 
 // The polynomials in T = float or double (torch evaluates them in the operands' dtype).
@@ -324,7 +345,7 @@ inline double nextafter(double a, double b) { return std::nextafter(a, b); }
     return expr;                        \
   }                                     \
   }                                     \
-  inline double name(double x, double n) { return special_detail::name##_t(x, n); }
+  EMBER_RT_LAZY inline double name(double x, double n) { return special_detail::name##_t(x, n); }
 EMBER_RT_POLYNOMIAL(chebyshev_polynomial_t, chebyshev_t(x, n, false, x))
 EMBER_RT_POLYNOMIAL(chebyshev_polynomial_u, chebyshev_u(x, n, false, x))
 EMBER_RT_POLYNOMIAL(chebyshev_polynomial_v, chebyshev_v(x, n, false, x))
@@ -346,10 +367,10 @@ inline namespace EMBER_RT_ISA_NS {
 
 // Through the double version, rounded once.
 #define EMBER_RT_SPECIAL2_UNARY(name)                                  \
-  inline float name(float x) {                                         \
+  EMBER_RT_LAZY inline float name(float x) {                           \
     return static_cast<float>(ember_rt::name(static_cast<double>(x))); \
   }                                                                    \
-  inline vf name(vf x) {                                               \
+  EMBER_RT_LAZY inline vf name(vf x) {                                 \
     return detail::map_lanes(x, [](float v) { return name(v); });      \
   }
 EMBER_RT_SPECIAL2_UNARY(i0)
@@ -372,8 +393,8 @@ EMBER_RT_SPECIAL2_UNARY(ndtri)
 #undef EMBER_RT_SPECIAL2_UNARY
 
 #define EMBER_RT_SPECIAL2_BINARY(name, float_expr)                               \
-  inline float name(float a, float b) { return float_expr; }                     \
-  inline vf name(vf a, vf b) {                                                   \
+  EMBER_RT_LAZY inline float name(float a, float b) { return float_expr; }       \
+  EMBER_RT_LAZY inline vf name(vf a, vf b) {                                     \
     return detail::map_lanes(a, b, [](float x, float y) { return name(x, y); }); \
   }
 #define EMBER_RT_THROUGH_DOUBLE(name) \

@@ -42,6 +42,7 @@
 #include <cmath>
 #include <limits>
 
+#include "lazy.h"
 #include "math.h"
 
 namespace ember_rt {
@@ -455,47 +456,86 @@ inline V hypot_t(V a, V b) {
 
 }  // namespace detail
 
+EMBER_RT_LAZY
 inline float sin(float x) { return detail::sin_t(x); }
+EMBER_RT_LAZY
 inline vf sin(vf x) { return detail::sin_t(x); }
+EMBER_RT_LAZY
 inline float cos(float x) { return detail::cos_t(x); }
+EMBER_RT_LAZY
 inline vf cos(vf x) { return detail::cos_t(x); }
+EMBER_RT_LAZY
 inline float tan(float x) { return detail::tan_t(x); }
+EMBER_RT_LAZY
 inline vf tan(vf x) { return detail::tan_t(x); }
+EMBER_RT_LAZY
 inline float asin(float x) { return detail::asin_t(x); }
+EMBER_RT_LAZY
 inline vf asin(vf x) { return detail::asin_t(x); }
+EMBER_RT_LAZY
 inline float acos(float x) { return detail::acos_t(x); }
+EMBER_RT_LAZY
 inline vf acos(vf x) { return detail::acos_t(x); }
+EMBER_RT_LAZY
 inline float atan(float x) { return detail::atan_t(x); }
+EMBER_RT_LAZY
 inline vf atan(vf x) { return detail::atan_t(x); }
+EMBER_RT_LAZY
 inline float atan2(float y, float x) { return detail::atan2_t(y, x); }
+EMBER_RT_LAZY
 inline vf atan2(vf y, vf x) { return detail::atan2_t(y, x); }
+EMBER_RT_LAZY
 inline float sinh(float x) { return detail::sinh_t(x); }
+EMBER_RT_LAZY
 inline vf sinh(vf x) { return detail::sinh_t(x); }
+EMBER_RT_LAZY
 inline float cosh(float x) { return detail::cosh_t(x); }
+EMBER_RT_LAZY
 inline vf cosh(vf x) { return detail::cosh_t(x); }
+EMBER_RT_LAZY
 inline float asinh(float x) { return detail::asinh_t(x); }
+EMBER_RT_LAZY
 inline vf asinh(vf x) { return detail::asinh_t(x); }
+EMBER_RT_LAZY
 inline float acosh(float x) { return detail::acosh_t(x); }
+EMBER_RT_LAZY
 inline vf acosh(vf x) { return detail::acosh_t(x); }
+EMBER_RT_LAZY
 inline float atanh(float x) { return detail::atanh_t(x); }
+EMBER_RT_LAZY
 inline vf atanh(vf x) { return detail::atanh_t(x); }
+EMBER_RT_LAZY
 inline float hypot(float a, float b) { return detail::hypot_t(a, b); }
+EMBER_RT_LAZY
 inline vf hypot(vf a, vf b) { return detail::hypot_t(a, b); }
 
 }  // namespace EMBER_RT_ISA_NS
 
+EMBER_RT_LAZY
 inline double sin(double x) { return std::sin(x); }
+EMBER_RT_LAZY
 inline double cos(double x) { return std::cos(x); }
+EMBER_RT_LAZY
 inline double tan(double x) { return std::tan(x); }
+EMBER_RT_LAZY
 inline double asin(double x) { return std::asin(x); }
+EMBER_RT_LAZY
 inline double acos(double x) { return std::acos(x); }
+EMBER_RT_LAZY
 inline double atan(double x) { return std::atan(x); }
+EMBER_RT_LAZY
 inline double atan2(double y, double x) { return std::atan2(y, x); }
+EMBER_RT_LAZY
 inline double sinh(double x) { return std::sinh(x); }
+EMBER_RT_LAZY
 inline double cosh(double x) { return std::cosh(x); }
+EMBER_RT_LAZY
 inline double asinh(double x) { return std::asinh(x); }
+EMBER_RT_LAZY
 inline double acosh(double x) { return std::acosh(x); }
+EMBER_RT_LAZY
 inline double atanh(double x) { return std::atanh(x); }
+EMBER_RT_LAZY
 inline double hypot(double a, double b) { return std::hypot(a, b); }
 
 }  // namespace ember_rt

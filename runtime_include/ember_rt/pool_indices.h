@@ -13,6 +13,7 @@
 
 #include "kernel.h"
 #include "lanes.h"
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -25,6 +26,7 @@ struct PoolIndicesGeom {
 
 // The flat index of window position `pos` (kh * KW + kw) of output (oh, ow), or of the
 // window's first position inside x when `pos` lies in the padding.
+EMBER_RT_LAZY
 inline int64_t flat_index(const PoolIndicesGeom& g, int64_t oh, int64_t ow, int64_t pos) {
   const int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
   const int64_t ih = h0 + pos / g.KW * g.dh, iw = w0 + pos % g.KW * g.dw;
@@ -38,6 +40,7 @@ inline int64_t flat_index(const PoolIndicesGeom& g, int64_t oh, int64_t ow, int6
 }
 
 // One output, element by element.
+EMBER_RT_LAZY
 inline int64_t one(const PoolIndicesGeom& g, const float* plane, int64_t oh, int64_t ow) {
   float best = -std::numeric_limits<float>::infinity();
   int64_t pos = 0;
@@ -63,6 +66,7 @@ inline int64_t one(const PoolIndicesGeom& g, const float* plane, int64_t oh, int
 namespace ember_rt::lib {
 
 // x [planes, H, W] -> out [planes, OH, OW] (int64).
+EMBER_RT_LAZY
 inline void max_pool2d_indices(const LaunchContext* ctx, const float* x, int64_t* out,
                                int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
                                int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "isa.h"
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -40,6 +41,7 @@ constexpr int64_t kMaxLaneStride = int64_t{1} << 27;
 }  // namespace philox
 
 // Ten rounds of Philox-4x32 on ctr[0..3] under key[0..1], in place.
+EMBER_RT_LAZY
 inline void philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
   uint32_t k0 = key[0], k1 = key[1];
   for (int round = 0; round < 10; ++round) {
@@ -55,6 +57,7 @@ inline void philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
   }
 }
 
+EMBER_RT_LAZY
 inline float philox_uniform(int64_t seed, int64_t offset, int64_t index) {
   const auto s = static_cast<uint64_t>(seed), o = static_cast<uint64_t>(offset),
              i = static_cast<uint64_t>(index);
@@ -70,6 +73,7 @@ inline float philox_uniform(int64_t seed, int64_t offset, int64_t index) {
 namespace detail {
 // Lanes a * m as (high, low) 32-bit halves: vpmuludq multiplies the even lanes; the odd
 // lanes, shifted down, give the other half.
+EMBER_RT_LAZY
 inline void mulhilo32(__m512i a, __m512i m, __m512i& hi, __m512i& lo) {
   const __m512i even = _mm512_mul_epu32(a, m);
   const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
@@ -116,6 +120,7 @@ inline vf philox_uniform_lanes(int64_t seed, int64_t offset, int64_t base) {
 #elif defined(EMBER_RT_AVX2)
 
 namespace detail {
+EMBER_RT_LAZY
 inline void mulhilo32(__m256i a, __m256i m, __m256i& hi, __m256i& lo) {
   const __m256i even = _mm256_mul_epu32(a, m);
   const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);

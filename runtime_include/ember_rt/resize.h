@@ -25,6 +25,7 @@
 
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
+#include "lazy.h"
 #include "vec.h"
 
 namespace ember_rt {
@@ -40,6 +41,7 @@ struct Axis {
   std::vector<float> l0, l1;
 };
 
+EMBER_RT_LAZY
 inline Axis linear_axis(int64_t in, int64_t out, bool align_corners) {
   const int64_t num = align_corners ? in - 1 : in, den = align_corners ? out - 1 : out;
   const float scale = den > 0 ? static_cast<float>(num) / static_cast<float>(den) : 0.0f;
@@ -73,6 +75,7 @@ inline Axis linear_axis(int64_t in, int64_t out, bool align_corners) {
 }
 
 // r[ow] = row[w0[ow]] * lw0[ow] + row[w1[ow]] * lw1[ow].
+EMBER_RT_LAZY
 inline void interpolate_row(const float* row, const Axis& w, int64_t n, float* r) {
   const int64_t* i0 = w.i0.data();
   const int64_t* i1 = w.i1.data();
@@ -82,6 +85,7 @@ inline void interpolate_row(const float* row, const Axis& w, int64_t n, float* r
 }
 
 // dst[0 : n) = a * la + b * lb, in vectors.
+EMBER_RT_LAZY
 inline void blend_rows(const float* a, float la, const float* b, float lb, int64_t n, float* dst) {
   constexpr int64_t V = vf::width;
   const vf va(la), vb(lb);

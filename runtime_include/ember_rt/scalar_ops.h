@@ -7,32 +7,52 @@
 #include <type_traits>
 
 #include "kernel.h"
+#include "lazy.h"
 
 namespace ember_rt {
 
+EMBER_RT_LAZY
 inline double exp(double x) { return std::exp(x); }
+EMBER_RT_LAZY
 inline double log(double x) { return std::log(x); }
+EMBER_RT_LAZY
 inline double sqrt(double x) { return std::sqrt(x); }
+EMBER_RT_LAZY
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+EMBER_RT_LAZY
 inline double tanh(double x) { return std::tanh(x); }
+EMBER_RT_LAZY
 inline double erf(double x) { return std::erf(x); }
+EMBER_RT_LAZY
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+EMBER_RT_LAZY
 inline double silu(double x) { return x / (1.0 + std::exp(-x)); }
 // Through erfc: 1 + erf(x / sqrt 2) cancels to 0 for x below about -8.
+EMBER_RT_LAZY
 inline double gelu_erf(double x) { return 0.5 * x * std::erfc(x * -0.70710678118654752440); }
 // x * sigmoid(2u) = x * (1 + tanh(u)) / 2, without the cancellation of 1 + tanh(u) for x < 0.
+EMBER_RT_LAZY
 inline double gelu_tanh(double x) {
   const double k = 0.79788456080286535588;  // sqrt(2 / pi)
   return x / (1.0 + std::exp(-2.0 * k * (x + 0.044715 * x * x * x)));
 }
+EMBER_RT_LAZY
 inline double floor(double x) { return std::floor(x); }
+EMBER_RT_LAZY
 inline double ceil(double x) { return std::ceil(x); }
+EMBER_RT_LAZY
 inline double round(double x) { return std::nearbyint(x); }
+EMBER_RT_LAZY
 inline double abs(double x) { return std::fabs(x); }
+EMBER_RT_LAZY
 inline double pow(double a, double b) { return std::pow(a, b); }
+EMBER_RT_LAZY
 inline double reciprocal(double x) { return 1.0 / x; }
+EMBER_RT_LAZY
 inline double relu(double x) { return x < 0.0 ? 0.0 : x; }  // NaN and -0 stay, as torch
+EMBER_RT_LAZY
 inline double max(double a, double b) { return (a != a || a > b) ? a : b; }
+EMBER_RT_LAZY
 inline double min(double a, double b) { return (a != a || a < b) ? a : b; }
 
 // Integer helpers: Python/torch floor division and modulo.

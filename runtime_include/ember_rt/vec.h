@@ -36,6 +36,7 @@
 
 #include "half.h"
 #include "isa.h"
+#include "lazy.h"
 
 #if defined(EMBER_RT_AVX512)
 #include "vec_avx512.h"
@@ -50,51 +51,86 @@ inline namespace EMBER_RT_ISA_NS {
 
 // ---- float versions of the elementwise API ------------------------------------------------
 
+EMBER_RT_LAZY
 inline float max(float a, float b) { return a != a ? a : (a > b ? a : b); }
+EMBER_RT_LAZY
 inline float min(float a, float b) { return a != a ? a : (a < b ? a : b); }
+EMBER_RT_LAZY
 inline float abs(float a) { return std::fabs(a); }
+EMBER_RT_LAZY
 inline float sqrt(float a) { return std::sqrt(a); }
+EMBER_RT_LAZY
 inline float rsqrt(float a) { return 1.0f / std::sqrt(a); }
+EMBER_RT_LAZY
 inline float fma(float a, float b, float c) { return std::fma(a, b, c); }
+EMBER_RT_LAZY
 inline float floor(float a) { return std::floor(a); }
+EMBER_RT_LAZY
 inline float ceil(float a) { return std::ceil(a); }
+EMBER_RT_LAZY
 inline float round(float a) { return std::nearbyint(a); }  // default mode: half to even
+EMBER_RT_LAZY
 inline float neg(float a) { return -a; }
+EMBER_RT_LAZY
 inline float reciprocal(float a) { return 1.0f / a; }
 // 0 > a ? 0 : a, the same expression as the vector version: NaN and -0 pass through.
+EMBER_RT_LAZY
 inline float relu(float a) { return 0.0f > a ? 0.0f : a; }
 
+EMBER_RT_LAZY
 inline bool lt(float a, float b) { return a < b; }
+EMBER_RT_LAZY
 inline bool le(float a, float b) { return a <= b; }
+EMBER_RT_LAZY
 inline bool gt(float a, float b) { return a > b; }
+EMBER_RT_LAZY
 inline bool ge(float a, float b) { return a >= b; }
+EMBER_RT_LAZY
 inline bool eq(float a, float b) { return a == b; }
+EMBER_RT_LAZY
 inline bool ne(float a, float b) { return a != b; }
+EMBER_RT_LAZY
 inline float select(bool m, float a, float b) { return m ? a : b; }
+EMBER_RT_LAZY
 inline bool logical_and(bool a, bool b) { return a && b; }
+EMBER_RT_LAZY
 inline bool logical_or(bool a, bool b) { return a || b; }
+EMBER_RT_LAZY
 inline bool logical_xor(bool a, bool b) { return a != b; }
+EMBER_RT_LAZY
 inline bool logical_not(bool a) { return !a; }
 
+EMBER_RT_LAZY
 inline float reduce_add(float a) { return a; }
+EMBER_RT_LAZY
 inline float reduce_max(float a) { return a; }
+EMBER_RT_LAZY
 inline float reduce_min(float a) { return a; }
 
 // ---- vf versions built on the ISA layer ----------------------------------------------------
 
+EMBER_RT_LAZY
 inline vf max(vf a, vf b) { return select(detail::isnan(a), a, detail::max_raw(a, b)); }
+EMBER_RT_LAZY
 inline vf min(vf a, vf b) { return select(detail::isnan(a), a, detail::min_raw(a, b)); }
+EMBER_RT_LAZY
 inline vf rsqrt(vf a) { return vf(1.0f) / sqrt(a); }
+EMBER_RT_LAZY
 inline vf neg(vf a) { return -a; }
+EMBER_RT_LAZY
 inline vf reciprocal(vf a) { return vf(1.0f) / a; }
 // x86 max returns its second operand when they compare equal or unordered: 0 > a ? 0 : a.
+EMBER_RT_LAZY
 inline vf relu(vf a) { return detail::max_raw(vf(0.0f), a); }
 
+EMBER_RT_LAZY
 inline float reduce_add(vf a) { return detail::hsum(a); }
+EMBER_RT_LAZY
 inline float reduce_max(vf a) {
   return detail::any(detail::isnan(a)) ? std::numeric_limits<float>::quiet_NaN()
                                        : detail::hmax_raw(a);
 }
+EMBER_RT_LAZY
 inline float reduce_min(vf a) {
   return detail::any(detail::isnan(a)) ? std::numeric_limits<float>::quiet_NaN()
                                        : detail::hmin_raw(a);
@@ -104,13 +140,17 @@ inline float reduce_min(vf a) {
 
 namespace detail {
 
+EMBER_RT_LAZY
 inline bool isnan(float a) { return a != a; }
 // x86 semantics: a > b ? a : b, so the second operand when either is NaN.
+EMBER_RT_LAZY
 inline float max_raw(float a, float b) { return a > b ? a : b; }
+EMBER_RT_LAZY
 inline float min_raw(float a, float b) { return a < b ? a : b; }
 
 // Multiply-add used inside polynomials: fused when the hardware has FMA (so vector and scalar
 // code round identically), a plain a*b+c otherwise (std::fma is a slow library call there).
+EMBER_RT_LAZY
 inline float madd(float a, float b, float c) {
 #if defined(EMBER_RT_HAS_FMA)
   return std::fma(a, b, c);
@@ -118,6 +158,7 @@ inline float madd(float a, float b, float c) {
   return a * b + c;
 #endif
 }
+EMBER_RT_LAZY
 inline vf madd(vf a, vf b, vf c) {
 #if defined(EMBER_RT_SCALAR)
   return vf(madd(a.v, b.v, c.v));
@@ -127,10 +168,12 @@ inline vf madd(vf a, vf b, vf c) {
 }
 
 // 2^n for integral n in [-126, 127], given as float.
+EMBER_RT_LAZY
 inline float exp2i(float n) {
   return bits_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
 }
 // For positive normal finite x: returns m in [1, 2) and sets e so that x = m * 2^e.
+EMBER_RT_LAZY
 inline float split_exponent(float x, float& e) {
   const uint32_t u = float_bits(x);
   e = static_cast<float>(static_cast<int32_t>(u >> 23) - 127);

@@ -4,6 +4,7 @@
 
 #include "half.h"
 #include "isa.h"
+#include "lazy.h"
 
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
@@ -15,13 +16,16 @@ struct vm {
 
 namespace detail {
 // Integer lane mask of the first n lanes, for maskload / maskstore.
+EMBER_RT_LAZY
 inline __m256i tail_mask8(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+EMBER_RT_LAZY
 inline __m256 bf16x8_to_ps(__m128i h) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 // floats -> 8 bf16, round to nearest even, NaN made quiet (same rule as float_to_bf16_bits).
+EMBER_RT_LAZY
 inline __m128i ps_to_bf16x8(__m256 x) {
   const __m256i u = _mm256_castps_si256(x);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
@@ -30,20 +34,23 @@ inline __m128i ps_to_bf16x8(__m256 x) {
   const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
   const __m256i r = _mm256_castps_si256(
       _mm256_blendv_ps(_mm256_castsi256_ps(rounded), _mm256_castsi256_ps(quiet_nan), nan));
-  const __m256i hi = _mm256_srli_epi32(r, 16);  // 0 .. 0xffff, so the unsigned pack is exact
+  const __m256i hi = _mm256_srli_epi32(r, 16);         // 0 .. 0xffff, so the unsigned pack is exact
   const __m256i packed = _mm256_packus_epi32(hi, hi);  // per 128-bit half: [a0..a3 a0..a3]
   return _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));  // [a0..a3 a4..a7]
 }
+EMBER_RT_LAZY
 inline __m128i load_u16x8_partial(const uint16_t* p, int n) {
   uint16_t tmp[8] = {};
   std::memcpy(tmp, p, sizeof(uint16_t) * static_cast<unsigned>(n < 8 ? n : 8));
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(tmp));
 }
+EMBER_RT_LAZY
 inline void store_u16x8_partial(uint16_t* p, __m128i h, int n) {
   uint16_t tmp[8];
   _mm_storeu_si128(reinterpret_cast<__m128i*>(tmp), h);
   std::memcpy(p, tmp, sizeof(uint16_t) * static_cast<unsigned>(n < 8 ? n : 8));
 }
+EMBER_RT_LAZY
 inline __m256 f16x8_to_ps(__m128i h) {
 #if defined(__F16C__)
   return _mm256_cvtph_ps(h);
@@ -55,6 +62,7 @@ inline __m256 f16x8_to_ps(__m128i h) {
   return _mm256_loadu_ps(out);
 #endif
 }
+EMBER_RT_LAZY
 inline __m128i ps_to_f16x8(__m256 x) {
 #if defined(__F16C__)
   return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -110,48 +118,92 @@ struct vf {
     detail::store_u16x8_partial(&p->bits, detail::ps_to_f16x8(v), n);
   }
 
-  vf& operator+=(vf o) { v = _mm256_add_ps(v, o.v); return *this; }
-  vf& operator-=(vf o) { v = _mm256_sub_ps(v, o.v); return *this; }
-  vf& operator*=(vf o) { v = _mm256_mul_ps(v, o.v); return *this; }
-  vf& operator/=(vf o) { v = _mm256_div_ps(v, o.v); return *this; }
+  vf& operator+=(vf o) {
+    v = _mm256_add_ps(v, o.v);
+    return *this;
+  }
+  vf& operator-=(vf o) {
+    v = _mm256_sub_ps(v, o.v);
+    return *this;
+  }
+  vf& operator*=(vf o) {
+    v = _mm256_mul_ps(v, o.v);
+    return *this;
+  }
+  vf& operator/=(vf o) {
+    v = _mm256_div_ps(v, o.v);
+    return *this;
+  }
 };
 
+EMBER_RT_LAZY
 inline vf operator+(vf a, vf b) { return vf(_mm256_add_ps(a.v, b.v)); }
+EMBER_RT_LAZY
 inline vf operator-(vf a, vf b) { return vf(_mm256_sub_ps(a.v, b.v)); }
+EMBER_RT_LAZY
 inline vf operator*(vf a, vf b) { return vf(_mm256_mul_ps(a.v, b.v)); }
+EMBER_RT_LAZY
 inline vf operator/(vf a, vf b) { return vf(_mm256_div_ps(a.v, b.v)); }
+EMBER_RT_LAZY
 inline vf operator-(vf a) { return vf(_mm256_xor_ps(a.v, _mm256_set1_ps(-0.0f))); }
 
+EMBER_RT_LAZY
 inline vf fma(vf a, vf b, vf c) { return vf(_mm256_fmadd_ps(a.v, b.v, c.v)); }
+EMBER_RT_LAZY
 inline vf sqrt(vf a) { return vf(_mm256_sqrt_ps(a.v)); }
+EMBER_RT_LAZY
 inline vf abs(vf a) { return vf(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), a.v)); }
-inline vf floor(vf a) { return vf(_mm256_round_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)); }
+EMBER_RT_LAZY
+inline vf floor(vf a) {
+  return vf(_mm256_round_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+}
+EMBER_RT_LAZY
 inline vf ceil(vf a) { return vf(_mm256_round_ps(a.v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)); }
-inline vf round(vf a) { return vf(_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); }
+EMBER_RT_LAZY
+inline vf round(vf a) {
+  return vf(_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
 
+EMBER_RT_LAZY
 inline vm lt(vf a, vf b) { return vm{_mm256_cmp_ps(a.v, b.v, _CMP_LT_OQ)}; }
+EMBER_RT_LAZY
 inline vm le(vf a, vf b) { return vm{_mm256_cmp_ps(a.v, b.v, _CMP_LE_OQ)}; }
+EMBER_RT_LAZY
 inline vm gt(vf a, vf b) { return vm{_mm256_cmp_ps(a.v, b.v, _CMP_GT_OQ)}; }
+EMBER_RT_LAZY
 inline vm ge(vf a, vf b) { return vm{_mm256_cmp_ps(a.v, b.v, _CMP_GE_OQ)}; }
+EMBER_RT_LAZY
 inline vm eq(vf a, vf b) { return vm{_mm256_cmp_ps(a.v, b.v, _CMP_EQ_OQ)}; }
+EMBER_RT_LAZY
 inline vm ne(vf a, vf b) { return vm{_mm256_cmp_ps(a.v, b.v, _CMP_NEQ_UQ)}; }
+EMBER_RT_LAZY
 inline vf select(vm m, vf a, vf b) { return vf(_mm256_blendv_ps(b.v, a.v, m.m)); }
+EMBER_RT_LAZY
 inline vm logical_and(vm a, vm b) { return vm{_mm256_and_ps(a.m, b.m)}; }
+EMBER_RT_LAZY
 inline vm logical_or(vm a, vm b) { return vm{_mm256_or_ps(a.m, b.m)}; }
+EMBER_RT_LAZY
 inline vm logical_xor(vm a, vm b) { return vm{_mm256_xor_ps(a.m, b.m)}; }
+EMBER_RT_LAZY
 inline vm logical_not(vm a) {
   return vm{_mm256_xor_ps(a.m, _mm256_castsi256_ps(_mm256_set1_epi32(-1)))};
 }
 
 namespace detail {
+EMBER_RT_LAZY
 inline vm isnan(vf a) { return vm{_mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q)}; }
+EMBER_RT_LAZY
 inline bool any(vm m) { return _mm256_movemask_ps(m.m) != 0; }
+EMBER_RT_LAZY
 inline vf max_raw(vf a, vf b) { return vf(_mm256_max_ps(a.v, b.v)); }
+EMBER_RT_LAZY
 inline vf min_raw(vf a, vf b) { return vf(_mm256_min_ps(a.v, b.v)); }
+EMBER_RT_LAZY
 inline vf exp2i(vf n) {
   const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n.v), _mm256_set1_epi32(127));
   return vf(_mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
 }
+EMBER_RT_LAZY
 inline vf split_exponent(vf x, vf& e) {
   const __m256i u = _mm256_castps_si256(x.v);
   e = vf(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(u, 23), _mm256_set1_epi32(127))));
@@ -159,18 +211,21 @@ inline vf split_exponent(vf x, vf& e) {
                                     _mm256_set1_epi32(0x3f800000));
   return vf(_mm256_castsi256_ps(m));
 }
+EMBER_RT_LAZY
 inline float hsum(vf a) {
   __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
   s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
   s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
   return _mm_cvtss_f32(s4);
 }
+EMBER_RT_LAZY
 inline float hmax_raw(vf a) {
   __m128 s4 = _mm_max_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
   s4 = _mm_max_ps(s4, _mm_movehl_ps(s4, s4));
   s4 = _mm_max_ss(s4, _mm_movehdup_ps(s4));
   return _mm_cvtss_f32(s4);
 }
+EMBER_RT_LAZY
 inline float hmin_raw(vf a) {
   __m128 s4 = _mm_min_ps(_mm256_castps256_ps128(a.v), _mm256_extractf128_ps(a.v, 1));
   s4 = _mm_min_ps(s4, _mm_movehl_ps(s4, s4));

@@ -6,6 +6,7 @@
 
 #include "half.h"
 #include "isa.h"
+#include "lazy.h"
 
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
@@ -42,52 +43,95 @@ struct vf {
     if (n > 0) *p = to_f16(v);
   }
 
-  vf& operator+=(vf o) { v += o.v; return *this; }
-  vf& operator-=(vf o) { v -= o.v; return *this; }
-  vf& operator*=(vf o) { v *= o.v; return *this; }
-  vf& operator/=(vf o) { v /= o.v; return *this; }
+  vf& operator+=(vf o) {
+    v += o.v;
+    return *this;
+  }
+  vf& operator-=(vf o) {
+    v -= o.v;
+    return *this;
+  }
+  vf& operator*=(vf o) {
+    v *= o.v;
+    return *this;
+  }
+  vf& operator/=(vf o) {
+    v /= o.v;
+    return *this;
+  }
 };
 
+EMBER_RT_LAZY
 inline vf operator+(vf a, vf b) { return vf(a.v + b.v); }
+EMBER_RT_LAZY
 inline vf operator-(vf a, vf b) { return vf(a.v - b.v); }
+EMBER_RT_LAZY
 inline vf operator*(vf a, vf b) { return vf(a.v * b.v); }
+EMBER_RT_LAZY
 inline vf operator/(vf a, vf b) { return vf(a.v / b.v); }
+EMBER_RT_LAZY
 inline vf operator-(vf a) { return vf(-a.v); }
 
+EMBER_RT_LAZY
 inline vf fma(vf a, vf b, vf c) { return vf(std::fma(a.v, b.v, c.v)); }
+EMBER_RT_LAZY
 inline vf sqrt(vf a) { return vf(std::sqrt(a.v)); }
+EMBER_RT_LAZY
 inline vf abs(vf a) { return vf(std::fabs(a.v)); }
+EMBER_RT_LAZY
 inline vf floor(vf a) { return vf(std::floor(a.v)); }
+EMBER_RT_LAZY
 inline vf ceil(vf a) { return vf(std::ceil(a.v)); }
+EMBER_RT_LAZY
 inline vf round(vf a) { return vf(std::nearbyint(a.v)); }
 
+EMBER_RT_LAZY
 inline vm lt(vf a, vf b) { return vm{a.v < b.v}; }
+EMBER_RT_LAZY
 inline vm le(vf a, vf b) { return vm{a.v <= b.v}; }
+EMBER_RT_LAZY
 inline vm gt(vf a, vf b) { return vm{a.v > b.v}; }
+EMBER_RT_LAZY
 inline vm ge(vf a, vf b) { return vm{a.v >= b.v}; }
+EMBER_RT_LAZY
 inline vm eq(vf a, vf b) { return vm{a.v == b.v}; }
+EMBER_RT_LAZY
 inline vm ne(vf a, vf b) { return vm{a.v != b.v}; }
+EMBER_RT_LAZY
 inline vf select(vm m, vf a, vf b) { return m.m ? a : b; }
+EMBER_RT_LAZY
 inline vm logical_and(vm a, vm b) { return vm{a.m && b.m}; }
+EMBER_RT_LAZY
 inline vm logical_or(vm a, vm b) { return vm{a.m || b.m}; }
+EMBER_RT_LAZY
 inline vm logical_xor(vm a, vm b) { return vm{a.m != b.m}; }
+EMBER_RT_LAZY
 inline vm logical_not(vm a) { return vm{!a.m}; }
 
 namespace detail {
+EMBER_RT_LAZY
 inline vm isnan(vf a) { return vm{a.v != a.v}; }
+EMBER_RT_LAZY
 inline bool any(vm m) { return m.m; }
+EMBER_RT_LAZY
 inline vf max_raw(vf a, vf b) { return vf(a.v > b.v ? a.v : b.v); }
+EMBER_RT_LAZY
 inline vf min_raw(vf a, vf b) { return vf(a.v < b.v ? a.v : b.v); }
+EMBER_RT_LAZY
 inline vf exp2i(vf n) {
   return vf(bits_float(static_cast<uint32_t>(static_cast<int32_t>(n.v) + 127) << 23));
 }
+EMBER_RT_LAZY
 inline vf split_exponent(vf x, vf& e) {
   const uint32_t u = float_bits(x.v);
   e = vf(static_cast<float>(static_cast<int32_t>(u >> 23) - 127));
   return vf(bits_float((u & 0x007fffffu) | 0x3f800000u));
 }
+EMBER_RT_LAZY
 inline float hsum(vf a) { return a.v; }
+EMBER_RT_LAZY
 inline float hmax_raw(vf a) { return a.v; }
+EMBER_RT_LAZY
 inline float hmin_raw(vf a) { return a.v; }
 }  // namespace detail
 

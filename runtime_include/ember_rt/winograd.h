@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kernel.h"
+#include "lazy.h"
 #include "vec.h"
 #include "winograd_filter.h"
 
@@ -57,6 +58,7 @@ inline void output_1d(const V* m, V* out) {
   out[3] = ember_rt::fma(V(8.0f), d, b) + m[5];
 }
 
+EMBER_RT_LAZY
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 }  // namespace winograd_detail

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "lazy.h"
+
 namespace ember_rt {
 
 namespace winograd_filter_detail {
@@ -24,6 +26,7 @@ inline constexpr int64_t kBlock = 64;  // pairs per block
 inline constexpr double kS[6] = {1.0 / 4, 1.0 / 6, 1.0 / 6, 1.0 / 24, 1.0 / 24, 1.0};
 
 // out[i][p] = (H x)[i] for the kBlock columns p of x[0..2] (one value per pair each).
+EMBER_RT_LAZY
 inline void h_times(const double* x0, const double* x1, const double* x2, double (*out)[kBlock]) {
   for (int64_t p = 0; p < kBlock; ++p) {
     const double a = x0[p] + x2[p], b = x0[p] + 4.0 * x2[p];
@@ -42,6 +45,7 @@ inline void h_times(const double* x0, const double* x1, const double* x2, double
 // oc = o * C + c in [begin, end) of the O * C; u is [36, O, C]. In blocks of kBlock pairs,
 // each step along the block (vectors of pairs), and u written along its rows (its 36 rows
 // are O * C floats apart).
+EMBER_RT_LAZY
 inline void winograd_f43_filter_pairs(const float* w, float* u, int64_t O, int64_t C, int64_t begin,
                                       int64_t end) {
   using winograd_filter_detail::h_times;

@@ -379,7 +379,7 @@ std::vector<Tensor> CompiledGraph::run_timed(const std::vector<Tensor>& inputs,
     } else {
       l.fn(args.data(), sym_ptr, &ctx);
     }
-    if (error.state.load(std::memory_order_acquire) != 0) throw_data_error(l, error);
+    if (error.reported()) throw_data_error(l, error);
     if (release) {
       for (int i : m.inputs_dying[k]) (*release)[i] = Tensor();
     }

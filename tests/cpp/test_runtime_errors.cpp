@@ -158,10 +158,10 @@ TEST(RuntimeErrors, TheFirstReportWins) {
   ember_rt::KernelError error;
   ember_rt::LaunchContext ctx{nullptr, 1, nullptr, &error, nullptr};
   EXPECT_EQ(ember_rt::checked_index(3, 4, &ctx, "a"), 3);
-  EXPECT_EQ(error.state.load(), 0);
+  EXPECT_FALSE(error.reported());
   EXPECT_EQ(ember_rt::checked_index(4, 4, &ctx, "first"), 0);
   EXPECT_EQ(ember_rt::checked_index(-1, 4, &ctx, "second"), 0);
-  EXPECT_EQ(error.state.load(), 2);
+  EXPECT_TRUE(error.reported());
   EXPECT_EQ(error.kind, ember_rt::KernelError::kIndexOutOfRange);
   EXPECT_EQ(std::string(error.site), "first");
   EXPECT_EQ(error.value, 4);
