@@ -379,3 +379,20 @@ def transposed_constant(w: Any) -> Any:
 
 def slice_axis(x: Any, axis: int, start: int, stop: int, step: int = 1) -> Any:
     return ops.slice(x, [axis], [start], [stop], [step])
+
+
+def size_plus(size: Any, k: int) -> Any:
+    """size + k for an int or a symbolic size (ember's size-expression text)."""
+    if isinstance(size, int):
+        return size + k
+    if k == 0:
+        return size
+    return f"({size} + {k})" if k > 0 else f"({size} - {-k})"
+
+
+def cut(x: Any, axis: int, start: Any, stop: Any) -> Any:
+    """x[start:stop] along axis, the bounds ints or size expressions (size_plus) that are in
+    range: on a symbolic dimension they are taken as exact, not clamped."""
+    if isinstance(start, int) and isinstance(stop, int) and isinstance(x.shape[axis], int):
+        return slice_axis(x, axis, start, stop)
+    return ops.slice(x, [axis], [start], [stop], [1], clamp=False)

@@ -37,6 +37,7 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     constant,
+    cut,
     dtype_name,
     fixed_int,
     full,
@@ -50,6 +51,7 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_plus,
     size_product,
     size_value,
     sizes_arg,
@@ -192,8 +194,7 @@ def _crop(x: Any, axis: int, before: int, after: int) -> tuple[Any, int, int]:
     n = shape_of(x)[axis]
     if isinstance(n, int) and n + builtins.min(before, 0) + builtins.min(after, 0) < 0:
         raise unsupported(f"padding a dimension of size {n} by ({before}, {after})")
-    stop = n if after >= 0 else (n + after if isinstance(n, int) else f"({n} - {-after})")
-    x = ops.slice(x, [axis], [builtins.max(-before, 0)], [stop], [1], clamp=False)
+    x = cut(x, axis, builtins.max(-before, 0), size_plus(n, builtins.min(after, 0)))
     return x, builtins.max(before, 0), builtins.max(after, 0)
 
 

@@ -20,6 +20,7 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     constant,
+    cut,
     dtype_name,
     fixed_int,
     fixed_number,
@@ -33,7 +34,7 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
-    slice_axis,
+    size_plus,
     static_int,
     to_float,
     unsupported,
@@ -67,18 +68,6 @@ def static_float(v: Any, what: str) -> float:
     """A float parameter ember needs at compile time (Dynamo passes a float that changes
     between calls as a 0-d tensor, which is fixed by a guard: fixed_number)."""
     return float(fixed_number(v, what))
-
-
-def size_plus(size: Any, k: int) -> Any:
-    """size + k for an int or a symbolic size (ember's size-expression text)."""
-    return size + k if isinstance(size, int) else f"({size} + {k})"
-
-
-def cut(x: Any, axis: int, start: Any, stop: Any) -> Any:
-    """x[start:stop] along axis; on a symbolic dimension the bounds are exact (in range)."""
-    if isinstance(start, int) and isinstance(stop, int) and isinstance(x.shape[axis], int):
-        return slice_axis(x, axis, start, stop)
-    return ops.slice(x, [axis], [start], [stop], [1], clamp=False)
 
 
 def _bool_full(x: Any, value: bool) -> Any:

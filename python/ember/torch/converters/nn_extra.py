@@ -26,6 +26,7 @@ from ember.torch.converters.common import (
     cast,
     common_dtype,
     constant,
+    cut,
     dtype_name,
     fixed_shape,
     float_param,
@@ -37,13 +38,14 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_plus,
     slice_axis,
     static_int,
     unsupported,
 )
 from ember.torch.converters.composite_math import int_constant
 from ember.torch.converters.composites import gather
-from ember.torch.converters.elementwise_extra import cut, size_plus, static_float, xlogy
+from ember.torch.converters.elementwise_extra import static_float, xlogy
 from ember.torch.converters.functions import register
 from ember.torch.converters.norms_losses import (
     _reduce_loss,

@@ -25,6 +25,7 @@ from ember.torch.converters.common import (
     ConversionFailure,
     cast,
     constant,
+    cut,
     dtype_name,
     fixed_number,
     full,
@@ -36,6 +37,7 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_plus,
     unsupported,
 )
 from ember.torch.converters.functions import register
@@ -122,9 +124,7 @@ cummin = _cum_arg(ops.cummin)
 
 def _shifted(x: Any, axis: int, start: int) -> Any:
     """x[start : start + n - 1] along axis (n its size >= 1, possibly symbolic)."""
-    n = x.shape[axis]
-    stop = start + n - 1 if isinstance(n, int) else f"({n} - {1 - start})"
-    return ops.slice(x, [axis], [start], [stop], [1], clamp=False)
+    return cut(x, axis, start, size_plus(x.shape[axis], start - 1))
 
 
 def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Any:
@@ -157,9 +157,7 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
 
 def _part(x: Any, axis: int, start: int, end: int) -> Any:
     """x[start : n + end] along axis (end <= 0; n its size, possibly symbolic)."""
-    n = x.shape[axis]
-    stop = n + end if isinstance(n, int) else (n if end == 0 else f"({n} - {-end})")
-    return ops.slice(x, [axis], [start], [stop], [1], clamp=False)
+    return cut(x, axis, start, size_plus(x.shape[axis], end))
 
 
 def _gradient_along(f: Any, axis: int, h: Any, edge_order: int) -> Any:
@@ -202,9 +200,7 @@ def _gradient_along(f: Any, axis: int, h: Any, edge_order: int) -> Any:
 def _from_end(x: Any, axis: int, k: int) -> Any:
     """x[n - k : n - k + 1] along axis (the k-th element from the end, kept as a dim)."""
     n = x.shape[axis]
-    start = n - k if isinstance(n, int) else f"({n} - {k})"
-    stop = n - k + 1 if isinstance(n, int) else (n if k == 1 else f"({n} - {k - 1})")
-    return ops.slice(x, [axis], [start], [stop], [1], clamp=False)
+    return cut(x, axis, size_plus(n, -k), size_plus(n, 1 - k))
 
 
 def gradient(input: Any, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> Any:

@@ -34,6 +34,7 @@ from ember.torch.converters.common import (
     py_value,
     rank,
     shape_of,
+    size_plus,
     slice_axis,
     static_int,
     unsupported,
@@ -457,8 +458,8 @@ def nonzero_static(input: Any, *, size: Any, fill_value: Any = -1) -> Any:
     n = size_product(shape)
     nonzero = ops.cast(ops.not_equal(ops.reshape(input, [-1]), 0), "int64")
     count = ops.cumsum(nonzero, 0)
-    stop = size + 1 if isinstance(size, int) else f"({size} + 1)"
-    pos = ops.searchsorted(count, ops.arange(1, stop, 1, "int64"))  # n past the last one
+    # the position of the k-th nonzero, k = 1..size (n past the last one)
+    pos = ops.searchsorted(count, ops.arange(1, size_plus(size, 1), 1, "int64"))
     coords = []
     for k, d in enumerate(shape):
         stride = size_value(size_product(shape[k + 1:]), "int64")
