@@ -13,6 +13,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <semaphore>
@@ -425,6 +426,28 @@ void compile_objects(const CompilerInfo& cc, const std::vector<std::string>& sou
 // module (the GEMM machinery keeps only the paths of its calls, ember_rt/gemm_erased.h).
 constexpr const char* kGcSections = "-Wl,--gc-sections";
 
+// The linker of modules: gold where the compiler can run it (-fuse-ld=gold), else the
+// compiler's default. GNU ld takes about 50 ms per module to go through the sections of
+// pieces.o (one per function, for --gc-sections); gold about 5. Whether the compiler can
+// use gold is asked once per compiler and process (`<cc> -fuse-ld=gold -Wl,--version`).
+// EMBER_LINKER=default keeps the compiler's own linker.
+std::vector<std::string> link_flags(const CompilerInfo& cc) {
+  if (env_or_empty("EMBER_LINKER") == "default") return {};
+  static std::mutex mu;
+  static std::map<std::string, bool> gold_works;  // by compiler path
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = gold_works.find(cc.path);
+  if (it == gold_works.end()) {
+    ProcessResult r = run_process({cc.path, "-fuse-ld=gold", "-Wl,--version"}, 60);
+    const bool works =
+        r.started && r.exit_code == 0 && r.output.find("GNU gold") != std::string::npos;
+    debug_log(std::string("linking modules with ") + (works ? "gold" : "the default linker"));
+    it = gold_works.emplace(cc.path, works).first;
+  }
+  if (!it->second) return {};
+  return {"-fuse-ld=gold"};
+}
+
 }  // namespace
 
 namespace {
@@ -438,7 +461,8 @@ void compile_and_link(const CompilerInfo& cc, const std::vector<std::string>& so
   std::vector<std::string> unit_flags = flags;
   if (!pieces.empty()) unit_flags.push_back(kPiecesDefine);
   if (sources.size() == 1) {
-    std::vector<std::string> tail = {"-shared", kGcSections, sources[0]};
+    std::vector<std::string> tail = link_flags(cc);
+    tail.insert(tail.end(), {"-shared", kGcSections, sources[0]});
     if (!pieces.empty()) tail.push_back(pieces);
     tail.insert(tail.end(), {"-o", out_so});
     run_step(cc, unit_flags, prelude, tail, out_so);
@@ -460,6 +484,7 @@ void compile_and_link(const CompilerInfo& cc, const std::vector<std::string>& so
   // The compile flags go to the link too: harmless there, and needed by flags such as -flto.
   std::vector<std::string> argv = {cc.path};
   argv.insert(argv.end(), flags.begin(), flags.end());
+  for (const std::string& f : link_flags(cc)) argv.push_back(f);
   argv.insert(argv.end(), {"-shared", kGcSections});
   argv.insert(argv.end(), objects.begin(), objects.end());
   if (!pieces.empty()) argv.push_back(pieces);

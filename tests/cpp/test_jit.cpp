@@ -50,6 +50,30 @@ TEST_F(JitTest, BuildsLoadsAndRunsAKernel) {
   EXPECT_TRUE(fs::is_empty(cache_root() / "kernels" / "tmp"));
 }
 
+// Whether `<cc> <flag> -Wl,--version` names GNU gold (the linker the compiler would run).
+bool links_with_gold(const std::string& flag) {
+  std::string cmd = find_compiler().path + " " + flag + " -Wl,--version 2>&1 | grep -q 'GNU gold'";
+  return std::system(cmd.c_str()) == 0;
+}
+
+bool linked_by_gold(const fs::path& so) {  // gold leaves its version note in what it links
+  return read_text(so).find(".note.gnu.gold-version") != std::string::npos;
+}
+
+// Modules are linked by gold where the compiler can run it, and by the compiler's default
+// linker with EMBER_LINKER=default; both work.
+TEST_F(JitTest, ModulesAreLinkedByGoldWhereItRunsElseByTheDefaultLinker) {
+  BuildRequest r = request(4);
+  std::shared_ptr<Module> m = get_or_build(r);
+  expect_adds(*m, "add", 4);
+  EXPECT_EQ(linked_by_gold(entry_dir(r) / "module.so"), links_with_gold("-fuse-ld=gold"));
+  ScopedEnv linker("EMBER_LINKER", "default");
+  BuildRequest d = request(5);
+  std::shared_ptr<Module> md = get_or_build(d);
+  expect_adds(*md, "add", 5);
+  EXPECT_EQ(linked_by_gold(entry_dir(d) / "module.so"), links_with_gold(""));
+}
+
 TEST_F(JitTest, SameKeyIsAMemoryHit) {
   std::shared_ptr<Module> a = get_or_build(request(2));
   std::shared_ptr<Module> b = get_or_build(request(2));
