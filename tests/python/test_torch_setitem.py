@@ -149,6 +149,20 @@ def test_input_updated_and_read_in_the_same_graph():
     check(f, torch.randn(3, 5))
 
 
+def test_operators_named_with_an_underscore_update_nothing():
+    """``a & b`` and ``a | b`` are ``operator.and_`` and ``operator.or_`` in Dynamo's graph:
+    their trailing underscore is not an in-place update. (They were taken for one: the result
+    was copied into ``a``, which changed the caller's tensor and the next result, and failed
+    where ``a`` broadcasts.)"""
+    def f(a, b):
+        return a & b, a | b, a ^ b, ~a
+
+    a, b = torch.rand(2, 3, 4) > 0.5, torch.rand(2, 3, 4) > 0.5
+    check(f, a, b)
+    check(f, torch.randint(-8, 8, (2, 3, 4)), torch.randint(-8, 8, (2, 3, 4)))
+    check(f, a[:1], b)  # a broadcasts against b
+
+
 def test_index_put_and_tensor_index_assignment():
     def f(x, i):
         y = x.clone()

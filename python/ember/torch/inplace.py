@@ -60,6 +60,8 @@ def is_inplace(node: torch.fx.Node) -> bool:
         first = node.args[0] if node.args else None
         meta = first.meta.get("example_value") if isinstance(first, torch.fx.Node) else None
         return isinstance(meta, torch.Tensor) or meta is None and isinstance(first, torch.fx.Node)
+    if getattr(node.target, "__module__", None) in ("_operator", "operator"):
+        return False  # the others of Python's operators (``operator.and_`` is ``a & b``)
     schema = getattr(node.target, "_schema", None)
     if schema is not None:
         return bool(schema.is_mutable) and not _name(node).startswith("_")
