@@ -6,7 +6,9 @@
 
 Each program runs in eager PyTorch and through torch.compile(backend="ember") under
 torch.no_grad(), static and with dynamic=True (a second batch size), in a worker subprocess
-with a timeout. Findings (mismatch, exception, crash, hang, internal = ember fell back to
+with a timeout. Outputs must match eager's (floats within 1e-4; a float element that differs
+but matches the program run in float64 counts as right: eager's float32 rounding moved it).
+Findings (mismatch, exception, crash, hang, internal = ember fell back to
 eager after an internal error, strict = --converted-only and ember did not convert the
 program) are minimized and written as standalone repro scripts to --out.
 """

@@ -77,6 +77,9 @@ def run_program(prog: Program, modes: list[str], strict: bool) -> dict[str, Any]
                     result.update({"class": "internal", "mode": mode, "detail": text[:4000]})
             why = ns["compare"](actual, expected)
             if why is not None:
+                reference = ns["float64_reference"](model, ns["make_inputs"](config))
+                why = ns["compare"](actual, expected, reference)
+            if why is not None:
                 return {**result, "class": "mismatch", "mode": mode,
                         "detail": f"config {config}: {why}"}
     return result

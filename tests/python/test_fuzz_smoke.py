@@ -50,6 +50,38 @@ def test_fuzz_smoke(converted_only: bool, seeds: list[int]) -> None:
     assert not report, "\n".join(report)
 
 
+def test_a_float_element_that_differs_from_eager_is_right_where_it_matches_float64() -> None:
+    """compare() of the workers and repro scripts: ember's float32 result is held to eager's,
+    and, where it differs, to the program run in float64 (float64_reference): an element
+    that matches float64 is right, one that matches neither is a mismatch."""
+    import torch
+    import torch.nn.functional as F
+
+    from tests.fuzz.program import CHECK_SOURCE
+
+    ns: dict = {}
+    exec(CHECK_SOURCE, ns)
+    compare, float64_reference = ns["compare"], ns["float64_reference"]
+
+    class Model(torch.nn.Module):  # eager float32 rounds gelu(-5.8) to +0.0 (float64: -2e-8)
+        def forward(self, x):
+            return (torch.atan2(F.gelu(x), x), x.sum())
+
+    x = torch.tensor([-5.8, -1.0, 2.0])
+    expected = Model()(x)
+    reference = float64_reference(Model(), [x])
+    assert float(expected[0][0]) == pytest.approx(torch.pi)  # eager: +pi
+    assert float(reference[0][0]) == pytest.approx(-torch.pi)  # float64: -pi
+    as_float64 = (reference[0].float(), expected[1])
+    assert compare(as_float64, expected) is not None
+    assert compare(as_float64, expected, reference) is None
+    wrong = (expected[0] + torch.tensor([0.0, 1.0, 0.0]), expected[1])
+    assert "1 of 3 elements differ" in compare(wrong, expected, reference)
+    assert "and from float64's" in compare(wrong, expected, reference)
+    # A program that cannot run in float64 has no reference.
+    assert float64_reference(torch.nn.Linear(3, 1), [torch.ones(3, dtype=torch.int64)]) is None
+
+
 def test_a_silent_worker_is_a_hang_after_the_load_scaled_timeout(monkeypatch) -> None:
     """No answer: a hang once the timeout, scaled by the load over the cores, has passed;
     on a machine loaded 3x over, a program gets three times as long."""
