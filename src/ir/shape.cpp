@@ -1,6 +1,7 @@
 // Shapes (include/ember/ir/shape.h).
 #include "ember/ir/shape.h"
 
+#include "ember/ir/simplify.h"
 #include "ember/support/error.h"
 
 namespace ember {
@@ -47,10 +48,25 @@ std::string shape_str(const Shape& s) {
   return out + "]";
 }
 
+namespace {
+
+// A size with every sum in it, inside floor divisions and remainders too, in the linear
+// form of simplify_index: "((s0 + -1) // 2)" and "((s0 - 1) // 2)" become one expression.
+ir::Expr canonical_size(const ir::Expr& e) {
+  return ir::rewrite(e, [](const ir::Expr& x) {
+    return x.kind() == ir::ExprKind::Binary ? ir::simplify_index(x) : ir::Expr();
+  });
+}
+
+}  // namespace
+
 bool shape_equal(const Shape& a, const Shape& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!ir::equal(a[i], b[i])) return false;
+    // Two spellings of one size ("(s0 + -2)" from torch, "(s0 - 2)" from an operator's
+    // inference) are equal.
+    if (!ir::equal(a[i], b[i]) && !ir::equal(canonical_size(a[i]), canonical_size(b[i])))
+      return false;
   }
   return true;
 }

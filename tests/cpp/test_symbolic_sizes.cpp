@@ -64,6 +64,20 @@ TEST(SymbolicSizes, SpellingsOfOneSizeBroadcastTogether) {
             "<no error>");  // min(n, 8) is not n
 }
 
+TEST(SymbolicSizes, ShapesCompareTheirSizesNotTheirSpelling) {
+  // torch spells a conv's output length "(s0 + -2)", ember's inference "(s0 - 2)".
+  Shape a = {n, ir::parse_int_expr("(n + -2)")}, b = {n, ir::parse_int_expr("(n - 2)")};
+  EXPECT_FALSE(ir::equal(a[1], b[1]));
+  EXPECT_TRUE(shape_equal(a, b));
+  EXPECT_TRUE(shape_equal({ir::parse_int_expr("(((n + -1) // 2) + 1)")},
+                          {ir::parse_int_expr("((n - 1) // 2 + 1)")}));
+  EXPECT_FALSE(
+      shape_equal({ir::parse_int_expr("((n + 1) // 2)")}, {ir::parse_int_expr("((n - 1) // 2)")}));
+  EXPECT_FALSE(shape_equal({n - Expr(2)}, {n - Expr(1)}));
+  EXPECT_FALSE(shape_equal({n}, {ir::min(n, Expr(8))}));
+  EXPECT_FALSE(shape_equal({n, Expr(2)}, {n}));
+}
+
 TEST(SymbolicSizes, ExactSlices) {
   auto exact = [](TensorType x, std::vector<int64_t> axes, Shape starts, Shape stops,
                   std::vector<int64_t> steps) {

@@ -56,6 +56,18 @@ def no_duck_sizing() -> Any:
         yield
 
 
+def test_a_size_torch_spells_apart_from_ember_is_one_size() -> None:
+    """A valid convolution's output height over a symbolic input height: torch spells it
+    "(s + -2)", ember's inference of the view after it "(s - 2)"; the two are one size (the
+    graph compiled with an internal error before: fuzz seed 859)."""
+    w, b = torch.randn(4, 4, 3, 3), torch.randn(4)
+
+    def f(x):
+        return F.conv2d(x, w, b).permute(0, 1, 2, 3) * 2
+
+    check_calls(f, [(torch.randn(5, 4, 8, 4),), (torch.randn(7, 4, 9, 5),)], tol=1e-4)
+
+
 def test_conv_weight_sizes_are_fixed_by_guards() -> None:
     """A weight with symbolic sizes (a kernel size passed as data): the graph is built for
     the traced weight shape and Dynamo compiles again for another one, while new spatial

@@ -25,6 +25,9 @@ size_t shape_nbytes(const Shape& s, DType dtype);
 ir::Expr shape_numel_expr(const Shape& s);
 // "[2, 3]" or "[n, 768]".
 std::string shape_str(const Shape& s);
+// Whether two shapes have the same sizes, symbolic ones compared with their sums in the
+// linear form of ir::simplify_index: "(n - 2)" and "(n + -2)" are one size, and so are
+// "((n - 1) // 2)" and "((n + -1) // 2)".
 bool shape_equal(const Shape& a, const Shape& b);
 Shape concrete_shape(const std::vector<int64_t>& dims);
 // Values of a concrete shape (ember::InternalError if a dimension is symbolic).
