@@ -430,9 +430,18 @@ constexpr const char* kGcSections = "-Wl,--gc-sections";
 // compiler's default. GNU ld takes about 50 ms per module to go through the sections of
 // pieces.o (one per function, for --gc-sections); gold about 5. Whether the compiler can
 // use gold is asked once per compiler and process (`<cc> -fuse-ld=gold -Wl,--version`).
-// EMBER_LINKER=default keeps the compiler's own linker.
+// EMBER_LINKER=default keeps the compiler's own linker, EMBER_LINKER=gold asks for gold (an
+// error where it does not run); any other value is an error (a misspelt `default` must not
+// quietly link with gold).
 std::vector<std::string> link_flags(const CompilerInfo& cc) {
-  if (env_or_empty("EMBER_LINKER") == "default") return {};
+  const std::string wanted = env_or_empty("EMBER_LINKER");
+  if (wanted == "default") return {};
+  if (!wanted.empty() && wanted != "gold") {
+    EMBER_THROW("EMBER_LINKER is set to '"
+                << wanted << "', which is not a linker ember knows. "
+                << "Valid values are: default (the compiler's own linker), gold; unset "
+                << "EMBER_LINKER to link with gold where the compiler can run it.");
+  }
   static std::mutex mu;
   static std::map<std::string, bool> gold_works;  // by compiler path
   std::lock_guard<std::mutex> lock(mu);
@@ -444,7 +453,15 @@ std::vector<std::string> link_flags(const CompilerInfo& cc) {
     debug_log(std::string("linking modules with ") + (works ? "gold" : "the default linker"));
     it = gold_works.emplace(cc.path, works).first;
   }
-  if (!it->second) return {};
+  if (!it->second) {
+    if (wanted == "gold") {
+      EMBER_THROW("EMBER_LINKER=gold, but "
+                  << cc.path << " cannot link with GNU gold ('" << cc.path
+                  << " -fuse-ld=gold -Wl,--version' does not name it); install "
+                  << "binutils' gold or unset EMBER_LINKER.");
+    }
+    return {};
+  }
   return {"-fuse-ld=gold"};
 }
 
@@ -458,10 +475,11 @@ void compile_and_link(const CompilerInfo& cc, const std::vector<std::string>& so
                       const std::string& out_so, const std::vector<std::string>& flags,
                       const std::optional<Prelude>& prelude, const std::string& pieces,
                       const std::function<void(int, int)>& progress) {
+  const std::vector<std::string> linker = link_flags(cc);  // before any work: it may refuse
   std::vector<std::string> unit_flags = flags;
   if (!pieces.empty()) unit_flags.push_back(kPiecesDefine);
   if (sources.size() == 1) {
-    std::vector<std::string> tail = link_flags(cc);
+    std::vector<std::string> tail = linker;
     tail.insert(tail.end(), {"-shared", kGcSections, sources[0]});
     if (!pieces.empty()) tail.push_back(pieces);
     tail.insert(tail.end(), {"-o", out_so});
@@ -484,7 +502,7 @@ void compile_and_link(const CompilerInfo& cc, const std::vector<std::string>& so
   // The compile flags go to the link too: harmless there, and needed by flags such as -flto.
   std::vector<std::string> argv = {cc.path};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  for (const std::string& f : link_flags(cc)) argv.push_back(f);
+  argv.insert(argv.end(), linker.begin(), linker.end());
   argv.insert(argv.end(), {"-shared", kGcSections});
   argv.insert(argv.end(), objects.begin(), objects.end());
   if (!pieces.empty()) argv.push_back(pieces);

@@ -74,6 +74,37 @@ TEST_F(JitTest, ModulesAreLinkedByGoldWhereItRunsElseByTheDefaultLinker) {
   EXPECT_EQ(linked_by_gold(entry_dir(d) / "module.so"), links_with_gold(""));
 }
 
+// EMBER_LINKER=gold links with gold or refuses; a value ember does not know is an error that
+// names it (a misspelt `default` must not link with gold), and nothing is left in the cache.
+TEST_F(JitTest, AnUnknownLinkerIsAnErrorAndGoldIsGoldOrAnError) {
+  {
+    ScopedEnv linker("EMBER_LINKER", "defualt");
+    BuildRequest r = request(6);
+    try {
+      get_or_build(r);
+      FAIL() << "expected ember::Error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "EMBER_LINKER is set to 'defualt', which is not a linker ember knows. Valid "
+                    "values are: default (the compiler's own linker), gold"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(fs::exists(entry_dir(r) / "module.so"));
+  }
+  ScopedEnv linker("EMBER_LINKER", "gold");
+  BuildRequest g = request(7);
+  if (links_with_gold("-fuse-ld=gold")) {
+    std::shared_ptr<Module> m = get_or_build(g);
+    expect_adds(*m, "add", 7);
+    EXPECT_TRUE(linked_by_gold(entry_dir(g) / "module.so"));
+  } else {
+    EXPECT_THROW(get_or_build(g), Error);
+  }
+  ScopedEnv unset("EMBER_LINKER", std::nullopt);
+  expect_adds(*get_or_build(request(6)), "add", 6);  // the refused request builds now
+}
+
 TEST_F(JitTest, SameKeyIsAMemoryHit) {
   std::shared_ptr<Module> a = get_or_build(request(2));
   std::shared_ptr<Module> b = get_or_build(request(2));
