@@ -483,9 +483,11 @@ inline void conv2d_blocked_layout(const LaunchContext* ctx, const float* x, cons
   } else {
     // The graph's epilogue sees out as [N, OB, OH * OW, B]: called on each pixel's B lanes,
     // a vector (its per-channel operands are read along the lanes).
+    // A copy of the epilogue per segment: its pointers stay in registers over the pixels.
     const auto rows = [&epi, OW](int64_t plane, int64_t oh, int64_t ow0, int64_t len, float* p) {
+      const Epi e = epi;
       for (int64_t i = 0; i < len; ++i)
-        epi(plane, oh * OW + ow0 + i, 0, vf::width, p + i * vf::width);
+        e(plane, oh * OW + ow0 + i, 0, vf::width, p + i * vf::width);
     };
     conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, rows);
   }

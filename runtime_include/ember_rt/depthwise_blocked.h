@@ -273,9 +273,11 @@ inline void depthwise_conv2d_blocked_layout(const LaunchContext* ctx, const floa
   if constexpr (std::is_same_v<Epi, NoEpilogue>) {
     depthwise_conv2d_blocked(ctx, x, w, out, N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
   } else {
+    // A copy of the epilogue per segment: its pointers stay in registers over the pixels.
     const auto rows = [&epi, OW](int64_t plane, int64_t oh, int64_t ow0, int64_t len, float* p) {
+      const Epi e = epi;
       for (int64_t i = 0; i < len; ++i)
-        epi(plane, oh * OW + ow0 + i, 0, vf::width, p + i * vf::width);
+        e(plane, oh * OW + ow0 + i, 0, vf::width, p + i * vf::width);
     };
     depthwise_conv2d_blocked(ctx, x, w, out, N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw,
                              rows);

@@ -305,10 +305,14 @@ void KernelWriter::matmul_stage(const StagePlan& p) {
 // output (viewed [batch..., M, N]): epilogue(bb, m, n0, len, row) writes elements
 // [n0, n0 + len) of row m of batch bb. The GEMM's rewrites them in place (row points at
 // them); a Call stage's reads the routine's values from row[0, len) (epilogue_source).
+// It captures by value (the buffers' pointers and sizes): a routine that calls it on short
+// segments in a loop keeps a copy whose pointers the compiler holds in registers. Captured by
+// reference, they were reloaded on every call (a vector store may alias any memory, and the
+// kernel's variables are reachable from the routine).
 void KernelWriter::row_epilogue(const StagePlan& p) {
   const Stage& s = p.stage;
   const size_t rank = task_.buffers[s.out].shape.size();
-  w_.open("auto epilogue = [&](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {");
+  w_.open("auto epilogue = [=](int64_t bb, int64_t m, int64_t n0, int64_t len, float* row) {");
   if (p.epilogue_source >= 0) {
     w_.line("const float* __restrict b" + std::to_string(p.epilogue_source) + " = row;");
   } else {
