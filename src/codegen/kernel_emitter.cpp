@@ -76,14 +76,15 @@ std::string KernelWriter::run(const std::string& fn_name) {
   for (size_t i = 0; i < symbols_.size(); ++i) {
     std::string n = "s" + std::to_string(i);
     base_.vars[symbols_[i]] = n;
-    w_.line("[[maybe_unused]] const int64_t " + n + " = syms[" + std::to_string(i) + "];  // " +
-            symbols_[i]);
+    w_.line("[[maybe_unused]] const int64_t " + n + " = syms[" + std::to_string(i) + "];" +
+            comment(symbols_[i]));
   }
   declare_buffers();
   const KernelPlan plan = plan_kernel(task_);
   for (const StagePlan& p : plan.stages) {
     const Stage& s = task_.stages[p.index];
-    w_.line("// b" + std::to_string(s.out) + " (" + task_.buffers[s.out].name + ")");
+    if (config_.name_comments)
+      w_.line("// b" + std::to_string(s.out) + " (" + task_.buffers[s.out].name + ")");
     switch (s.kind) {
       case ir::StageKind::Compute: compute_stage(p); break;
       case ir::StageKind::Reduce: reduce_stage(p); break;
@@ -104,8 +105,8 @@ void KernelWriter::declare_buffers() {
     seen_out |= !input;
     std::string T = (input ? "const " : "") + storage_type(b.dtype);
     w_.line("[[maybe_unused]] " + T + "* __restrict b" + std::to_string(i) + " = static_cast<" + T +
-            "*>(args[" + std::to_string(i) + "]);  // " + b.name + " " + dtype_name(b.dtype) +
-            shape_str(b.shape));
+            "*>(args[" + std::to_string(i) + "]);" +
+            comment(b.name + " " + dtype_name(b.dtype) + shape_str(b.shape)));
   }
 }
 

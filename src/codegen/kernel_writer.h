@@ -35,6 +35,10 @@ class KernelWriter {
   std::string run(const std::string& fn_name);
 
  private:
+  // "  // text" after a line, when the config asks for name comments; else nothing.
+  std::string comment(const std::string& text) const {
+    return config_.name_comments ? "  // " + text : "";
+  }
   void declare_buffers();
   void unravel(const std::vector<ir::Expr>& axes, const Shape& shape, size_t count,
                const std::string& flat, NameScope& names);

@@ -288,12 +288,16 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
       pc.tuning = {gc.mc, gc.nc, gc.kc, gc.kernel, gc.split_k};
       prepared.emplace_back(i, buf, pc);
     }
-    // The kernel's name is the hash of its body: identical kernels are generated once.
-    std::string body = codegen::generate_kernel(task, "KERNEL_NAME", symbols, config);
-    std::string name = kernel_name(body);
+    // The kernel's name is the hash of its body without the values' names: identical
+    // kernels (two layers computing the same on buffers of the same shapes) are generated
+    // and compiled once; the source shows the first one's names.
+    codegen::KernelConfig bare = config;
+    bare.name_comments = false;
+    const std::string body = codegen::generate_kernel(task, "KERNEL_NAME", symbols, bare);
+    const std::string name = kernel_name(body);
     if (!name_of_body.count(body)) {
       name_of_body[body] = name;
-      std::string src = body;
+      std::string src = codegen::generate_kernel(task, "KERNEL_NAME", symbols, config);
       src.replace(src.find("KERNEL_NAME"), 11, name);
       kernels.push_back("// " + task.name + "\n" + src);
       if (!options.dump_dir.empty()) plans.emplace_back(name, codegen::plan_kernel(task).str());

@@ -115,7 +115,13 @@ std::vector<AlgorithmResult> passes::measure_algorithms(
     return results;
   }
   const std::string context = record_context(options, symbols);
-  const codegen::KernelConfig config;  // the analytic blocking: tuned later for the winner
+  // The analytic blocking (tuned later for the winner); no names, so that a record serves
+  // every layer of the same shapes.
+  const codegen::KernelConfig config = [] {
+    codegen::KernelConfig c;
+    c.name_comments = false;
+    return c;
+  }();
   std::vector<Job> jobs;
   std::map<std::string, size_t> job_of_key;
   std::vector<std::string> kernels;

@@ -152,6 +152,7 @@ std::vector<TuneResult> tune_gemm_tasks(const std::vector<ir::Task>& tasks,
   std::map<std::string, size_t> job_of_key;
   codegen::KernelConfig tunable;
   tunable.gemm_from_global = true;
+  tunable.name_comments = false;  // a record serves every layer of the same shapes
   for (size_t i = 0; i < tasks.size(); ++i) {
     results[i].skipped = why_not_tunable(tasks[i], options);
     if (!results[i].skipped.empty()) continue;

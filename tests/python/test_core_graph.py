@@ -109,6 +109,21 @@ def test_quick_start_runs_three_ways() -> None:
     assert_matches(compiled.run([a2])[0], linear_bias_reference(a2, b, c), "float32")
 
 
+def test_layers_that_compute_the_same_share_one_kernel() -> None:
+    """Two chains that compute the same on values of the same shapes, named apart, run one
+    compiled kernel twice (the kernel's identity ignores the values' names); a chain on
+    another shape gets its own. Each output still has its own values."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in ([4, 6], [4, 6], [5, 6])]
+    xs = [ember.symbol(list(a.shape), name=name) for a, name in zip(arrays, ("p", "q", "r"))]
+    outs = [E.relu(x * 2.0) + 1.0 for x in xs]
+    compiled = ember.graph.optimize(ember.trace_from(outs, xs)).build()
+    names = compiled.kernel_names
+    assert len(names) == 3 and names[0] == names[1] and names[2] != names[0], names
+    for got, a in zip(compiled.run([ember.asarray(a) for a in arrays]), arrays):
+        np.testing.assert_allclose(got.numpy(), np.maximum(a * 2, 0) + 1, rtol=1e-6)
+
+
 def test_printed_node_attributes_and_several_outputs() -> None:
     x = ember.symbol([4, 6], name="x")
     w = ember.symbol([6], name="w")

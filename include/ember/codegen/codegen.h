@@ -38,6 +38,10 @@ struct KernelConfig {
   // the kernel prepared (ember_rt/gemm_prepared.h) by the module's own kPrepareGemmB with
   // this config's blocking: the stage reads their panels, never the matrix.
   std::vector<int> prepared_b;
+  // The names of the task's values as comments beside its buffers and stages, for people
+  // reading the source. Off for the text that finds identical kernels (two layers of a model
+  // that compute the same on buffers of the same shapes have one kernel).
+  bool name_comments = true;
 };
 
 // The module-level array a tuning build's kernels read {mc, nc, kc, kernel, split_k} from;
