@@ -216,6 +216,11 @@ void bind_runtime(nb::module_& m) {
   m.def("set_num_threads", &set_num_threads, nb::arg("n"),
         "Resizes ember's thread pool (default: EMBER_NUM_THREADS, else one per hardware thread).");
   m.def("get_num_threads", &get_num_threads);
+  m.def(
+      "wake_workers", []() { default_pool().prewake(); },
+      "Wakes the thread pool's sleeping workers and keeps them spinning for about 100 us, so "
+      "that a run starting within that time does not wait for them to wake up (call it before "
+      "work of your own that precedes a run, such as converting its inputs).");
   m.def("cache_dir", &cache_dir,
         "The kernel cache: EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember, else ~/.cache/ember.");
   m.def("cache_stats", &stats_dict,

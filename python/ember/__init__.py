@@ -54,6 +54,7 @@ from ember._C import (
     symbol_like,
     to_torch,
     trace_from,
+    wake_workers,
     zeros,
 )
 
@@ -125,6 +126,7 @@ __all__ = [
     "to_torch",
     "trace_from",
     "uint8",
+    "wake_workers",
     "zeros",
 ]
 

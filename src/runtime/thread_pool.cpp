@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "ember/support/error.h"
 
@@ -152,7 +153,11 @@ uint32_t ThreadPool::wait_for_job(uint32_t seen, int index) {
       }
       auto budget = std::chrono::microseconds(spin_us_.load(std::memory_order_relaxed));
       if (regions_.load(std::memory_order_relaxed) > 0) budget = std::max(budget, kRegionSpin);
-      if (Clock::now() - start > budget) break;
+      const auto now = Clock::now();
+      if (now - start > budget &&
+          now.time_since_epoch().count() >= linger_until_ns_.load(std::memory_order_relaxed)) {
+        break;
+      }
     }
   }
   // Dekker-style handshake with publish(): we announce ourselves in sleepers_ before
@@ -278,8 +283,20 @@ void ThreadPool::parallel_run(int64_t n, ChunkFn fn, void* closure, int max_thre
 
 void ThreadPool::begin_region() {
   if (regions_.fetch_add(1, std::memory_order_relaxed) != 0) return;
-  // Wake sleeping workers with an empty job so that they are spinning by the time the
-  // first kernel runs. Skipped if a parallel_run is in progress (workers are awake then).
+  wake_sleepers();  // spinning (they see the open region) by the time the first kernel runs
+}
+
+void ThreadPool::prewake(std::chrono::microseconds linger) {
+  static_assert(std::is_same_v<Clock::duration, std::chrono::nanoseconds>);
+  const int64_t until = (Clock::now() + linger).time_since_epoch().count();
+  if (linger_until_ns_.load(std::memory_order_relaxed) < until)
+    linger_until_ns_.store(until, std::memory_order_relaxed);
+  wake_sleepers();
+}
+
+// Wakes sleeping workers with an empty job. Skipped if a parallel_run is in progress
+// (workers are awake then).
+void ThreadPool::wake_sleepers() {
   if (sleepers_.load(std::memory_order_seq_cst) == 0 || fork_generation() != fork_generation_ ||
       busy_.exchange(true, std::memory_order_acquire)) {
     return;

@@ -203,6 +203,32 @@ TEST(ThreadPool, LongSpinKeepsWorkersAwakeUntilShortened) {
   expect_run_covers(pool, 10, "after sleeping");
 }
 
+// prewake wakes sleeping workers and keeps them spinning for the time it is given (spin time
+// 0, no region open), after which they sleep again; runs stay correct throughout.
+TEST(ThreadPool, PrewakeKeepsWorkersSpinningForItsTime) {
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2)
+    GTEST_SKIP() << "one CPU: the pool never spins";
+  ThreadPool pool(2, 0);  // no more threads than CPUs (else it never spins)
+  expect_run_covers(pool, 40, "first run");
+  ASSERT_TRUE(all_workers_fall_asleep(pool, 1));
+  pool.prewake(std::chrono::seconds(2));
+  bool woke = false;
+  for (int i = 0; i < 1000 && !woke; ++i) {
+    woke = pool.sleeping_workers() == 0;
+    if (!woke) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(woke) << "prewake left workers asleep";
+  for (int i = 0; i < 50; ++i) {  // still spinning 100 ms later, with spin time 0
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_EQ(pool.sleeping_workers(), 0) << "a worker slept " << 2 * i << " ms after prewake";
+  }
+  expect_run_covers(pool, 40, "after prewake");
+  EXPECT_TRUE(all_workers_fall_asleep(pool, 1)) << "workers spin past prewake's time";
+  pool.prewake();  // the default time, while they sleep: a run right after it is right
+  expect_run_covers(pool, 40, "right after prewake");
+}
+
 TEST(ThreadPool, SpinTimeIsValidated) {
   ThreadPool pool(2);
   EXPECT_EQ(pool.spin_us(), ThreadPool::kDefaultSpinUs);

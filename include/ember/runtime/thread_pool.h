@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -76,6 +77,14 @@ class ThreadPool {
   void begin_region();
   void end_region();
 
+  // Wakes sleeping workers now and keeps every worker spinning for at least `linger` (as in
+  // a region), so that a parallel_run or region that starts within that time finds them
+  // awake: for a caller with work of its own before a run (the torch backend converts a
+  // call's arguments first), the wake-up overlaps with that work instead of delaying the
+  // first kernel. Costs a clock read when the workers are awake already (a futex wake when
+  // some sleep). A pool with more threads than CPUs never spins, here neither.
+  void prewake(std::chrono::microseconds linger = std::chrono::microseconds(100));
+
   class Region {
    public:
     explicit Region(ThreadPool& pool) : pool_(pool) { pool_.begin_region(); }
@@ -105,6 +114,7 @@ class ThreadPool {
   int claim_chunk(uint32_t g, int threads);
   void wait_for_workers();
   void lock_exclusive();
+  void wake_sleepers();
   void run_chunk(ChunkFn fn, void* closure, int64_t n, int threads, int index);
 
   // Job descriptor, published seqlock-style: gen_ is odd while it is being written and
@@ -119,6 +129,7 @@ class ThreadPool {
   alignas(64) std::atomic<int> pending_{0};   // chunks not finished by workers
   alignas(64) std::atomic<int> sleepers_{0};  // workers blocked in futex wait
   std::atomic<int> regions_{0};
+  std::atomic<int64_t> linger_until_ns_{0};  // prewake: workers spin until then (steady clock)
   std::atomic<int> active_threads_{1};
   std::atomic<int64_t> spin_us_{kDefaultSpinUs};
   std::atomic<bool> busy_{false};  // held by the parallel_run in progress

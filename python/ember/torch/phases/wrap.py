@@ -146,6 +146,7 @@ class CompiledSegment:
     def __call__(self, *args: Any) -> Any:
         if self.failed:
             return self.gm(*args)
+        ember.wake_workers()  # they wake up while the arguments are converted
         if not self.static and self._weights_changed(args):
             self._rebuild(list(args))
         try:
@@ -172,6 +173,7 @@ class CompiledSegment:
             values = list(args)
             args.clear()
             return self(*values)
+        ember.wake_workers()
         if not self.static and self._weights_changed(tuple(args)):
             self._rebuild(list(args))
         inputs = self._inputs(tuple(args))
