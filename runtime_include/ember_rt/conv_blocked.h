@@ -19,7 +19,10 @@
 //     The blocking (UR, NOC) is chosen per layer by the accumulators it keeps busy
 //     (choose_blocking: 14 x 2 for rows of 14, 28, 56 or 112 outputs, 7 x 4 for 7x7 maps); a
 //     row of OW outputs is cut into equal blocks (56 = 4 x 14). Only the input channels of
-//     a partial last block are multiplied (the 3-channel stem does 3 of 16 lanes' work).
+//     a partial last block are multiplied (the 3-channel stem does 3 of 16 lanes' work). A
+//     pointwise convolution's pixels are regrouped into rows of the length that blocks best
+//     (pointwise_rows: a 7x7 map is one row of 49 on AVX2); the epilogue still sees the
+//     caller's rows.
 //   - Padding. Rows: an output row takes only the taps kh whose input row lies inside x (a
 //     range computed per row; the kernel gets one pointer per tap row). Columns: with no
 //     column padding x is read in place; with padding, input rows are copied into per-thread
@@ -213,12 +216,14 @@ struct Geom {
   bool padded;      // column padding: the input rows go through the scratch band
   int64_t Wp;       // columns of a band row: (OW - 1) * sw + (KW - 1) * dw + 1
   bool rows_outer;  // items ordered (n, oh, group), not (n, group, oh)
+  int64_t epi_ow;   // the caller's output row length, which the epilogue's coordinates use
+                    // (OW unless pointwise_rows regrouped the pixels)
 };
 
 // The blocking that keeps most accumulators busy (ties: 2 output-channel blocks, then 4),
-// from the row length and the channel blocks.
+// from the row length and the channel blocks; returns how many are busy on average.
 EMBER_RT_LAZY
-inline void choose_blocking(Geom& g) {
+inline double choose_blocking(Geom& g) {
   double best = -1;
   for (int noc : {2, 4, 1}) {
     const int urm = max_ur(noc);
@@ -228,16 +233,47 @@ inline void choose_blocking(Geom& g) {
     const double score = ur * nc;
     if (score > best + 1e-9) best = score, g.noc = noc, g.ur_max = urm;
   }
+  return best;
+}
+
+// The longest row a pointwise convolution's pixels are regrouped into (pointwise_rows).
+constexpr int64_t kPointwiseRowMax = 64;
+
+// A pointwise convolution (1x1, stride 1, no padding) computes each output pixel from the
+// input pixel at the same place, so any rows of L pixels (L dividing H * W) are the same
+// convolution on the same memory. Rows of a small map fill few register blocks (7 outputs
+// make blocks of 4 and 3 where AVX2 holds 6): this takes the row length in
+// [W, max(W, kPointwiseRowMax)] that keeps most accumulators busy (ties: the shorter, which
+// leaves more rows to the threads), so 7x7 maps run as one row of 49 and 14x14 as rows of 28
+// on AVX2. Each output is summed in the same order as before.
+EMBER_RT_LAZY
+inline void pointwise_rows(Geom& g) {
+  if (g.KH != 1 || g.KW != 1 || g.sh != 1 || g.sw != 1 || g.ph != 0 || g.pw != 0 || g.OH != g.H ||
+      g.OW != g.W)
+    return;
+  const int64_t pixels = g.H * g.W, limit = g.W > kPointwiseRowMax ? g.W : kPointwiseRowMax;
+  int64_t best_len = g.W;
+  double best = -1;
+  for (int64_t len = g.W; len <= limit && len <= pixels; ++len) {
+    if (pixels % len != 0) continue;
+    Geom t = g;
+    t.OW = len;
+    const double score = choose_blocking(t);
+    if (score > best + 1e-9) best = score, best_len = len;
+  }
+  g.W = g.OW = best_len;
+  g.H = g.OH = pixels / best_len;
 }
 
 EMBER_RT_LAZY
 inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH, int64_t OW,
                       int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
                       int64_t dh, int64_t dw, const ConvBlockedTuning& t) {
-  Geom g{N,  C,  H, W, O, OH, OW, KH, KW, sh,    sw, ph,   pw,
-         dh, dw, 0, 0, 1, 0,  1,  1,  1,  false, 0,  false};
+  Geom g{N,  C,  H, W, O, OH, OW, KH, KW, sh,    sw, ph,    pw,
+         dh, dw, 0, 0, 1, 0,  1,  1,  1,  false, 0,  false, OW};
   g.CB = ceil_div(C, B);
   g.OB = ceil_div(O, B);
+  pointwise_rows(g);
   choose_blocking(g);
   if (t.noc > 0) {
     g.noc = t.noc >= 4 && kMaxUR4 > 0 ? 4 : (t.noc >= 2 ? 2 : 1);
@@ -297,6 +333,19 @@ inline void fill_slot(const Geom& g, const float* x, int64_t n, int64_t ih, int6
     std::memset(dst, 0, static_cast<size_t>(qlo * B) * sizeof(float));
     std::memcpy(dst + qlo * B, src, static_cast<size_t>((qhi - qlo) * B) * sizeof(float));
     std::memset(dst + qhi * B, 0, static_cast<size_t>((g.Wp - qhi) * B) * sizeof(float));
+  }
+}
+
+// Calls the epilogue on `len` finished outputs from pixel `p0` of a plane, in the caller's
+// rows: a regrouped row (pointwise_rows) may span several of them.
+template <class Epi>
+inline void finish(const Epi& epi, const Geom& g, int64_t plane, int64_t p0, int64_t len,
+                   float* p) {
+  while (len > 0) {
+    const int64_t row = p0 / g.epi_ow, col = p0 % g.epi_ow;
+    const int64_t n = len < g.epi_ow - col ? len : g.epi_ow - col;
+    epi(plane, row, col, n, p);
+    p0 += n, len -= n, p += n * B;
   }
 }
 
@@ -395,7 +444,7 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
               if constexpr (!std::is_same_v<Epi, NoEpilogue>) {
                 if (last)
                   for (int j = 0; j < noc; ++j)
-                    epi((n * g.OB + ob + j), oh, ow0, ur, a.out + j * o_plane);
+                    finish(epi, g, n * g.OB + ob + j, oh * g.OW + ow0, ur, a.out + j * o_plane);
               }
               ow0 += ur;
             }

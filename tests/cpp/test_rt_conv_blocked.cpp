@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember_rt/conv_blocked.h"
@@ -218,6 +219,20 @@ TEST(RtConvBlocked, SeveralInputChannelChunks) {
   check(s);
 }
 
+// Pointwise convolutions run on their pixels regrouped into longer rows (pointwise_rows):
+// the epilogue still gets the caller's rows (a block that spans two is split), and every
+// blocking gives the same bits. Maps of 7x7, 14x14 (rows of 28 on AVX2), 6x10 and 1x13.
+TEST(RtConvBlocked, PointwiseRowsRegroupedWithAndWithoutEpilogue) {
+  for (bool epilogue : {true, false}) {
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{7, 7}, {14, 14}, {6, 10}, {1, 13}}) {
+      Case k;
+      k.n = 2, k.c = 20, k.o = 19, k.h = h, k.w = w, k.kh = k.kw = 1, k.ph = k.pw = 0;
+      k.epilogue = epilogue;
+      check(k);
+    }
+  }
+}
+
 TEST(RtConvBlocked, ResNetLayersWithEpilogue) {
   Case stem;  // the stem on a smaller image
   stem.c = 3, stem.o = 64, stem.h = stem.w = 40, stem.kh = stem.kw = 7, stem.sh = stem.sw = 2;
@@ -233,6 +248,10 @@ TEST(RtConvBlocked, ResNetLayersWithEpilogue) {
   Case late;  // 7x7 maps
   late.c = 256, late.o = 128, late.h = late.w = 7, late.epilogue = true;
   check(late);
+  Case expand;  // a bottleneck's 1x1 expansion on 7x7 maps
+  expand.c = 128, expand.o = 256, expand.h = expand.w = 7, expand.kh = expand.kw = 1;
+  expand.ph = expand.pw = 0, expand.epilogue = true;
+  check(expand);
 }
 
 }  // namespace
