@@ -19,7 +19,6 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import ember.torch  # noqa: F401 (registers the backend)
-from ember.torch.report import EagerFallbackWarning
 
 STRICT = {"strict": True}
 
@@ -119,15 +118,34 @@ def test_conv_with_symbolic_weight_compiled_at_first_call_runs_eagerly() -> None
     for k in (3, 5, 1):
         x = torch.randn(2, 3, 8, 8)
         w = torch.randn(4, 3, k, k, requires_grad=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", EagerFallbackWarning)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             loss = compiled(x, w)
-        loss.backward()
+            loss.backward()
+        # The backward's other operators compile: the saved output's size (8 - k + 3, a
+        # symbol of its own there, since no input carries k) is the size the graph computes.
+        failed = [str(w.message) for w in caught if "could not compile" in str(w.message)]
+        assert not failed, failed
         want_w = w.detach().clone().requires_grad_(True)
         want = conv(x, want_w)
         want.backward()
         torch.testing.assert_close(loss, want, rtol=1e-4, atol=1e-3)
         torch.testing.assert_close(w.grad, want_w.grad, rtol=1e-4, atol=1e-3)
+
+
+def test_expression_symbols_tell_expressions_apart() -> None:
+    """A size expression no input can spell gets a symbol named after it: equal expressions
+    share the name, expressions with the same symbols and numbers (s53 - s27 + 3 and
+    s53 + s27 + 3) do not."""
+    import sympy
+
+    from ember.torch.context import expression_symbol
+
+    s27, s53 = sympy.symbols("s27 s53", integer=True, positive=True)
+    minus, plus = expression_symbol(s53 - s27 + 3), expression_symbol(s53 + s27 + 3)
+    assert minus == expression_symbol(3 + s53 - s27)
+    assert minus != plus
+    assert minus.startswith("e_s27_s53_3_") and minus.isidentifier()
 
 
 def test_scalar_arguments_the_converter_branches_on_are_fixed_by_guards() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import hashlib
 import re
 import weakref
 from collections.abc import Iterator
@@ -229,6 +230,9 @@ def sym_size(value: Any, of_tensor: bool = False) -> int | str:
         known = guarded_int(value)
         if known is not None:
             return known
+        carried = input_dim_symbol(node.expr)
+        if carried is not None:
+            return carried
         try:
             return size_text(node.expr)
         except ConversionFailure:
@@ -256,9 +260,27 @@ def carried_size(value: torch.SymInt, of_tensor: bool = False) -> str:
                                     "and may be negative")
         raise ConversionFailure("value", f"the size {expr} depends on {', '.join(missing)}, "
                                 "which no graph input carries")
-    name = "e_" + re.sub(r"\W+", "_", str(expr)).strip("_")
+    name = expression_symbol(expr)
     ctx.derived_sizes.setdefault(name, value)
     return name
+
+
+def expression_symbol(expr: Any) -> str:
+    """The name of the symbol of its own that a size expression gets where the graph's inputs
+    cannot spell it (input_dim, carried_size): the expression's symbols and numbers, then a
+    digest of the whole, so that equal expressions share it and others never do (s53 - s27
+    and s53 + s27 have the same symbols)."""
+    text = str(expr)
+    words = re.sub(r"\W+", "_", text).strip("_")
+    return f"e_{words}_{hashlib.sha1(text.encode()).hexdigest()[:6]}"
+
+
+def input_dim_symbol(expr: Any) -> str | None:
+    """The symbol an input tensor's dimension got for this expression (input_dim), when one
+    did: a size computed inside the graph that equals it is spelt the same."""
+    ctx = _ACTIVE.get()
+    name = expression_symbol(expr)
+    return name if ctx is not None and name in ctx.symbol_sources else None
 
 
 def size_text(expr: Any) -> int | str:
@@ -321,7 +343,7 @@ def input_dim(value: Any) -> int | str:
     if ctx is not None and all(str(s) in ctx.symbol_sources for s in expr.free_symbols):
         with contextlib.suppress(ConversionFailure):
             return size_text(expr)
-    return "e_" + re.sub(r"\W+", "_", str(expr)).strip("_")
+    return expression_symbol(expr)
 
 
 def runtime_scalar(value: Any, dtype: str) -> Any:
