@@ -10,7 +10,9 @@ with a timeout. Outputs must match eager's (floats within 1e-4; a float element 
 but matches the program run in float64 counts as right: eager's float32 rounding moved it).
 Findings (mismatch, exception, crash, hang, internal = ember fell back to
 eager after an internal error, strict = --converted-only and ember did not convert the
-program) are minimized and written as standalone repro scripts to --out.
+program) are minimized and written as standalone repro scripts to --out. A program that
+fails in eager PyTorch, or under torch.compile with the "eager" backend too (Dynamo's own
+limits), is invalid: it says nothing about ember.
 """
 
 from __future__ import annotations

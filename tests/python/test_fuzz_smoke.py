@@ -82,6 +82,18 @@ def test_a_float_element_that_differs_from_eager_is_right_where_it_matches_float
     assert float64_reference(torch.nn.Linear(3, 1), [torch.ones(3, dtype=torch.int64)]) is None
 
 
+def test_a_program_dynamo_itself_cannot_trace_is_invalid_not_a_finding() -> None:
+    """Seed 2754 (a view of batch_norm's output, which torch's fake tensors stride apart
+    from eager's): torch.compile fails with the "eager" backend too, so the worker calls
+    the program invalid instead of reporting an exception of ember's."""
+    from tests.fuzz.worker import run_program
+
+    res = run_program(generate(2754), ["static"], strict=False)
+    assert res["class"] == "invalid", res
+    assert "torch.compile(backend='eager') fails too" in res["detail"]
+    assert "Cannot view a tensor" in res["detail"]
+
+
 def test_a_silent_worker_is_a_hang_after_the_load_scaled_timeout(monkeypatch) -> None:
     """No answer: a hang once the timeout, scaled by the load over the cores, has passed;
     on a machine loaded 3x over, a program gets three times as long."""
