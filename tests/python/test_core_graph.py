@@ -115,12 +115,13 @@ def test_layers_that_compute_the_same_share_one_kernel() -> None:
     another shape gets its own. Each output still has its own values."""
     rng = np.random.default_rng(3)
     arrays = [rng.standard_normal(shape).astype(np.float32) for shape in ([4, 6], [4, 6], [5, 6])]
-    xs = [ember.symbol(list(a.shape), name=name) for a, name in zip(arrays, ("p", "q", "r"))]
+    names_given = ("p", "q", "r")
+    xs = [ember.symbol(list(a.shape), name=n) for a, n in zip(arrays, names_given, strict=True)]
     outs = [E.relu(x * 2.0) + 1.0 for x in xs]
     compiled = ember.graph.optimize(ember.trace_from(outs, xs)).build()
     names = compiled.kernel_names
     assert len(names) == 3 and names[0] == names[1] and names[2] != names[0], names
-    for got, a in zip(compiled.run([ember.asarray(a) for a in arrays]), arrays):
+    for got, a in zip(compiled.run([ember.asarray(a) for a in arrays]), arrays, strict=True):
         np.testing.assert_allclose(got.numpy(), np.maximum(a * 2, 0) + 1, rtol=1e-6)
 
 
