@@ -176,6 +176,32 @@ def test_torch_compile_prints_the_table_on_the_second_call(how: str, fresh_dynam
     assert len(rows(err)) >= 1
 
 
+def test_training_prints_forward_and_backward_tables_on_the_second_step(fresh_dynamo, capsys,
+                                                                         monkeypatch) -> None:
+    """A training graph's forward and backward segments run with AOTAutograd's boxed calls;
+    each prints its table on its own second call, once (the boxed call had counted every
+    call twice, so training graphs never printed one)."""
+    monkeypatch.setenv("EMBER_PROFILE_RUNS", "2")
+    monkeypatch.delenv("EMBER_PROFILE", raising=False)
+    model = MLP()
+    compiled = torch.compile(model, backend="ember", options={"profile": True})
+    x = torch.randn(8, 64)
+    errs = []
+    for _ in range(3):
+        compiled(x).square().sum().backward()
+        errs.append(capsys.readouterr().err)
+    assert "ember segment" not in errs[0]  # the first step warms up
+    assert re.findall(r"^ember segment graph_\d+_(\w+): ", errs[1], re.M) == [
+        "forward", "backward"], errs[1]
+    assert "ember segment" not in errs[2]  # once per segment
+    grads = [p.grad.clone() for p in model.parameters()]
+    for p in model.parameters():
+        p.grad = None
+    model(x).square().sum().backward()  # three steps' gradients, accumulated
+    for g, p in zip(grads, model.parameters(), strict=True):
+        torch.testing.assert_close(g, 3 * p.grad, rtol=1e-4, atol=1e-4)
+
+
 def test_no_table_without_profiling(fresh_dynamo, capsys, monkeypatch) -> None:
     monkeypatch.delenv("EMBER_PROFILE", raising=False)
     compiled = torch.compile(MLP().eval(), backend="ember")

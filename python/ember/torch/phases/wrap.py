@@ -144,13 +144,18 @@ class CompiledSegment:
         self._setup(conversion, compiled)
 
     def __call__(self, *args: Any) -> Any:
+        return self._call(args, self._auto_profile.due())
+
+    def _call(self, args: tuple, profile: bool) -> Any:
+        """One call; `profile`: this is the call to profile (AutoProfile.due, asked once
+        per call)."""
         if self.failed:
             return self.gm(*args)
         ember.wake_workers()  # they wake up while the arguments are converted
         if not self.static and self._weights_changed(args):
             self._rebuild(list(args))
         try:
-            tensors = self._run(args)
+            tensors = self._run(args, profile)
         except ember.DataError:
             # Bad data (an index out of range, an integer division by zero): eager PyTorch
             # would raise too, so the user gets ember's message and the segment stays compiled.
@@ -169,10 +174,11 @@ class CompiledSegment:
         the graph reads are dropped during the run after their last use (the module
         docstring). A failure before the run started runs the FX graph eagerly, as
         __call__ does; one after some inputs were dropped is raised."""
-        if self.failed or self.compiled is None or self._auto_profile.due():
-            values = list(args)
+        profile = self._auto_profile.due()
+        if self.failed or self.compiled is None or profile:
+            values = tuple(args)
             args.clear()
-            return self(*values)
+            return self._call(values, profile)
         ember.wake_workers()
         if not self.static and self._weights_changed(tuple(args)):
             self._rebuild(list(args))
@@ -211,12 +217,12 @@ class CompiledSegment:
             inputs.append(ember.from_torch(t if t.is_contiguous() else t.contiguous()))
         return inputs + _extra_inputs(self, args)
 
-    def _run(self, args: tuple) -> list[Any]:
+    def _run(self, args: tuple, profile: bool) -> list[Any]:
         if self.compiled is None:
             return []
         inputs = self._inputs(args)
         outputs = [o.torch() for o in self.compiled.run(inputs)]
-        if self._auto_profile.due():  # the second call: profiled with its own inputs
+        if profile:  # the second call: profiled with its own inputs
             self._auto_profile.run(self.compiled, inputs)
         return outputs
 
