@@ -10,8 +10,36 @@ namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
 
 // Lane mask produced by comparisons on vf: each lane all ones (true) or all zeros (false).
+// In memory a lane is a bool: one byte, 0 or 1 (any nonzero byte loads as true).
 struct vm {
   __m256 m;
+
+  static vm broadcast(bool b) { return vm{_mm256_castsi256_ps(_mm256_set1_epi32(b ? -1 : 0))}; }
+  static vm load(const bool* p) {
+    return from_bytes(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  static vm load_partial(const bool* p, int n) {
+    uint64_t bytes = 0;
+    std::memcpy(&bytes, p, static_cast<size_t>(n <= 0 ? 0 : n < 8 ? n : 8));
+    return from_bytes(_mm_cvtsi64_si128(static_cast<long long>(bytes)));
+  }
+  void store(bool* p) const { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), to_bytes()); }
+  void store_partial(bool* p, int n) const {
+    const uint64_t bytes = static_cast<uint64_t>(_mm_cvtsi128_si64(to_bytes()));
+    std::memcpy(p, &bytes, static_cast<size_t>(n <= 0 ? 0 : n < 8 ? n : 8));
+  }
+  // 8 bytes (the low half of b) -> lanes: true where the byte is not 0.
+  static vm from_bytes(__m128i b) {
+    const __m256i w = _mm256_cvtepu8_epi32(b);
+    return vm{_mm256_castsi256_ps(_mm256_cmpgt_epi32(w, _mm256_setzero_si256()))};
+  }
+  // lanes -> 8 bytes of 0 or 1 (the low half of the result).
+  __m128i to_bytes() const {
+    const __m256i one = _mm256_srli_epi32(_mm256_castps_si256(m), 31);
+    const __m128i words =
+        _mm_packs_epi32(_mm256_castsi256_si128(one), _mm256_extracti128_si256(one, 1));
+    return _mm_packs_epi16(words, words);
+  }
 };
 
 namespace detail {

@@ -8,9 +8,35 @@
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
 
-// Lane mask produced by comparisons on vf.
+// Lane mask produced by comparisons on vf. In memory a lane is a bool: one byte, 0 or 1 (any
+// nonzero byte loads as true).
 struct vm {
   __mmask16 m;
+
+  static vm broadcast(bool b) { return vm{static_cast<__mmask16>(b ? 0xffff : 0)}; }
+  static vm load(const bool* p) {
+    return from_bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static vm load_partial(const bool* p, int n) {
+    alignas(16) unsigned char bytes[16] = {};
+    std::memcpy(bytes, p, static_cast<size_t>(n <= 0 ? 0 : n < 16 ? n : 16));
+    return from_bytes(_mm_load_si128(reinterpret_cast<const __m128i*>(bytes)));
+  }
+  void store(bool* p) const {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                     _mm512_cvtepi32_epi8(_mm512_maskz_set1_epi32(m, 1)));
+  }
+  void store_partial(bool* p, int n) const {
+    const __mmask16 first =
+        n >= 16 ? static_cast<__mmask16>(0xffff)
+                : static_cast<__mmask16>((1u << static_cast<unsigned>(n <= 0 ? 0 : n)) - 1u);
+    _mm512_mask_cvtepi32_storeu_epi8(p, first, _mm512_maskz_set1_epi32(m, 1));
+  }
+  // 16 bytes -> lanes: true where the byte is not 0.
+  static vm from_bytes(__m128i b) {
+    const __m512i w = _mm512_cvtepu8_epi32(b);
+    return vm{_mm512_test_epi32_mask(w, w)};
+  }
 };
 
 namespace detail {

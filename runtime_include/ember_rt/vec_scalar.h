@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 
 #include "half.h"
 #include "isa.h"
@@ -13,6 +14,18 @@ inline namespace EMBER_RT_ISA_NS {
 
 struct vm {
   bool m;
+
+  static vm broadcast(bool b) { return vm{b}; }
+  static vm load(const bool* p) {  // any nonzero byte is true (read as a byte, not a bool)
+    unsigned char b;
+    std::memcpy(&b, p, 1);
+    return vm{b != 0};
+  }
+  static vm load_partial(const bool* p, int n) { return n > 0 ? load(p) : vm{false}; }
+  void store(bool* p) const { *p = m; }
+  void store_partial(bool* p, int n) const {
+    if (n > 0) *p = m;
+  }
 };
 
 struct vf {

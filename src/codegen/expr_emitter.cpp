@@ -94,7 +94,8 @@ std::string ExprEmitter::emit_const(const Expr& e) const {
     s = "static_cast<" + storage_type(t) + ">(" + std::to_string(e->ival) + "LL)";
     if (t == DType::int64 && e->ival >= 0) s = "int64_t{" + std::to_string(e->ival) + "}";
   }
-  return vector_mode() ? "ember_rt::vf(" + s + ")" : s;
+  if (!vector_mode()) return s;
+  return t == DType::boolean ? "ember_rt::vm::broadcast(" + s + ")" : "ember_rt::vf(" + s + ")";
 }
 
 Expr ExprEmitter::offset(int b, const std::vector<Expr>& indices) const {
@@ -182,14 +183,21 @@ std::string ExprEmitter::emit_load(const Expr& e) const {
   }
   auto coef = ir::linear_coefficient(off, lane_var_);
   EMBER_ASSERT(coef && *coef >= 0, "vector load that is not affine in the lane");
+  const bool mask = t == DType::boolean;  // a lane mask (vm)
   if (*coef == 0) {
     // One element for every lane; under a guard, read only when some lane is in range.
     ExprEmitter scalar(task_, names_);
+    const std::string all = mask ? "ember_rt::vm::broadcast(" : "ember_rt::vf(";
     if (!guard_.empty())
-      return "ember_rt::vf(" + guard_ + ".any() ? " + scalar.emit(e) + " : 0.0f)";
-    return "ember_rt::vf(" + scalar.emit(e) + ")";
+      return all + guard_ + ".any() ? " + scalar.emit(e) + (mask ? " : false)" : " : 0.0f)");
+    return all + scalar.emit(e) + ")";
   }
   std::string addr = ptr + " + " + off_text;
+  if (mask) {
+    EMBER_ASSERT(*coef == 1 && guard_.empty(), "bool vector loads are contiguous, unguarded");
+    if (!partial_.empty()) return "ember_rt::vm::load_partial(" + addr + ", " + partial_ + ")";
+    return "ember_rt::vm::load(" + addr + ")";
+  }
   if (*coef > 1 || !guard_.empty()) {
     EMBER_ASSERT(t == DType::float32, "guarded or strided vector loads read float32");
     if (*coef == 1) return "ember_rt::load_range(" + addr + ", " + guard_ + ")";
@@ -332,7 +340,12 @@ std::string ExprEmitter::emit_cast(const Expr& e) const {
   DType from = x.dtype();
   std::string a = emit(x);
   if (vector_mode()) {
-    // Only widening of low-precision loads to float32 is vectorized (vectorizable()).
+    // Vectorized casts (plan_vector): low-precision loads widened to float32 (the load
+    // widens), and lane masks to 0/1 floats and back (nonzero, NaN included, is true).
+    if (to == DType::float32 && from == DType::boolean)
+      return "ember_rt::select(" + a + ", ember_rt::vf(1.0f), ember_rt::vf(0.0f))";
+    if (to == DType::boolean && from == DType::float32)
+      return "ember_rt::ne(" + a + ", ember_rt::vf(0.0f))";
     return a;
   }
   if (compute_type(to) == compute_type(from) && !is_low_precision(to)) return a;

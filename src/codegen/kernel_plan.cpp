@@ -81,8 +81,21 @@ bool loads_at_axes(const Task& task, const Stage& s) {
   return ok;
 }
 
+// Why a vector `value` cannot be stored into a buffer of `out` ("" when it can): float32
+// vectors go into float32 or low-precision buffers, lane masks into bool ones.
+// `buffer_of` names the buffer in the reason ("the output"), `value_of` the value.
+std::string vector_store_problem(DType out, DType value, const std::string& buffer_of,
+                                 const std::string& value_of) {
+  const bool mask = out == DType::boolean;
+  if (!(out == DType::float32 || is_low_precision(out) || mask))
+    return buffer_of + " is " + std::string(dtype_name(out));
+  const DType want = mask ? DType::boolean : DType::float32;
+  return value == want ? "" : value_of + " is " + std::string(dtype_name(value));
+}
+
 // Adds to v (planned along v.lane) what the stage's further stores need: each value
-// computed in vectors, float32 stored into a float32 or low-precision buffer.
+// computed in vectors, float32 stored into a float32 or low-precision buffer, a lane mask
+// into a bool one.
 void plan_stores_vector(const Task& task, const Stage& s, bool strided, VectorPlan& v) {
   if (v.lane.empty()) return;
   for (const Stage::Store& st : s.stores) {
@@ -90,11 +103,7 @@ void plan_stores_vector(const Task& task, const Stage& s, bool strided, VectorPl
     const Expr e = strip_output_cast(st.value, t);
     VectorPlan sv = plan_vector(task, e, v.lane, strided);
     v.loads.insert(v.loads.end(), sv.loads.begin(), sv.loads.end());
-    std::string why =
-        !sv.ok                                          ? sv.why_not
-        : !(t == DType::float32 || is_low_precision(t)) ? "it is " + std::string(dtype_name(t))
-        : e.dtype() != DType::float32 ? "its value is " + std::string(dtype_name(e.dtype()))
-                                      : "";
+    std::string why = !sv.ok ? sv.why_not : vector_store_problem(t, e.dtype(), "it", "its value");
     if (why.empty()) {
       v.max_stride = std::max(v.max_stride, sv.max_stride);
     } else {
@@ -121,12 +130,12 @@ VectorPlan compute_vector(const Task& task, const Stage& s, bool strided) {
   DType out_t = task.buffers[s.out].dtype;
   Expr stripped = strip_output_cast(s.value, out_t);
   v = plan_vector(task, stripped, s.axes.back()->name, strided);
-  if (!(out_t == DType::float32 || is_low_precision(out_t))) {
+  const std::string why = vector_store_problem(out_t, stripped.dtype(), "the output", "the value");
+  const bool storable_type =
+      out_t == DType::float32 || is_low_precision(out_t) || out_t == DType::boolean;
+  if (!why.empty() && (v.ok || !storable_type)) {  // the output's type is the first reason
     v.ok = false;
-    v.why_not = "the output is " + std::string(dtype_name(out_t));
-  } else if (stripped.dtype() != DType::float32 && v.ok) {
-    v.ok = false;
-    v.why_not = "the value is " + std::string(dtype_name(stripped.dtype()));
+    v.why_not = why;
   }
   plan_stores_vector(task, s, strided, v);
   return v;

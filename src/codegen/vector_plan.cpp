@@ -96,7 +96,7 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
     DType t = x.dtype();
     switch (x.kind()) {
       case ExprKind::Const:
-        if (t != DType::float32) fail("a constant of " + type_of(t));
+        if (t != DType::float32 && t != DType::boolean) fail("a constant of " + type_of(t));
         return;
       case ExprKind::Var:
         if (x->name == lane) fail("the vector axis " + lane + " is used as a value");
@@ -114,7 +114,8 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
             if (z.kind() == ExprKind::Load) record(z, false, guarded);
           });
         const std::string what = "the load of " + load_text(task, x);
-        if (!(buf.dtype == DType::float32 || lp.widened)) {
+        // bool loads are lane masks (vm::load), contiguous or broadcast only.
+        if (!(buf.dtype == DType::float32 || buf.dtype == DType::boolean || lp.widened)) {
           fail(what + " reads " + type_of(buf.dtype));
           return;
         }
@@ -144,11 +145,13 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
         return;
       }
       case ExprKind::Cast: {
-        // float16/bfloat16 loads widened to float32.
+        // float16/bfloat16 loads widened to float32; bool lane masks to 0/1 floats and back.
         const Expr& a = x->args[0];
         bool widen =
             t == DType::float32 && a.kind() == ExprKind::Load && is_low_precision(a.dtype());
-        if (!widen) fail("a cast from " + type_of(a.dtype()) + " to " + type_of(t));
+        const bool mask = (t == DType::float32 && a.dtype() == DType::boolean) ||
+                          (t == DType::boolean && a.dtype() == DType::float32);
+        if (!widen && !mask) fail("a cast from " + type_of(a.dtype()) + " to " + type_of(t));
         check(a, widen, guarded);
         return;
       }

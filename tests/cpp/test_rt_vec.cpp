@@ -213,6 +213,55 @@ TEST(RtVec, ComparisonsSelectAndLogic) {
   EXPECT_FALSE(eq(kNaN, kNaN));
 }
 
+// bool lanes in memory (one byte each) to and from lane masks: every pattern of the first 8
+// lanes (the rest follow another pattern), any nonzero byte loading as true; the partial
+// forms at every n read and write nothing past n (the guard page would fault).
+TEST(RtVec, BoolMasksLoadAndStore) {
+  auto truth = [](vm m) {  // the lanes of m as 0/1 through select
+    const auto r = lanes(select(m, vf(1.0f), vf(0.0f)));
+    std::array<int, W> t;
+    for (int l = 0; l < W; ++l) t[l] = r[l] != 0.0f;
+    return t;
+  };
+  for (int bits = 0; bits < 256; ++bits) {
+    unsigned char in[W];
+    for (int l = 0; l < W; ++l) {
+      const bool on = l < 8 ? (bits >> l) & 1 : ((bits * 7 + l) % 3) == 0;
+      in[l] = on ? static_cast<unsigned char>(1 + (bits + l) % 255) : 0;  // any nonzero byte
+    }
+    bool src[W];
+    std::memcpy(src, in, sizeof src);
+    const vm m = vm::load(src);
+    const auto t = truth(m);
+    bool out[W];
+    m.store(out);
+    unsigned char stored[W];
+    std::memcpy(stored, out, sizeof stored);
+    for (int l = 0; l < W; ++l) {
+      EXPECT_EQ(t[l], in[l] != 0) << bits << " lane " << l;
+      EXPECT_EQ(stored[l], in[l] != 0 ? 1 : 0) << bits << " lane " << l;
+    }
+  }
+  for (bool b : {false, true})
+    for (int t : truth(vm::broadcast(b))) EXPECT_EQ(t, b ? 1 : 0);
+  GuardedBuffer g;
+  for (int n = 0; n <= W; ++n) {
+    bool* p = g.tail<bool>(n);  // p[n] would fault
+    for (int i = 0; i < n; ++i) p[i] = i % 3 != 1;
+    const auto t = truth(vm::load_partial(p, n));
+    for (int i = 0; i < W; ++i) EXPECT_EQ(t[i], i < n && i % 3 != 1 ? 1 : 0) << n << " " << i;
+    const vm ones = vm::broadcast(true);
+    ones.store_partial(p, n);
+    for (int i = 0; i < n; ++i) EXPECT_TRUE(p[i]) << n;
+    // The bytes after n are left alone in the middle of a buffer too.
+    unsigned char buf[W + 1];
+    std::memset(buf, 7, sizeof buf);
+    bool* q = reinterpret_cast<bool*>(buf);
+    vm::broadcast(false).store_partial(q, n);
+    for (int i = 0; i <= W; ++i) EXPECT_EQ(buf[i], i < n ? 0 : 7) << n << " " << i;
+  }
+}
+
 TEST(RtVec, Reductions) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-100.0f, 100.0f);

@@ -490,6 +490,38 @@ def test_bitwise_operators_on_masks_are_vectorized(tmp_path) -> None:
             assert "(blocks, vector)" in plans[0].read_text(), plans[0].read_text()
 
 
+def test_bool_masks_are_loaded_stored_and_cast_in_vectors(tmp_path) -> None:
+    """Kernels that write a bool mask (the ReLU6 mask a training forward saves), read one
+    (its backward), turn one into 0/1 floats and a float into a mask run in vectors; the
+    sizes leave a masked tail, and one mask is read broadcast along the vector axis."""
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-2, 8, (37, 129)).astype(np.float32)
+    x[0, :6] = [0.0, 6.0, -0.0, np.nan, 5.999999, 1e-30]
+    dy = rng.standard_normal((37, 129)).astype(np.float32)
+    m = rng.random((37, 129)) < 0.5
+    col = rng.random((37, 1)) < 0.5  # broadcast along the last axis
+    sx, sdy = ember.symbol(list(x.shape), "float32"), ember.symbol(list(dy.shape), "float32")
+    sm, scol = ember.symbol(list(m.shape), "bool"), ember.symbol(list(col.shape), "bool")
+    with np.errstate(invalid="ignore"):
+        cases = [
+            ("write", [E.bitwise_or(sx <= 0.0, sx >= 6.0)], (x <= 0) | (x >= 6)),
+            ("read", [E.where(sm, 0.0, sdy)], np.where(m, np.float32(0), dy)),
+            ("broadcast", [E.where(scol, sdy, 1.0)], np.where(col, dy, np.float32(1))),
+            ("to float", [E.cast(sm, "float32") * sdy], m.astype(np.float32) * dy),
+            ("to mask", [E.cast(sx - 1.0, "bool")], (x - 1) != 0),
+        ]
+        for name, outs, want in cases:
+            dump = tmp_path / name.replace(" ", "_")
+            compiled = ember.graph.optimize(ember.trace_from(outs, [sx, sdy, sm, scol])).build(
+                dump_dir=str(dump))
+            (got,) = compiled.run([ember.asarray(v) for v in (x, dy, m, col)])
+            np.testing.assert_array_equal(got.numpy(), want, err_msg=name)
+            plans = list((dump / "kernels").glob("*.plan.txt"))
+            assert len(plans) == 1, name
+            assert "(blocks, vector)" in plans[0].read_text(), plans[0].read_text()
+    assert np.isnan(x[0, 3]) and bool((x[0, 3] - 1) != 0)  # NaN is a true mask, as in torch
+
+
 # ---- cast ----
 
 
