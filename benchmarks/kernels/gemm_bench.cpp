@@ -9,8 +9,8 @@
 // region ("busy"), printed next to plain wall-clock time. Every figure is the best of several
 // rounds; the FMA peak is measured the same way in the same run.
 //
-// Optional arguments: a list of MxNxK[t][e][p] shapes (t: B transposed, as in a Linear layer's
-// weight; e: with a fused bias + GELU epilogue; p: B prepared once before timing, as a compiled
+// Optional arguments: a list of MxNxK[t][a][e][p] shapes (t: B transposed, as in a Linear layer's
+// weight; a: A transposed, as in a weight gradient dY^T X; e: with a fused bias + GELU epilogue; p: B prepared once before timing, as a compiled
 // graph does with a constant weight), e.g. `gemm_bench 1024x1024x1024 128x768x768te 8x768x768tp`.
 // Environment: EMBER_BENCH_MC / _NC / _KC / _KERNEL override the tuning (to explore blockings
 // by hand); EMBER_BENCH_SPLIT_K=1,2,0 times every shape with each GemmTuning::split_k listed
@@ -28,6 +28,7 @@
 struct Shape {
   int64_t M, N, K;
   bool b_trans;
+  bool a_trans = false;   // A stored [K, M] (a weight gradient's dY^T)
   bool epilogue = false;  // fused bias + GELU (erf) on every row segment
   bool prepared = false;  // B prepared once (ember_rt::prepare_b), not packed per call
   int split_k = 0;        // GemmTuning::split_k
@@ -54,8 +55,8 @@ std::vector<Timing> time_gemm(const Shape& sh, const std::vector<int>& splits,
                         sh.K,
                         A.data(),
                         0,
-                        sh.K,
-                        1,
+                        sh.a_trans ? 1 : sh.K,
+                        sh.a_trans ? sh.M : 1,
                         B.data(),
                         0,
                         sh.b_trans ? 1 : sh.N,
@@ -132,6 +133,7 @@ int main(int argc, char** argv) {
       char flags[8] = {};
       if (std::sscanf(argv[i], "%ldx%ldx%ld%7s", &s.M, &s.N, &s.K, flags) >= 3) {
         s.b_trans = std::strchr(flags, 't') != nullptr;
+        s.a_trans = std::strchr(flags, 'a') != nullptr;
         s.epilogue = std::strchr(flags, 'e') != nullptr;
         s.prepared = std::strchr(flags, 'p') != nullptr;
         shapes.push_back(s);
@@ -173,8 +175,8 @@ int main(int argc, char** argv) {
     for (size_t v = 0; v < splits.size(); ++v) {
       const Timing t1 = t1s[v], t2 = t2s[v];
       char name[64];
-      std::snprintf(name, sizeof name, "%ldx%ldx%ld%s%s%s", sh.M, sh.N, sh.K,
-                    sh.b_trans ? " Bt" : "", sh.epilogue ? " +gelu" : "",
+      std::snprintf(name, sizeof name, "%ldx%ldx%ld%s%s%s%s", sh.M, sh.N, sh.K,
+                    sh.a_trans ? " At" : "", sh.b_trans ? " Bt" : "", sh.epilogue ? " +gelu" : "",
                     sh.prepared ? " prep" : "");
       std::string label = name;
       if (splits.size() > 1 || splits[0] != 0)
