@@ -15,6 +15,9 @@
 //   load_strided(p, s)            p[i * s] for every lane (s >= 1)
 //   load_strided_range(p, s, r)   lanes i in r: p[i * s], else 0
 //   guard(r, x, y)                x in the lanes of r, y elsewhere
+//   load_strided[_range](b, s[, r]) the same for bool lanes (b a const bool*): a lane mask
+//   store_interleaved(p, a, b)    p[2 i] = a[i], p[2 i + 1] = b[i] for every lane
+//   store_interleaved_partial(p, n, a, b)  the same for lanes i < n
 #pragma once
 
 #include <cstdint>
@@ -229,6 +232,62 @@ inline vf guard(const LaneRange& r, vf x, vf y) {
 }
 
 #endif  // EMBER_RT_AVX2, EMBER_RT_AVX512, portable
+
+// bool lanes i in r read from p[i * s] (any nonzero byte is true), the others false.
+EMBER_RT_LAZY
+inline vm load_strided_range(const bool* p, int64_t s, const LaneRange& r) {
+  alignas(16) unsigned char lanes[vf::width > 16 ? vf::width : 16] = {};
+  const auto* bytes = reinterpret_cast<const unsigned char*>(p);
+  for (int i = detail::lane_lo(r); i < detail::lane_hi(r); ++i) lanes[i] = bytes[i * s];
+  bool as_bool[sizeof lanes];
+  std::memcpy(as_bool, lanes, sizeof lanes);
+  return vm::load(as_bool);
+}
+EMBER_RT_LAZY
+inline vm load_strided(const bool* p, int64_t s) {
+  if (s == 1) return vm::load(p);
+  return load_strided_range(p, s, LaneRange(vf::width));
+}
+
+namespace detail {
+// The lanes of a and b interleaved: a0 b0 a1 b1 ... into first (lanes 0..W/2-1 of each) and
+// second (the rest).
+EMBER_RT_LAZY
+inline void interleave2(vf a, vf b, vf& first, vf& second) {
+#if defined(EMBER_RT_AVX2)
+  const __m256 lo = _mm256_unpacklo_ps(a.v, b.v);  // a0 b0 a1 b1 | a4 b4 a5 b5
+  const __m256 hi = _mm256_unpackhi_ps(a.v, b.v);  // a2 b2 a3 b3 | a6 b6 a7 b7
+  first = vf(_mm256_permute2f128_ps(lo, hi, 0x20));
+  second = vf(_mm256_permute2f128_ps(lo, hi, 0x31));
+#elif defined(EMBER_RT_AVX512)
+  const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i i1 =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  first = vf(_mm512_permutex2var_ps(a.v, i0, b.v));
+  second = vf(_mm512_permutex2var_ps(a.v, i1, b.v));
+#else
+  first = a;  // one lane: a0 b0
+  second = b;
+#endif
+}
+}  // namespace detail
+
+EMBER_RT_LAZY
+inline void store_interleaved(float* p, vf a, vf b) {
+  vf first, second;
+  detail::interleave2(a, b, first, second);
+  first.store(p);
+  second.store(p + vf::width);
+}
+// Lanes i < n of a and b (0 <= n <= vf::width): 2 n floats written, none after them.
+EMBER_RT_LAZY
+inline void store_interleaved_partial(float* p, int n, vf a, vf b) {
+  vf first, second;
+  detail::interleave2(a, b, first, second);
+  const int m = 2 * n;
+  first.store_partial(p, m < vf::width ? m : vf::width);
+  if (m > vf::width) second.store_partial(p + vf::width, m - vf::width);
+}
 
 }  // namespace EMBER_RT_ISA_NS
 }  // namespace ember_rt

@@ -194,7 +194,13 @@ std::string ExprEmitter::emit_load(const Expr& e) const {
   }
   std::string addr = ptr + " + " + off_text;
   if (mask) {
-    EMBER_ASSERT(*coef == 1 && guard_.empty(), "bool vector loads are contiguous, unguarded");
+    EMBER_ASSERT(guard_.empty(), "bool vector loads are unguarded");
+    if (*coef > 1) {
+      const std::string st = std::to_string(*coef);
+      if (partial_.empty()) return "ember_rt::load_strided(" + addr + ", " + st + ")";
+      return "ember_rt::load_strided_range(" + addr + ", " + st + ", ember_rt::LaneRange(" +
+             partial_ + "))";
+    }
     if (!partial_.empty()) return "ember_rt::vm::load_partial(" + addr + ", " + partial_ + ")";
     return "ember_rt::vm::load(" + addr + ")";
   }

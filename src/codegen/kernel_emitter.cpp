@@ -172,13 +172,47 @@ void KernelWriter::vector_loop(const Task& task, const NameScope& names, const S
   }
 }
 
+// The last axis of a phase-split stage (StagePlan::phases) over [lo, hi) in vectors of
+// phase values, each vector of every phase stored interleaved (2 * width outputs).
+void KernelWriter::phase_loop(const StagePlan& p, const NameScope& names) {
+  EMBER_ASSERT(p.phases == 2 && p.phase_values.size() == 2 && p.stage.stores.empty(),
+               "interleaved stores of two phases");
+  const Stage& s = p.stage;
+  const std::string& lane = s.axes.back()->name;
+  std::string v = "v" + std::to_string(counter_++);
+  NameScope inner = names;
+  inner.vars[lane] = v;
+  ExprEmitter em(*p.task, inner);
+  std::vector<Expr> first = s.axes;  // the output index of phase 0's lane 0
+  first.back() = first.back() * Expr(p.phases);
+  const std::string at =
+      "b" + std::to_string(s.out) + " + " + em.emit_index(em.offset(s.out, first));
+  auto body = [&](const std::string& store) {
+    std::string text = "{";
+    for (size_t r = 0; r < p.phase_values.size(); ++r)
+      text += " const auto w" + std::to_string(r) + " = " + em.emit(p.phase_values[r]) + ";";
+    return text + " " + store + " }";
+  };
+  w_.line("int64_t " + v + " = lo;");
+  em.set_vector(lane);
+  w_.open("for (; " + v + " + ember_rt::vf::width <= hi; " + v + " += ember_rt::vf::width) {");
+  w_.line(body("ember_rt::store_interleaved(" + at + ", w0, w1);"));
+  w_.close("}");
+  w_.open("if (" + v + " < hi) {");
+  w_.line("const int rem = static_cast<int>(hi - " + v + ");");
+  em.set_vector(lane, "rem");
+  w_.line(body("ember_rt::store_interleaved_partial(" + at + ", rem, w0, w1);"));
+  w_.close("}");
+}
+
 void KernelWriter::compute_stage(const StagePlan& p) {
   const Task* task = p.task.get();
   const Stage* s = &p.stage;
   // The flat axis once took a number here: kept so that the text of kernels, and so their
   // names and cached builds, stay as they were.
   if (p.flatten != Flatten::No) ++counter_;
-  const Shape& shape = task->buffers[s->out].shape;
+  Shape shape = task->buffers[s->out].shape;
+  if (p.phases) shape.back() = Expr(*shape.back().as_int() / p.phases);  // the last axis: j
   w_.open("{");
   if (shape.empty()) {
     ExprEmitter em(*task, base_);
@@ -205,7 +239,10 @@ void KernelWriter::compute_stage(const StagePlan& p) {
   w_.line("const int64_t hi = lo + blk < inner ? lo + blk : inner;");
   NameScope names = base_;
   unravel(s->axes, shape, shape.size() - 1, "o", names);
-  vector_loop(*task, names, *s, s->value, "lo", "hi", vec);
+  if (p.phases)
+    phase_loop(p, names);
+  else
+    vector_loop(*task, names, *s, s->value, "lo", "hi", vec);
   w_.close("}");
   w_.close("});");
   w_.close("}");

@@ -196,8 +196,41 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
       }
     }
   }
+  if (!vec.ok && p.task->buffers[p.stage.out].dtype == DType::float32) {
+    // Outputs chosen by lane % 2 from loads at lane // 2 (a stride-2 transposed
+    // convolution's two phases, interleaved): one vector per phase along lane // 2, stored
+    // interleaved.
+    constexpr int64_t kPhases = 2;
+    Expr q;
+    std::vector<Expr> values;
+    if (split_phases(*p.task, p.stage, kPhases, &q, &values)) {
+      VectorPlan all;
+      for (const Expr& value : values) {
+        Stage phase = p.stage;
+        phase.axes.back() = q;
+        phase.value = value;
+        const VectorPlan one = compute_vector(*p.task, phase, true);
+        if (!one.ok) {
+          all = one;
+          break;
+        }
+        all.ok = true;
+        all.lane = one.lane;
+        all.loads.insert(all.loads.end(), one.loads.begin(), one.loads.end());
+        all.max_stride = std::max(all.max_stride, one.max_stride);
+      }
+      if (all.ok) {
+        p.phases = kPhases;
+        p.phase_values = values;
+        p.stage.axes.back() = q;
+        p.stage.value = values[0];
+        vec = all;
+      }
+    }
+  }
   p.cost = stage_cost(p.stage.value, p.stage);
-  const Shape& shape = p.task->buffers[p.stage.out].shape;
+  Shape shape = p.task->buffers[p.stage.out].shape;
+  if (p.phases) shape.back() = Expr(*shape.back().as_int() / p.phases);
   if (shape.empty()) {
     p.schedule = Schedule::Single;
     p.vector = vec;
@@ -456,6 +489,10 @@ std::string KernelPlan::str() const {
       if (p.row_split)
         os << "  row split: the last axis as rows of " << p.row_split
            << " (its index was divided by " << p.row_split << ")\n";
+      if (p.phases)
+        os << "  phases: the last axis as " << p.phases
+           << " interleaved phases (its index was divided by " << p.phases
+           << "), a vector of each stored interleaved\n";
     }
     if (!p.loops.empty()) {
       os << "  loops:";

@@ -56,6 +56,7 @@ class KernelWriter {
   void vector_loop(const ir::Task& task, const NameScope& names, const ir::Stage& s,
                    const ir::Expr& value, const std::string& lo, const std::string& hi,
                    bool vectorize);
+  void phase_loop(const StagePlan& p, const NameScope& names);
 
   const ir::Task& task_;
   const std::vector<std::string>& symbols_;

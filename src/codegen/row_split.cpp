@@ -4,18 +4,25 @@
 
 namespace ember::codegen {
 
+namespace {
+
+// c when x is lane // c or lane % c for a constant c > 1, else 0.
+int64_t divides_lane(const ir::Expr& x, const std::string& lane) {
+  if (x.kind() != ir::ExprKind::Binary || !x->args[0].is_var() || x->args[0]->name != lane)
+    return 0;
+  auto op = static_cast<ir::BinaryOp>(x->op);
+  auto c = x->args[1].as_int();
+  return (op == ir::BinaryOp::FloorDiv || op == ir::BinaryOp::Mod) && c && *c > 1 ? *c : 0;
+}
+
+}  // namespace
+
 bool split_row(const ir::Task& task, const ir::Stage& s, ir::Task* t, ir::Stage* out) {
   const Shape& shape = task.buffers[s.out].shape;
   if (shape.empty() || !s.stores.empty()) return false;  // one index stores every output
   const auto e = shape.back().as_int();
   const std::string lane = s.axes.back()->name;
-  auto divides_lane = [&](const ir::Expr& x) -> int64_t {
-    if (x.kind() != ir::ExprKind::Binary || !x->args[0].is_var() || x->args[0]->name != lane)
-      return 0;
-    auto op = static_cast<ir::BinaryOp>(x->op);
-    auto c = x->args[1].as_int();
-    return (op == ir::BinaryOp::FloorDiv || op == ir::BinaryOp::Mod) && c && *c > 1 ? *c : 0;
-  };
+  auto divides_lane = [&](const ir::Expr& x) { return codegen::divides_lane(x, lane); };
   int64_t w = 0;
   ir::visit(s.value, [&](const ir::Expr& x) {
     if (!w) w = divides_lane(x);
@@ -36,6 +43,30 @@ bool split_row(const ir::Task& task, const ir::Stage& s, ir::Task* t, ir::Stage*
   out->axes.back() = q;
   out->axes.push_back(r);
   out->value = v;
+  return true;
+}
+
+bool split_phases(const ir::Task& task, const ir::Stage& s, int64_t phases, ir::Expr* q,
+                  std::vector<ir::Expr>* values) {
+  const Shape& shape = task.buffers[s.out].shape;
+  if (shape.empty() || !s.stores.empty() || phases < 2) return false;
+  const auto e = shape.back().as_int();
+  if (!e || *e % phases != 0) return false;
+  const std::string lane = s.axes.back()->name;
+  bool read = false;
+  ir::visit(s.value, [&](const ir::Expr& x) { read |= divides_lane(x, lane) == phases; });
+  if (!read) return false;
+  *q = ir::var(lane + "_q");
+  values->clear();
+  for (int64_t r = 0; r < phases; ++r) {
+    ir::Expr v = ir::rewrite(s.value, [&](const ir::Expr& x) -> ir::Expr {
+      if (divides_lane(x, lane) != phases) return {};
+      return static_cast<ir::BinaryOp>(x->op) == ir::BinaryOp::FloorDiv
+                 ? *q
+                 : ir::const_int(r, x.dtype());
+    });
+    values->push_back(ir::substitute(v, {{lane, *q * ir::Expr(phases) + ir::Expr(r)}}));
+  }
   return true;
 }
 

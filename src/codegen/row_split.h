@@ -1,6 +1,8 @@
-// Splitting a stage's flat last axis into (row, column) so that the column
-// vectorizes.
+// Splitting a stage's last axis so that it vectorizes: into (row, column), the column
+// vectorized, or into interleaved phases, vectorized along the row.
 #pragma once
+
+#include <vector>
 
 #include "ember/ir/task.h"
 
@@ -13,5 +15,14 @@ namespace ember::codegen {
 // same memory, same values), in which the new last axis is the column; false
 // otherwise. The caller checks that the result vectorizes.
 bool split_row(const ir::Task& task, const ir::Stage& s, ir::Task* t, ir::Stage* out);
+
+// When the last axis of s (a constant extent that `phases` divides) is read through floordiv
+// and mod by `phases` (the output phases of a strided transposed convolution, interleaved:
+// out[..., j * phases + r] = phase r's value at j), writes to *q the variable of the new
+// last axis (j, extent / phases) and to *values each phase's value over it, and returns
+// true. The output is then written `phases` values at a time, interleaved; the caller checks
+// that every value vectorizes along *q.
+bool split_phases(const ir::Task& task, const ir::Stage& s, int64_t phases, ir::Expr* q,
+                  std::vector<ir::Expr>* values);
 
 }  // namespace ember::codegen

@@ -119,12 +119,14 @@ VectorPlan plan_vector(const Task& task, const Expr& e, const std::string& lane,
           fail(what + " reads " + type_of(buf.dtype));
           return;
         }
-        // Guarded (masked) and strided loads of other lanes exist for float32 only.
+        // Guarded (masked) loads exist for float32 only, strided ones for float32 and bool.
         const int64_t c = lp.stride;
         const bool affine = lp.access != Access::Gathered;
         const bool plain = affine && (c == 0 || (c == 1 && !guarded));
         const bool special =
-            affine && buf.dtype == DType::float32 && ((c == 1 && guarded) || (c > 1 && strided));
+            affine &&
+            ((buf.dtype == DType::float32 && ((c == 1 && guarded) || (c > 1 && strided))) ||
+             (buf.dtype == DType::boolean && c > 1 && strided && !guarded));
         if (!plain && !special)
           fail(what + " is " + access_name(lp.access) +
                (affine && c != 1 ? " (stride " + std::to_string(c) + ")" : "") + " along " + lane);

@@ -343,7 +343,8 @@ TEST(KernelPlan, ConcatenationAlongAnOuterAxisIsVectorized) {
 }
 
 // x[i, j // 2] (a nearest 2x upsampling): splitting j into rows of 2 would vectorize along
-// an axis of 2; the stage stays scalar instead.
+// an axis of 2, so it is not split into rows; it runs as two phases instead (out[i, 2 q] and
+// out[i, 2 q + 1], both x[i, q]), in vectors along q, stored interleaved.
 TEST(KernelPlan, RowsShorterThanAVectorAreNotSplit) {
   Task t;
   t.name = "nearest";
@@ -354,9 +355,16 @@ TEST(KernelPlan, RowsShorterThanAVectorAreNotSplit) {
   s.axes = {var("i"), var("j")};
   s.value = load(x, DType::float32, {var("i"), floordiv(var("j"), Expr(2))});
   t.stages.push_back(s);
-  const StagePlan p = plan_kernel(t).stages[0];
+  const KernelPlan plan = plan_kernel(t);
+  const StagePlan& p = plan.stages[0];
   EXPECT_EQ(p.row_split, 0);
-  EXPECT_FALSE(p.vector.ok);
+  EXPECT_EQ(p.phases, 2);
+  EXPECT_TRUE(p.vector.ok) << plan.str();
+  EXPECT_NE(plan.str().find("phases: the last axis as 2 interleaved phases"), std::string::npos)
+      << plan.str();
+  const std::string src = generate_kernel(t, "k", {});
+  EXPECT_NE(src.find("ember_rt::store_interleaved("), std::string::npos) << src;
+  EXPECT_NE(src.find("ember_rt::store_interleaved_partial("), std::string::npos) << src;
 }
 
 // A Call stage with an epilogue (the depthwise convolution): the routine gets a lambda that

@@ -111,5 +111,57 @@ TEST(RtLanes, GuardBlendsOutsideTheRange) {
   }
 }
 
+// bool lanes read with a stride: the lanes of the range get the bytes' truth (any nonzero
+// byte is true), the others false, and nothing past the last lane asked for is read.
+TEST(RtLanes, StridedBoolLoadsReadOnlyTheirLanes) {
+  for (int64_t s = 1; s <= 3; ++s) {
+    for (int lo = 0; lo <= W; ++lo) {
+      for (int hi = lo; hi <= W; ++hi) {
+        const int n = hi > lo ? static_cast<int>((hi - 1) * s + 1) : 1;
+        GuardedFloats buf(n);  // n floats: room for at least n bytes before the guard page
+        auto* bytes = reinterpret_cast<unsigned char*>(buf.data + n) - n;
+        for (int i = 0; i < n; ++i) bytes[i] = static_cast<unsigned char>(i % 3 == 0 ? 0 : i);
+        const auto* p = reinterpret_cast<const bool*>(bytes);
+        const std::vector<float> got =
+            lanes_of(select(load_strided_range(p, s, LaneRange(lo, hi)), vf(1.0f), vf(0.0f)));
+        for (int i = 0; i < W; ++i) {
+          const bool want = i >= lo && i < hi && bytes[i * s] != 0;
+          ASSERT_EQ(got[i], want ? 1.0f : 0.0f)
+              << "stride " << s << ", lanes [" << lo << ", " << hi << "), lane " << i;
+        }
+        if (lo == 0 && hi == W) {
+          const std::vector<float> whole = lanes_of(select(load_strided(p, s), vf(1.0f), vf(0.0f)));
+          EXPECT_EQ(whole, got) << "stride " << s;
+        }
+      }
+    }
+  }
+}
+
+// Two vectors stored interleaved, whole and for every count of lanes: p[2 i] = a[i],
+// p[2 i + 1] = b[i], nothing written after the last pair (the guard page would fault).
+TEST(RtLanes, InterleavedStoresWritePairsOfLanes) {
+  std::vector<float> a(W), b(W);
+  for (int i = 0; i < W; ++i) a[i] = static_cast<float>(i + 1), b[i] = -static_cast<float>(i + 1);
+  for (int n = 0; n <= W; ++n) {
+    GuardedFloats buf(2 * n > 0 ? 2 * n : 1);
+    float* p = buf.data + (2 * n > 0 ? 0 : 1);  // p[2 n] would fault
+    if (n == W) {
+      store_interleaved(p, vf::load(a.data()), vf::load(b.data()));
+      for (int i = 0; i < W; ++i) ASSERT_TRUE(p[2 * i] == a[i] && p[2 * i + 1] == b[i]) << i;
+      for (int i = 0; i < 2 * W; ++i) p[i] = 0.0f;
+    }
+    store_interleaved_partial(p, n, vf::load(a.data()), vf::load(b.data()));
+    for (int i = 0; i < n; ++i)
+      ASSERT_TRUE(p[2 * i] == a[i] && p[2 * i + 1] == b[i]) << "n " << n << ", lane " << i;
+  }
+  // In the middle of a buffer, the floats after the n pairs are left alone.
+  for (int n = 0; n <= W; ++n) {
+    std::vector<float> out(2 * W + 1, 7.0f);
+    store_interleaved_partial(out.data(), n, vf::load(a.data()), vf::load(b.data()));
+    for (int i = 2 * n; i <= 2 * W; ++i) ASSERT_EQ(out[i], 7.0f) << "n " << n << ", float " << i;
+  }
+}
+
 }  // namespace
 }  // namespace ember_rt

@@ -522,6 +522,47 @@ def test_bool_masks_are_loaded_stored_and_cast_in_vectors(tmp_path) -> None:
     assert np.isnan(x[0, 3]) and bool((x[0, 3] - 1) != 0)  # NaN is a true mask, as in torch
 
 
+@pytest.mark.parametrize("width", [56, 13])  # 13: a masked tail of each phase, and W odd
+def test_interleaved_phases_run_in_vectors(tmp_path, width: int) -> None:
+    """The input gradient of a stride-2 convolution interleaves its four output phases
+    (each reshaped with unit axes, concatenated along them) and a ReLU6 mask then picks
+    from it: the kernel computes each phase in vectors along the row and stores the two
+    phases of a row interleaved; a nearest 2x upsampling (x[i, j // 2]) runs the same way."""
+    rng = np.random.default_rng(10)
+    n, c, h, w = 2, 3, 5, width
+    parts = [rng.standard_normal((n, c, h, w)).astype(np.float32) for _ in range(4)]
+    mask = rng.random((n, c, 2 * h, 2 * w)) < 0.3
+    syms = [ember.symbol([n, c, h, w], "float32") for _ in range(4)]
+    smask = ember.symbol([n, c, 2 * h, 2 * w], "bool")
+    spread = [E.reshape(v, [n, c, h, 1, w, 1]) for v in syms]
+    rows = [E.concat([spread[0], spread[1]], 5), E.concat([spread[2], spread[3]], 5)]
+    y = E.reshape(E.concat(rows, 3), [n, c, 2 * h, 2 * w])
+    out = E.where(smask, 0.0, y)
+    want = np.zeros((n, c, 2 * h, 2 * w), np.float32)
+    for k, v in enumerate(parts):
+        want[:, :, k // 2::2, k % 2::2] = v
+    want[mask] = 0
+    dump = tmp_path / "phases"
+    compiled = ember.graph.optimize(ember.trace_from([out], [*syms, smask])).build(
+        dump_dir=str(dump))
+    (got,) = compiled.run([ember.asarray(v) for v in (*parts, mask)])
+    np.testing.assert_array_equal(got.numpy(), want)
+    plans = [f.read_text() for f in (dump / "kernels").glob("*.plan.txt")]
+    assert len(plans) == 1 and "interleaved phases" in plans[0], plans
+    assert "(blocks, vector)" in plans[0], plans[0]
+
+    # nearest 2x upsampling along the last axis, as a gather at j // 2
+    x = rng.standard_normal((4, width)).astype(np.float32)
+    sx = ember.symbol(list(x.shape), "float32")
+    up = E.reshape(E.concat([E.reshape(sx, [4, width, 1])] * 2, 2), [4, 2 * width])
+    compiled = ember.graph.optimize(ember.trace_from([up * 2.0], [sx])).build(
+        dump_dir=str(tmp_path / "up"))
+    (got,) = compiled.run([ember.asarray(x)])
+    np.testing.assert_array_equal(got.numpy(), np.repeat(x, 2, axis=1) * 2)
+    plans = [f.read_text() for f in (tmp_path / "up" / "kernels").glob("*.plan.txt")]
+    assert len(plans) == 1 and "interleaved phases" in plans[0], plans
+
+
 # ---- cast ----
 
 

@@ -46,11 +46,11 @@ struct VectorPlan {
 };
 
 // Decides whether e can be computed for a vector of lanes along `lane`: float32 arithmetic
-// (float16/bfloat16 loads are widened), loads contiguous or constant along it, or with a
-// larger stride when `strided` (float32 only). Selects on a lane range (is_lane_range) compute
-// their branch on the lanes where it holds, with masked loads; selects whose condition is the
-// same for every lane (is_whole_vector_select) compute the taken branch. The one place that
-// says what the vector form of ExprEmitter can print.
+// (float16/bfloat16 loads are widened; bool loads are lane masks), loads contiguous or
+// constant along it, or with a larger stride when `strided` (float32 and bool). Selects on a lane
+// range (is_lane_range) compute their branch on the lanes where it holds, with masked loads;
+// selects whose condition is the same for every lane (is_whole_vector_select) compute the taken
+// branch. The one place that says what the vector form of ExprEmitter can print.
 VectorPlan plan_vector(const ir::Task& task, const ir::Expr& e, const std::string& lane,
                        bool strided = false);
 
@@ -106,6 +106,11 @@ struct StagePlan {
   ir::Stage stage;
   Flatten flatten = Flatten::No;
   int64_t row_split = 0;  // the row width when the flat last axis was split into rows
+  // The last axis split into `phases` interleaved phases (row_split.h, split_phases): the
+  // stage's last axis is then j (extent / phases), output j * phases + r takes
+  // phase_values[r], and the stores interleave them; 0 otherwise.
+  int64_t phases = 0;
+  std::vector<ir::Expr> phase_values;
   std::vector<Loop> loops;
   // Threads: the parallel tasks are `rows` (the product of the output's leading axes, or
   // every output for ReduceAxis/ReduceScalar) times the blocks of the last axis, which runs
