@@ -18,6 +18,7 @@
 //   load_strided[_range](b, s[, r]) the same for bool lanes (b a const bool*): a lane mask
 //   store_interleaved(p, a, b)    p[2 i] = a[i], p[2 i + 1] = b[i] for every lane
 //   store_interleaved_partial(p, n, a, b)  the same for lanes i < n
+//   store_interleaved[_partial](b, [n, ]m0, m1)  the same for bool lane masks (b a bool*)
 #pragma once
 
 #include <cstdint>
@@ -287,6 +288,22 @@ inline void store_interleaved_partial(float* p, int n, vf a, vf b) {
   const int m = 2 * n;
   first.store_partial(p, m < vf::width ? m : vf::width);
   if (m > vf::width) second.store_partial(p + vf::width, m - vf::width);
+}
+// bool lane masks, through byte arrays (a quarter of the floats' bytes).
+EMBER_RT_LAZY
+inline void store_interleaved_partial(bool* p, int n, vm a, vm b) {
+  constexpr int kBytes = vf::width > 16 ? vf::width : 16;
+  bool x[kBytes], y[kBytes];
+  a.store(x);
+  b.store(y);
+  for (int i = 0; i < n; ++i) {
+    p[2 * i] = x[i];
+    p[2 * i + 1] = y[i];
+  }
+}
+EMBER_RT_LAZY
+inline void store_interleaved(bool* p, vm a, vm b) {
+  store_interleaved_partial(p, vf::width, a, b);
 }
 
 }  // namespace EMBER_RT_ISA_NS

@@ -173,35 +173,46 @@ void KernelWriter::vector_loop(const Task& task, const NameScope& names, const S
 }
 
 // The last axis of a phase-split stage (StagePlan::phases) over [lo, hi) in vectors of
-// phase values, each vector of every phase stored interleaved (2 * width outputs).
+// phase values: every output's vectors of the phases stored interleaved (2 * width values).
 void KernelWriter::phase_loop(const StagePlan& p, const NameScope& names) {
-  EMBER_ASSERT(p.phases == 2 && p.phase_values.size() == 2 && p.stage.stores.empty(),
-               "interleaved stores of two phases");
+  EMBER_ASSERT(p.phases == 2 && p.phase_stages.size() == 2, "interleaved stores of two phases");
   const Stage& s = p.stage;
   const std::string& lane = s.axes.back()->name;
   std::string v = "v" + std::to_string(counter_++);
   NameScope inner = names;
   inner.vars[lane] = v;
   ExprEmitter em(*p.task, inner);
-  std::vector<Expr> first = s.axes;  // the output index of phase 0's lane 0
+  std::vector<Expr> first = s.axes;  // the index of phase 0's lane 0 in every output
   first.back() = first.back() * Expr(p.phases);
-  const std::string at =
-      "b" + std::to_string(s.out) + " + " + em.emit_index(em.offset(s.out, first));
-  auto body = [&](const std::string& store) {
+  std::vector<int> outputs = {s.out};
+  for (const Stage::Store& st : s.stores) outputs.push_back(st.buffer);
+  auto body = [&](const std::string& store, const std::string& count) {
     std::string text = "{";
-    for (size_t r = 0; r < p.phase_values.size(); ++r)
-      text += " const auto w" + std::to_string(r) + " = " + em.emit(p.phase_values[r]) + ";";
-    return text + " " + store + " }";
+    for (size_t r = 0; r < p.phase_stages.size(); ++r) {
+      const Stage& ps = p.phase_stages[r];
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        const Expr& value = k == 0 ? ps.value : ps.stores[k - 1].value;
+        text += " const auto w" + std::to_string(k) + "_" + std::to_string(r) + " = " +
+                em.emit(value) + ";";
+      }
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const std::string at =
+          "b" + std::to_string(outputs[k]) + " + " + em.emit_index(em.offset(outputs[k], first));
+      const std::string w = "w" + std::to_string(k) + "_";
+      text += " ember_rt::" + store + "(" + at + count + ", " + w + "0, " + w + "1);";
+    }
+    return text + " }";
   };
   w_.line("int64_t " + v + " = lo;");
   em.set_vector(lane);
   w_.open("for (; " + v + " + ember_rt::vf::width <= hi; " + v + " += ember_rt::vf::width) {");
-  w_.line(body("ember_rt::store_interleaved(" + at + ", w0, w1);"));
+  w_.line(body("store_interleaved", ""));
   w_.close("}");
   w_.open("if (" + v + " < hi) {");
   w_.line("const int rem = static_cast<int>(hi - " + v + ");");
   em.set_vector(lane, "rem");
-  w_.line(body("ember_rt::store_interleaved_partial(" + at + ", rem, w0, w1);"));
+  w_.line(body("store_interleaved_partial", ", rem"));
   w_.close("}");
 }
 

@@ -196,19 +196,21 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
       }
     }
   }
-  if (!vec.ok && p.task->buffers[p.stage.out].dtype == DType::float32) {
+  if (!vec.ok) {
     // Outputs chosen by lane % 2 from loads at lane // 2 (a stride-2 transposed
     // convolution's two phases, interleaved): one vector per phase along lane // 2, stored
-    // interleaved.
+    // interleaved (float32 and bool buffers).
     constexpr int64_t kPhases = 2;
-    Expr q;
-    std::vector<Expr> values;
-    if (split_phases(*p.task, p.stage, kPhases, &q, &values)) {
+    std::vector<Stage> phases;
+    auto interleavable = [&](int b) {
+      const DType t = p.task->buffers[b].dtype;
+      return t == DType::float32 || t == DType::boolean;
+    };
+    bool ok = interleavable(p.stage.out);
+    for (const Stage::Store& st : p.stage.stores) ok &= interleavable(st.buffer);
+    if (ok && split_phases(*p.task, p.stage, kPhases, &phases)) {
       VectorPlan all;
-      for (const Expr& value : values) {
-        Stage phase = p.stage;
-        phase.axes.back() = q;
-        phase.value = value;
+      for (const Stage& phase : phases) {
         const VectorPlan one = compute_vector(*p.task, phase, true);
         if (!one.ok) {
           all = one;
@@ -221,9 +223,8 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
       }
       if (all.ok) {
         p.phases = kPhases;
-        p.phase_values = values;
-        p.stage.axes.back() = q;
-        p.stage.value = values[0];
+        p.phase_stages = phases;
+        p.stage = phases[0];
         vec = all;
       }
     }

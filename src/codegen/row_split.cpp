@@ -46,26 +46,35 @@ bool split_row(const ir::Task& task, const ir::Stage& s, ir::Task* t, ir::Stage*
   return true;
 }
 
-bool split_phases(const ir::Task& task, const ir::Stage& s, int64_t phases, ir::Expr* q,
-                  std::vector<ir::Expr>* values) {
+bool split_phases(const ir::Task& task, const ir::Stage& s, int64_t phases,
+                  std::vector<ir::Stage>* out) {
   const Shape& shape = task.buffers[s.out].shape;
-  if (shape.empty() || !s.stores.empty() || phases < 2) return false;
+  if (shape.empty() || phases < 2) return false;
   const auto e = shape.back().as_int();
   if (!e || *e % phases != 0) return false;
   const std::string lane = s.axes.back()->name;
   bool read = false;
-  ir::visit(s.value, [&](const ir::Expr& x) { read |= divides_lane(x, lane) == phases; });
+  auto find = [&](const ir::Expr& x) { read |= divides_lane(x, lane) == phases; };
+  ir::visit(s.value, find);
+  for (const ir::Stage::Store& st : s.stores) ir::visit(st.value, find);
   if (!read) return false;
-  *q = ir::var(lane + "_q");
-  values->clear();
+  const ir::Expr q = ir::var(lane + "_q");
+  out->clear();
   for (int64_t r = 0; r < phases; ++r) {
-    ir::Expr v = ir::rewrite(s.value, [&](const ir::Expr& x) -> ir::Expr {
-      if (divides_lane(x, lane) != phases) return {};
-      return static_cast<ir::BinaryOp>(x->op) == ir::BinaryOp::FloorDiv
-                 ? *q
-                 : ir::const_int(r, x.dtype());
-    });
-    values->push_back(ir::substitute(v, {{lane, *q * ir::Expr(phases) + ir::Expr(r)}}));
+    auto phase = [&](const ir::Expr& value) {
+      ir::Expr v = ir::rewrite(value, [&](const ir::Expr& x) -> ir::Expr {
+        if (divides_lane(x, lane) != phases) return {};
+        return static_cast<ir::BinaryOp>(x->op) == ir::BinaryOp::FloorDiv
+                   ? q
+                   : ir::const_int(r, x.dtype());
+      });
+      return ir::substitute(v, {{lane, q * ir::Expr(phases) + ir::Expr(r)}});
+    };
+    ir::Stage ps = s;
+    ps.axes.back() = q;
+    ps.value = phase(s.value);
+    for (ir::Stage::Store& st : ps.stores) st.value = phase(st.value);
+    out->push_back(ps);
   }
   return true;
 }

@@ -18,11 +18,11 @@ bool split_row(const ir::Task& task, const ir::Stage& s, ir::Task* t, ir::Stage*
 
 // When the last axis of s (a constant extent that `phases` divides) is read through floordiv
 // and mod by `phases` (the output phases of a strided transposed convolution, interleaved:
-// out[..., j * phases + r] = phase r's value at j), writes to *q the variable of the new
-// last axis (j, extent / phases) and to *values each phase's value over it, and returns
-// true. The output is then written `phases` values at a time, interleaved; the caller checks
-// that every value vectorizes along *q.
-bool split_phases(const ir::Task& task, const ir::Stage& s, int64_t phases, ir::Expr* q,
-                  std::vector<ir::Expr>* values);
+// out[..., j * phases + r] = phase r's value at j), writes to *out one stage per phase r: s
+// over [..., j] (extent / phases) with its value and its further stores' values those of
+// the outputs j * phases + r, and returns true. The outputs are then written `phases` values
+// at a time, interleaved; the caller checks that every phase vectorizes along j.
+bool split_phases(const ir::Task& task, const ir::Stage& s, int64_t phases,
+                  std::vector<ir::Stage>* out);
 
 }  // namespace ember::codegen

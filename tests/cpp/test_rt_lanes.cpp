@@ -163,5 +163,25 @@ TEST(RtLanes, InterleavedStoresWritePairsOfLanes) {
   }
 }
 
+// bool lane masks stored interleaved: bytes 0/1 in pairs, none written after the n-th pair.
+TEST(RtLanes, InterleavedBoolStoresWritePairsOfLanes) {
+  std::vector<float> a(W), b(W);
+  for (int i = 0; i < W; ++i) a[i] = static_cast<float>(i % 3), b[i] = static_cast<float>(i % 2);
+  const vm ma = gt(vf::load(a.data()), vf(0.0f)), mb = gt(vf::load(b.data()), vf(0.0f));
+  for (int n = 0; n <= W; ++n) {
+    std::vector<unsigned char> out(2 * W + 1, 7);
+    auto* p = reinterpret_cast<bool*>(out.data());
+    if (n == W)
+      store_interleaved(p, ma, mb);
+    else
+      store_interleaved_partial(p, n, ma, mb);
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(out[2 * i], a[i] > 0 ? 1 : 0) << "n " << n << ", lane " << i;
+      ASSERT_EQ(out[2 * i + 1], b[i] > 0 ? 1 : 0) << "n " << n << ", lane " << i;
+    }
+    for (int i = 2 * n; i <= 2 * W; ++i) ASSERT_EQ(out[i], 7) << "n " << n << ", byte " << i;
+  }
+}
+
 }  // namespace
 }  // namespace ember_rt

@@ -551,6 +551,25 @@ def test_interleaved_phases_run_in_vectors(tmp_path, width: int) -> None:
     assert len(plans) == 1 and "interleaved phases" in plans[0], plans
     assert "(blocks, vector)" in plans[0], plans[0]
 
+    # The masked values as an output and read on (a training backward keeps such values for
+    # a later reduction): one kernel stores both, each interleaved; and a bool output.
+    full = np.zeros_like(want)
+    for k, v in enumerate(parts):
+        full[:, :, k // 2::2, k % 2::2] = v
+    for name, outs, wants in [("stores", [out, out * 2.0], [want, want * 2]),
+                              ("mask", [y > 0.5], [full > 0.5])]:
+        dump = tmp_path / name
+        compiled = ember.graph.optimize(ember.trace_from(outs, [*syms, smask])).build(
+            dump_dir=str(dump))
+        got = compiled.run([ember.asarray(v) for v in (*parts, mask)])
+        for g, w_ in zip(got, wants, strict=True):
+            np.testing.assert_array_equal(g.numpy(), w_, err_msg=name)
+        plans = [f.read_text() for f in (dump / "kernels").glob("*.plan.txt")]
+        assert len(plans) == 1 and "interleaved phases" in plans[0], plans
+        assert "(blocks, vector)" in plans[0], plans[0]
+        if name == "stores":
+            assert "also stores" in plans[0], plans[0]
+
     # nearest 2x upsampling along the last axis, as a gather at j // 2
     x = rng.standard_normal((4, width)).astype(np.float32)
     sx = ember.symbol(list(x.shape), "float32")

@@ -107,10 +107,10 @@ struct StagePlan {
   Flatten flatten = Flatten::No;
   int64_t row_split = 0;  // the row width when the flat last axis was split into rows
   // The last axis split into `phases` interleaved phases (row_split.h, split_phases): the
-  // stage's last axis is then j (extent / phases), output j * phases + r takes
-  // phase_values[r], and the stores interleave them; 0 otherwise.
+  // stage's last axis is then j (extent / phases), output j * phases + r (and each further
+  // store's) takes phase_stages[r]'s value, and the stores interleave them; 0 otherwise.
   int64_t phases = 0;
-  std::vector<ir::Expr> phase_values;
+  std::vector<ir::Stage> phase_stages;
   std::vector<Loop> loops;
   // Threads: the parallel tasks are `rows` (the product of the output's leading axes, or
   // every output for ReduceAxis/ReduceScalar) times the blocks of the last axis, which runs
