@@ -300,11 +300,17 @@ VectorPlan reduce_axis_vector(const Task& task, const Stage& s) {
     v.why_not = "nothing to reduce";
     return v;
   }
-  v = plan_vector(task, s.value, s.raxes.back()->name);
+  // Loads every other element along the reduction (a stride-2 depthwise convolution's
+  // weight gradient reads its input at 2 * ow + kw) are two vector loads and a shuffle; wider
+  // strides would gather element by element.
+  constexpr int64_t kMaxAxisStride = 2;
+  v = plan_vector(task, s.value, s.raxes.back()->name, /*strided=*/true);
   auto fail = [&](const std::string& why) {
     if (v.ok) v.why_not = why;
     v.ok = false;
   };
+  if (v.ok && v.max_stride > kMaxAxisStride)
+    fail("a load with stride " + std::to_string(v.max_stride) + " along " + v.lane);
   if (s.acc_dtype != DType::float32)
     fail("an accumulator of " + std::string(dtype_name(s.acc_dtype)));
   if (s.value.dtype() != DType::float32)

@@ -368,3 +368,27 @@ def test_matmul_refuses_scalars_and_bool() -> None:
     )
     with pytest.raises(ember.EmberError, match="^matmul: bool tensors are not supported"):
         ember.ones([2, 2], "bool") @ ember.ones([2, 2], "bool")
+
+
+@pytest.mark.parametrize("step", [2, 3])
+def test_reductions_along_every_other_element_run_in_vectors(tmp_path, step: int) -> None:
+    """A sum, max and min along an axis read every other element (a stride-2 depthwise
+    convolution's weight gradient reads its input at 2 * ow + kw) run in vectors along that
+    axis, tail included; every third element stays as it was (vectors along the outputs or
+    scalar), and both match float64."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((6, 2 * 37 + 1)).astype(np.float32)
+    sx = ember.symbol(list(x.shape), "float32")
+    ref = x[:, 1::step].astype(np.float64)
+    cases = [(E.sum, ref.sum(1)), (E.max, ref.max(1)), (E.min, ref.min(1))]
+    for i, (op, want) in enumerate(cases):  # one graph each: the slice fuses into the reduction
+        dump = tmp_path / str(i)
+        out = op(E.slice(sx, [1], [1], [x.shape[1]], [step]), 1)
+        compiled = ember.graph.optimize(ember.trace_from([out], [sx])).build(dump_dir=str(dump))
+        (got,) = compiled.run([ember.asarray(x)])
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+        plans = [f.read_text() for f in (dump / "kernels").glob("*.plan.txt")]
+        assert len(plans) == 1, plans
+        assert ("(reduce, vector)" in plans[0]) == (step == 2), plans[0]
+        if step == 2:
+            assert "strided (stride 2) along __r1" in plans[0], plans[0]
