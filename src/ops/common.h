@@ -48,13 +48,15 @@ bool same_dim(const Expr& a, const Expr& b);
 // Two spellings of the same polynomial give equal Exprs.
 Expr canonical_dim(const Expr& d);
 Shape canonical_shape(const Shape& s);
-// Whether a and b have the same number of elements, taking every a // c (c a constant) as
-// exact: torch's view requires that, and the torch backend's shapes come from it.
-bool same_numel_exact(const Shape& a, const Shape& b);
-// The size that makes `known` plus it hold the elements of `in` (reshape's -1), when the
-// element count of `known` is a single term and the quotient a polynomial with integer
-// coefficients (floor divisions in the shapes taken as exact). false otherwise.
-bool solve_numel_exact(const Shape& in, const Shape& known, Expr* solved);
+// Whether a and b have the same number of elements for every value of the symbols. A floor
+// division is not taken as exact ([n] and [n // 2, 2] differ for an odd n): the torch
+// backend, whose shapes Dynamo's guards make consistent, reshapes such views as torch
+// recorded them instead.
+bool same_numel(const Shape& a, const Shape& b);
+// The size that makes `known` plus it hold the elements of `in` (reshape's -1) for every
+// value of the symbols, when the element count of `known` is a single term and the quotient a
+// polynomial with integer coefficients. false otherwise.
+bool solve_numel(const Shape& in, const Shape& known, Expr* solved);
 
 // ---- row-major index arithmetic ----
 

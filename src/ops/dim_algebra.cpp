@@ -1,11 +1,13 @@
 // Symbolic dimensions as polynomials: a canonical form, so that two spellings of the same
 // size ("s1 * s0", "(s0 * s1)", "((s0 + 1) - 1) * s1") are one Expr, and the comparison of
-// element counts in reshape when a size is a floor division that the caller states exact.
+// element counts in reshape.
 //
 // A dimension is a sum of terms coef * atom * atom * ...; atoms are symbols, and
 // everything that is not a polynomial (min, max, %, // that does not divide) with its
-// arguments in canonical form. Terms and atoms are ordered by their text, so the result
-// does not depend on the order the expression was built in.
+// arguments in canonical form. Every step is an identity for all values of the symbols: a
+// floor division is never taken as exact unless its divisor divides every coefficient
+// ((s - 2) // 2 stays an atom, since it is not s / 2 - 1 for an odd s). Terms and atoms are ordered
+// by their text, so the result does not depend on the order the expression was built in.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -19,7 +21,8 @@
 namespace ember::opdefs {
 namespace {
 
-// A rational coefficient num / den (den > 0, reduced); den > 1 only in exact mode.
+// A rational coefficient num / den (den > 0, reduced); den > 1 only in a quotient that
+// solve_numel then rejects.
 struct Coef {
   int64_t num = 0, den = 1;
 };
@@ -52,7 +55,7 @@ struct Poly {
   }
 };
 
-Poly poly_of(const Expr& e, bool exact);
+Poly poly_of(const Expr& e);
 
 Expr expr_of(const Poly& p) {
   Expr out;
@@ -113,33 +116,33 @@ Poly multiply(const Poly& a, const Poly& b) {
   return out;
 }
 
-// a // c for a constant c > 0: exact when c divides every coefficient (or in exact mode).
-std::optional<Poly> divide(const Poly& a, int64_t c, bool exact) {
+// a // c for a constant c > 0, when c divides every coefficient (then it is exact).
+std::optional<Poly> divide(const Poly& a, int64_t c) {
   Poly out;
   out.atoms = a.atoms;
   for (const auto& [k, co] : a.terms) {
-    if (!exact && (co.den != 1 || co.num % c != 0)) return std::nullopt;
+    if (co.den != 1 || co.num % c != 0) return std::nullopt;
     out.add_term(k, mul(co, Coef{1, c}));
   }
   return out;
 }
 
-Poly poly_of(const Expr& e, bool exact) {
+Poly poly_of(const Expr& e) {
   if (auto c = e.as_int()) return constant_poly(*c);
   if (e.is_var()) return atom(e);
   if (e.kind() == ir::ExprKind::Unary && e->op == static_cast<uint8_t>(ir::UnaryOp::Neg))
-    return combine(Poly{}, poly_of(e->args[0], exact), -1);
+    return combine(Poly{}, poly_of(e->args[0]), -1);
   if (e.kind() != ir::ExprKind::Binary) return atom(e);
   const auto op = static_cast<ir::BinaryOp>(e->op);
-  const Poly a = poly_of(e->args[0], exact);
-  const Poly b = poly_of(e->args[1], exact);
+  const Poly a = poly_of(e->args[0]);
+  const Poly b = poly_of(e->args[1]);
   switch (op) {
     case ir::BinaryOp::Add: return combine(a, b, 1);
     case ir::BinaryOp::Sub: return combine(a, b, -1);
     case ir::BinaryOp::Mul: return multiply(a, b);
     case ir::BinaryOp::FloorDiv:
       if (auto c = b.constant(); c && *c > 0) {
-        if (auto q = divide(a, *c, exact)) return *q;
+        if (auto q = divide(a, *c)) return *q;
       }
       return atom(ir::floordiv(expr_of(a), expr_of(b)));
     case ir::BinaryOp::Mod: return atom(ir::mod(expr_of(a), expr_of(b)));
@@ -163,7 +166,7 @@ bool poly_equal(const Poly& a, const Poly& b) {
 
 Expr canonical_dim(const Expr& d) {
   if (!d.defined() || d.as_int() || d.is_var() || is_float(d.dtype())) return d;
-  return expr_of(poly_of(d, false));
+  return expr_of(poly_of(d));
 }
 
 Shape canonical_shape(const Shape& s) {
@@ -193,16 +196,16 @@ void cancel_common(const Shape& a, const Shape& b, std::vector<Expr>* ra, std::v
 
 }  // namespace
 
-bool same_numel_exact(const Shape& a, const Shape& b) {
+bool same_numel(const Shape& a, const Shape& b) {
   std::vector<Expr> ra, rb;
   cancel_common(a, b, &ra, &rb);
   Expr na(1), nb(1);
   for (const Expr& d : ra) na = na * d;
   for (const Expr& d : rb) nb = nb * d;
-  return poly_equal(poly_of(na, true), poly_of(nb, true));
+  return poly_equal(poly_of(na), poly_of(nb));
 }
 
-bool solve_numel_exact(const Shape& in, const Shape& known, Expr* solved) {
+bool solve_numel(const Shape& in, const Shape& known, Expr* solved) {
   // Equal dimensions cancel first, so that a known size that is not a single term
   // ((s + 1) // 2, s - 1) divides out when the input has it as a dimension.
   std::vector<Expr> rest_in, rest_known;
@@ -210,12 +213,12 @@ bool solve_numel_exact(const Shape& in, const Shape& known, Expr* solved) {
   Expr ni(1), nk(1);
   for (const Expr& d : rest_in) ni = ni * d;
   for (const Expr& d : rest_known) nk = nk * d;
-  const Poly pk = poly_of(nk, true);
+  const Poly pk = poly_of(nk);
   // Only a single term (a product of atoms times a number) can be divided out.
   if (pk.terms.size() != 1) return false;
   const auto& [kkey, kcoef] = *pk.terms.begin();
   if (kcoef.num == 0) return false;
-  const Poly pi = poly_of(ni, true);
+  const Poly pi = poly_of(ni);
   Poly q;
   q.atoms = pi.atoms;
   int64_t den = 1;
@@ -230,7 +233,7 @@ bool solve_numel_exact(const Shape& in, const Shape& known, Expr* solved) {
     q.add_term(rest, qc);
     den = std::lcm(den, qc.den);
   }
-  // A fraction would be a guess at a division the shapes do not state: no solution.
+  // A fraction would be a guess that a division is exact: no solution.
   if (den != 1) return false;
   *solved = expr_of(q);
   return true;

@@ -50,7 +50,7 @@ Shape reshape_target(const TensorType& x, const Shape& given) {
   }
   const Monomial in = monomial_of(x.shape);
   if (infer_at < 0) {
-    EMBER_CHECK(monomial_equal(in, monomial_of(target)) || same_numel_exact(x.shape, target),
+    EMBER_CHECK(monomial_equal(in, monomial_of(target)) || same_numel(x.shape, target),
                 "reshape: cannot reshape " << x.str() << " (" << numel_str(x.shape)
                                            << " elements) into " << shape_str(target) << " ("
                                            << numel_str(target)
@@ -66,7 +66,7 @@ Shape reshape_target(const TensorType& x, const Shape& given) {
                                                               << ": the other sizes multiply "
                                                                  "to 0, so any size would do");
   Expr solved;
-  EMBER_CHECK(monomial_divide(in, k, &solved) || solve_numel_exact(x.shape, known, &solved),
+  EMBER_CHECK(monomial_divide(in, k, &solved) || solve_numel(x.shape, known, &solved),
               "reshape: cannot reshape "
                   << x.str() << " (" << numel_str(x.shape) << " elements) into "
                   << shape_str(target) << ": " << numel_str(x.shape) << " is not a multiple of "

@@ -118,11 +118,22 @@ TEST(SymbolicSizes, ArangeFullAndReshape) {
             "0.5");
   EXPECT_EQ(infer1("full", {}, FullAttrs{{n * Expr(2), 3}, 1, DType::float32}),
             "float32[(2 * n), 3]");
-  // view(b, t, 2, c // 2) of [b, t, c]: exact by torch's rule.
-  EXPECT_EQ(infer1("reshape", {f32({m, n})}, ShapeAttrs{{m, 2, ir::floordiv(n, Expr(2))}}),
-            "float32[m, 2, (n // 2)]");
-  EXPECT_EQ(infer1("reshape", {f32({m, 2, ir::floordiv(n, Expr(2))})}, ShapeAttrs{{-1, n}}),
-            "float32[m, n]");
+  // [m, n] -> [m, 2, n // 2] holds the same elements only for an even n: an error, never an
+  // assumption (the torch backend reshapes such a view as torch recorded it, under Dynamo's
+  // guards). Both ways, and with -1.
+  EXPECT_EQ(error_of([] {
+              op_def("reshape").infer({f32({m, n})}, ShapeAttrs{{m, 2, ir::floordiv(n, Expr(2))}});
+            }),
+            "reshape: cannot reshape float32[m, n] ((m * n) elements) into [m, 2, (n // 2)] "
+            "(((m * 2) * (n // 2)) elements); the number of elements must stay the same");
+  EXPECT_NE(error_of([] {
+              op_def("reshape").infer({f32({m, 2, ir::floordiv(n, Expr(2))})}, ShapeAttrs{{-1, n}});
+            }).find("is not a multiple of"),
+            std::string::npos);
+  // A floor division that divides every coefficient is exact: (2 * n + 4) // 2 = n + 2.
+  EXPECT_EQ(infer1("reshape", {f32({m, ir::floordiv(Expr(2) * n + Expr(4), Expr(2)), 2})},
+                   ShapeAttrs{{-1, n + Expr(2)}}),
+            "float32[(2 * m), (n + 2)]");
   EXPECT_EQ(error_of([] {
               op_def("reshape").infer({f32({n, 3})}, ShapeAttrs{{-1, 2}});
             }),

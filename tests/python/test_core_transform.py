@@ -202,6 +202,29 @@ def test_reshape_cancels_dimensions_spelled_differently():
         ember.ops.reshape(x, ["((n + 1) // 2)", 3])
 
 
+def test_reshape_never_takes_a_floor_division_as_exact():
+    # h = (n - 2) // 2 + 1 (a stride-2 convolution's output length) is not n / 2 for an odd
+    # n: the -1 of [h, n, 8, h] -> [h, -1] is 8 * n * h, never 4 * n * n.
+    h = "(((n - 2) // 2) + 1)"
+    x = ember.symbol([h, "n", 8, h], "float32", name="x")
+    y = ember.ops.reshape(x, [h, -1])
+    n_carrier = ember.symbol(["n"], "float32", name="n_carrier")
+    graph = ember.trace_from([y * 2.0, n_carrier + 0.0], [x, n_carrier])
+    for n in (5, 6, 7):
+        t = torch.randn((n - 2) // 2 + 1, n, 8, (n - 2) // 2 + 1)
+        out, _ = graph(ember.from_torch(t), ember.from_torch(torch.zeros(n)))
+        torch.testing.assert_close(out.torch(), t.reshape(t.shape[0], -1) * 2)
+    # [n] and [n // 2, 2] hold the same number of elements only for an even n.
+    v = ember.symbol(["n"], "float32", name="v")
+    with pytest.raises(ember.EmberError, match="number of elements must stay the same"):
+        ember.ops.reshape(v, ["(n // 2)", 2])
+    w = ember.symbol(["(n // 2)", 2], "float32", name="w")
+    with pytest.raises(ember.EmberError, match="number of elements must stay the same"):
+        ember.ops.reshape(w, ["n"])
+    with pytest.raises(ember.EmberError, match="is not a multiple of"):
+        ember.ops.reshape(v, ["(n // 2)", -1])
+
+
 def test_gather_along_each_axis_with_symbolic_sizes():
     g = torch.Generator().manual_seed(0)
     for axis in (0, 1, -1):

@@ -452,6 +452,18 @@ def test_a_view_to_fixed_sizes_of_a_symbolic_product(builds):
     check_lengths(fn, lambda n: (torch.randn(n, 3, 6, 8),), (5, 7, 3), builds)
 
 
+def test_index_select_along_a_strided_convolutions_output(builds):
+    # The select moves the last axis first and views the rest as one: its length is
+    # 8 * s * ((s - 2) // 2 + 1), which is not 4 * s * s for an odd s (found by the fuzzer).
+    w, b = torch.randn(8, 3, 2, 2), torch.randn(8)
+    idx = torch.tensor([1, 0, 1])
+
+    def fn(x):
+        return torch.index_select(F.conv2d(x, w, b, stride=2), 3, idx)
+
+    check_lengths(fn, lambda n: (torch.randn(2, 3, n, n),), (5, 7, 6), builds)
+
+
 def test_a_broadcast_against_a_constant_size_after_pooling(builds):
     # max_pool2d's output length (s - 2) // 2 + 1 broadcasts with 2: Dynamo guards that it
     # is 2, and ember's result is refined to it.
