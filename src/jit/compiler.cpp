@@ -52,6 +52,8 @@ double compile_timeout_seconds() {
   return v;
 }
 
+double probe_timeout_seconds() { return std::min(60.0, compile_timeout_seconds()); }
+
 std::vector<std::string> base_flags() {
   std::vector<std::string> flags = {"-std=c++20",
                                     "-O2",
@@ -447,7 +449,8 @@ std::vector<std::string> link_flags(const CompilerInfo& cc) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = gold_works.find(cc.path);
   if (it == gold_works.end()) {
-    ProcessResult r = run_process({cc.path, "-fuse-ld=gold", "-Wl,--version"}, 60);
+    ProcessResult r =
+        run_process({cc.path, "-fuse-ld=gold", "-Wl,--version"}, probe_timeout_seconds());
     const bool works =
         r.started && r.exit_code == 0 && r.output.find("GNU gold") != std::string::npos;
     debug_log(std::string("linking modules with ") + (works ? "gold" : "the default linker"));

@@ -63,7 +63,7 @@ std::optional<std::string> resolve_program(const std::string& name, const std::s
 }
 
 CompilerInfo probe_compiler(const std::string& path) {
-  ProcessResult r = run_process({path, "--version"}, 60);
+  ProcessResult r = run_process({path, "--version"}, probe_timeout_seconds());
   if (!r.started || r.exit_code != 0) {
     EMBER_THROW("the C++ compiler '"
                 << path << "' does not work: `" << path << " --version` "

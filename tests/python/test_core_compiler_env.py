@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,12 @@ def fake_compiler(tmp_path: Path, body: str) -> str:
 def test_a_misbehaving_compiler_is_an_environment_error(tmp_path: Path, body: str,
                                                         words: list[str]) -> None:
     cxx = fake_compiler(tmp_path, body)
+    start = time.monotonic()
     result = run_child(tmp_path / "cache", EMBER_CXX=cxx, EMBER_COMPILE_TIMEOUT="1")
+    # A compiler that sleeps 60 s holds ember no longer than the time-out allows, its probes
+    # (the --version and linker checks) included: far less than the 60 s, even on a slow
+    # machine.
+    assert time.monotonic() - start < 40
     assert result["type"] == "EmberError", result
     for w in words:
         assert w in result["error"]

@@ -68,6 +68,10 @@ std::vector<std::string> base_flags();
 // How long one compiler process may run: EMBER_COMPILE_TIMEOUT seconds (default 600); past
 // it the process is killed and the build fails with an ember::Error naming what it built.
 double compile_timeout_seconds();
+// How long a probe of the compiler (its --version, whether it links with gold) may run: 60 s,
+// or less when compile_timeout_seconds() is less, so that a hung compiler is reported within
+// the time a user allowed.
+double probe_timeout_seconds();
 
 // Compiles `sources` (paths of .cpp files) with `flags` and links them into the shared object
 // `out_so`. Several sources compile in parallel, each to <out_so>.<i>.o, removed after
