@@ -1,12 +1,14 @@
 // The weight gradient of a 2-d convolution (conv2d_weight_grad, float32), without the whole
-// im2col: per group, dw [O/G, CG*KH*KW] = dy [O/G, N*OH*OW] x windows [N*OH*OW, CG*KH*KW],
+// im2col. A pointwise convolution's (1x1, stride 1, no padding) is one GEMM per image on dy
+// and x as they are (conv2d_weight_grad_pointwise below). Otherwise, per group,
+//   dw [O/G, CG*KH*KW] = dy [O/G, N*OH*OW] x windows [N*OH*OW, CG*KH*KW],
 // where row p = (n, oh, ow) of the windows holds the input values that output pixel read
-// (x[n, g*CG + c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw], 0 in the padding). The windows are
-// stored transposed, [CG*KH*KW, positions], each row copied from runs of x's rows. The sum over the
-// N*OH*OW positions is cut into chunks of `rows` output rows (n, oh): each chunk's windows
-// and its slice of dy are copied into scratch buffers the caller provides (a few MB, sized by
-// the operator: conv_wgrad_rows), and one GEMM adds the chunk's product into dw
-// (GemmShape::accumulate; the first chunk stores). The chunks depend on the shape only and
+// (x[n, g*CG + c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw], 0 in the padding). The windows
+// are stored transposed, [CG*KH*KW, positions], each row copied from runs of x's rows. The
+// sum over the N*OH*OW positions is cut into chunks of `rows` output rows (n, oh): each
+// chunk's windows and its slice of dy are copied into scratch buffers the caller provides (a
+// few MB, sized by the operator: conv_wgrad_rows), and one GEMM adds the chunk's product into
+// dw (GemmShape::accumulate; the first chunk stores). The chunks depend on the shape only and
 // run in order, and each GEMM sums the same way at any thread count, so the result does not
 // depend on the number of threads.
 #pragma once
@@ -102,6 +104,40 @@ inline void conv2d_weight_grad(const LaunchContext* ctx, const float* dy, const 
       gemm(s, ctx, NoEpilogue{});
     }
   }
+}
+
+// The weight gradient of a pointwise convolution (1x1, stride 1, no padding), read in place:
+// per image n and group g, dw[g] (+)= dy[n, g] [O/G, P] x x[n, g]^T [P, C/G] with P = the
+// plane's H*W positions, one GEMM with both operands contiguous along P (nothing is copied),
+// images in order (the first stores). Each GEMM sums the same way at any thread count.
+EMBER_RT_LAZY
+inline void conv2d_weight_grad_pointwise(const LaunchContext* ctx, const float* dy, const float* x,
+                                         float* dw, int64_t N, int64_t C, int64_t P, int64_t O,
+                                         int64_t G) {
+  const int64_t CG = C / G, OG = O / G;
+  if (O <= 0 || CG <= 0) return;
+  if (N <= 0 || P <= 0) {  // an empty sum
+    for (int64_t i = 0; i < O * CG; ++i) dw[i] = 0.0f;
+    return;
+  }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g) {
+      GemmShape s{};
+      s.batch = 1;
+      s.M = OG;
+      s.N = CG;
+      s.K = P;
+      s.A = dy + (n * O + g * OG) * P;
+      s.a_m = P;
+      s.a_k = 1;
+      s.B = x + (n * C + g * CG) * P;  // [CG, P]: B read transposed
+      s.b_k = 1;
+      s.b_n = P;
+      s.C = dw + g * OG * CG;
+      s.c_m = CG;
+      s.accumulate = n > 0;
+      gemm(s, ctx, NoEpilogue{});
+    }
 }
 
 namespace wgrad_detail {

@@ -20,7 +20,8 @@ const char* kPrelude =
 
 const char* kGemmDefinition = "#include \"ember_rt/gemm_erased.h\"";
 // Runtime routines built on ember_rt::gemm: a unit that calls one calls the GEMM too.
-const char* const kGemmRoutineCalls[] = {"ember_rt::lib::conv2d_weight_grad("};
+const char* const kGemmRoutineCalls[] = {"ember_rt::lib::conv2d_weight_grad(",
+                                         "ember_rt::lib::conv2d_weight_grad_pointwise("};
 
 bool any_contains(const std::vector<std::string>& texts, const std::string& what) {
   return std::any_of(texts.begin(), texts.end(),

@@ -7,8 +7,11 @@
 // and `kernel` the weight's (KH, KW).
 //
 // float32 is one Call stage of a routine of ember_rt/conv_wgrad.h, a product per group:
+//   - conv2d_weight_grad_pointwise for a 1x1 convolution with stride 1 and no padding whose
+//     plane has at least kPointwiseMinPlane positions (or sizes known only at run time): one
+//     GEMM per image reading dy and x in place, nothing copied (smaller planes: windows);
 //   - conv2d_weight_grad_inplace where few of the positions it reads are junk (waste() <=
-//     kMaxWaste: outputs of 28x28 and more with a 3x3 kernel, every 1x1): dw^T = the input,
+//     kMaxWaste: outputs of 28x28 and more with a 3x3 kernel): dw^T = the input,
 //     copied into phase planes (ember_rt/conv_wgrad_plan.h) and read in place, times dy
 //     transposed, over chunks of images whose copies are about kInplaceChunkFloats floats
 //     (the scratch holds dy's transpose and dw^T padded to whole tiles: 16 channels, 6 taps);
@@ -37,6 +40,12 @@ const char* const kOp = "conv2d_weight_grad";
 constexpr int64_t kWindowChunkFloats = int64_t{1} << 20;   // 4 MiB of float32 windows
 constexpr int64_t kInplaceChunkFloats = int64_t{1} << 21;  // 8 MiB per copy
 constexpr double kMaxWaste = 1.3;  // positions read per output pixel, in place
+// Measured at batch 8, 2 threads, MobileNetV2's pointwise layers (pointwise / in place /
+// windows, ms): [96, 16] at 112x112 6.5 / 22.9 / 15.2, [144, 24] at 56x56 3.0 / 4.6 / 4.5,
+// [192, 32] at 28x28 0.9 / 2.4 / 1.6, [576, 96] at 14x14 1.8 / 2.6 / 2.5, but [1280, 320] at
+// 7x7 4.2 / 5.3 / 3.5: 49 positions per GEMM are too short a sum, and the windows' chunks
+// gather many images into one.
+constexpr int64_t kPointwiseMinPlane = 128;
 
 // The convolution's geometry, from x and a weight [O, C / groups, KH, KW] with O = dy's
 // channels; dy checked to be the convolution's output shape.
@@ -100,6 +109,17 @@ int64_t chunk_images(const ConvGeom& g, const ember_rt::WgradPlan& p) {
   return imgs;
 }
 
+// A 1x1 convolution with stride 1 and no padding (dilation changes nothing).
+bool is_pointwise(const ConvGeom& g) {
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+}
+
+// Whether its plane is large enough for a GEMM per image, or not known until run time.
+bool large_plane(const ConvGeom& g) {
+  const auto h = g.h.as_int(), w = g.w.as_int();
+  return !h || !w || *h * *w >= kPointwiseMinPlane;
+}
+
 ir::Task lower_wgrad(const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                      const OpAttrs& attrs) {
   const ConvGeom g = wgrad_geom(in, attrs_as<ConvAttrs>(attrs));
@@ -114,7 +134,14 @@ ir::Task lower_wgrad(const std::vector<TensorType>& in, const std::vector<Tensor
   // A depthwise convolution's (one input channel per group) is one Reduce stage too: its
   // GEMMs would be a [O/G, N*OH*OW] x [N*OH*OW, KH*KW] product per group.
   const bool depthwise = g.groups > 1 && g.cg == 1;
-  if (x.dtype == DType::float32 && !depthwise) {
+  const bool pointwise = is_pointwise(g);
+  if (x.dtype == DType::float32 && !depthwise && pointwise && large_plane(g)) {
+    t.stages.push_back(call_stage("conv2d_weight_grad_pointwise", {dyb, xb}, {dwb},
+                                  {g.n, g.c, g.h * g.w, Expr(g.o), Expr(g.groups)},
+                                  Expr(2) * macs));
+    return t;
+  }
+  if (x.dtype == DType::float32 && !depthwise && !pointwise) {
     if (const auto plan = inplace_plan(g)) {
       const int64_t og = ember_rt::wgrad_channel_stride(g.o / g.groups), plane = plan->plane();
       const int64_t ck = ember_rt::wgrad_tap_rows(g.cg * g.kh * g.kw);

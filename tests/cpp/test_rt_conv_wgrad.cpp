@@ -2,8 +2,9 @@
 // of output rows, and in place over chunks of images) against a float64 direct sum: chunks of
 // 1 row, of several rows, one chunk for everything, and a last chunk cut short (batch sizes
 // that are not a multiple of the chunk); chunks of 1 image, 2, and the whole batch; strides,
-// padding, dilation, groups, non-square kernels; 1, 2 and 3 threads give the same bits; the
-// GEMM's accumulate flag (C += A * B) on its own.
+// padding, dilation, groups, non-square kernels; a pointwise convolution's (1x1, stride 1, no
+// padding) as one GEMM per image as well; 1, 2 and 3 threads give the same bits; the GEMM's
+// accumulate flag (C += A * B) on its own.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -87,6 +88,24 @@ void check(const Case& k) {
     }
   }
 
+  if (k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0) {
+    std::vector<float> same;
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE("pointwise, threads=" + std::to_string(threads));
+      const LaunchContext ctx = make_ctx(threads);
+      std::vector<float> dw(static_cast<size_t>(k.o * ck), 12345.0f);  // overwritten
+      lib::conv2d_weight_grad_pointwise(&ctx, dy.data(), x.data(), dw.data(), k.n, k.c, k.h * k.w,
+                                        k.o, k.groups);
+      for (size_t i = 0; i < dw.size(); ++i)
+        ASSERT_NEAR(dw[i], ref[i], 1e-4 * (1.0 + std::abs(ref[i]))) << "at " << i;
+      if (same.empty()) {
+        same = dw;
+      } else {
+        EXPECT_EQ(dw, same);  // the same bits at any thread count
+      }
+    }
+  }
+
   const WgradPlan plan = wgrad_plan(k.w, oh, ow, k.kh, k.kw, k.sh, k.sw, k.pw, k.dh, k.dw);
   for (int64_t imgs : {int64_t{1}, int64_t{2}, k.n}) {
     std::vector<float> same;
@@ -149,6 +168,17 @@ TEST(ConvWeightGrad, ChannelPanelsOfEveryWidth) {
     k.o = o;
     check(k);
   }
+}
+
+TEST(ConvWeightGrad, Pointwise) {
+  Case k;  // 1x1, stride 1, no padding: a GEMM per image and group, long enough to split K
+  k.kh = 1, k.kw = 1, k.ph = 0, k.pw = 0, k.rows = 7;
+  k.n = 3, k.c = 12, k.h = 23, k.w = 29, k.o = 40;
+  check(k);
+  k.groups = 4, k.dh = 2, k.dw = 3;  // dilation changes nothing
+  check(k);
+  k.n = 1, k.c = 1, k.h = 1, k.w = 1, k.o = 1, k.groups = 1;
+  check(k);
 }
 
 TEST(ConvWeightGrad, LargeEnoughForThePackedGemm) {

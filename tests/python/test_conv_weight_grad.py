@@ -3,7 +3,8 @@ backward uses (convolution_backward's second output): compared with torch's in f
 odd sizes, strides, padding, dilation, groups, non-square kernels and batch sizes whose rows
 are not a multiple of the chunk. float32 reads the input in place (a phased copy about the
 input's size) where few positions are junk, and otherwise sums in chunks of output rows (a
-few MB of windows at a time): the CASES take both forms. Either way its workspace stays far
+few MB of windows at a time); a pointwise convolution's is one GEMM per image on dy and x in
+place: the CASES take all three forms. Either way its workspace stays far
 below the whole im2col, and it gives the same bits at one and two threads."""
 
 from __future__ import annotations
@@ -68,6 +69,11 @@ CASES = [
     (3, 6, 11, 13, 9, (2, 4), {"stride": (1, 3), "padding": (0, 2), "dilation": (3, 1)}),
     (7, 8, 5, 6, 12, (3, 3), {"padding": 2, "groups": 4}),
     (1, 1, 1, 1, 1, (1, 1), {}),
+    # pointwise (1x1, stride 1, no padding) with planes of 128 positions or more: one GEMM per
+    # image on dy and x as they are; grouped and dilated (which changes nothing) too
+    (3, 20, 12, 13, 24, (1, 1), {}),
+    (2, 12, 16, 9, 8, (1, 1), {"groups": 2, "dilation": 2}),
+    (2, 8, 5, 5, 6, (1, 1), {}),  # a plane of 25: by windows
     # depthwise (one reduction, no windows): MobileNet's 3x3, stride 1 and 2, a multiplier
     (4, 24, 29, 31, 24, (3, 3), {"padding": 1, "groups": 24}),
     (2, 16, 20, 21, 16, (3, 3), {"stride": 2, "padding": 1, "groups": 16}),
@@ -105,6 +111,26 @@ def test_workspace_is_far_below_the_whole_im2col(c, hw, o, in_place) -> None:
         assert workspace <= 1.3 * (x.nbytes + dy.nbytes) + ref.nbytes
     else:  # the chunk's windows and its slice of dy
         assert workspace <= CHUNK_BYTES * 1.2
+
+
+@pytest.mark.parametrize(("h", "w", "routine"), [
+    (12, 11, "conv2d_weight_grad_pointwise's"), (7, 7, "conv2d_weight_grad's"),
+    ("h", "w", "conv2d_weight_grad_pointwise's")])  # sizes known at run time only
+def test_pointwise_weight_grads_read_dy_and_x_in_place(tmp_path, h, w, routine) -> None:
+    """A 1x1 convolution's weight gradient is one GEMM per image (no scratch) where the plane
+    has 128 positions or more, or is known only at run time; a 7x7 plane goes by windows."""
+    sdy, sx = ember.symbol([3, 24, h, w]), ember.symbol([3, 16, h, w])
+    graph = ember.trace_from(ops.conv2d_weight_grad(sdy, sx, (1, 1)), [sdy, sx])
+    compiled = graph.build(dump_dir=str(tmp_path))
+    for hw in ([(12, 11), (9, 20)] if h == "h" else [(h, w)]):
+        dy, x = case(3, 16, *hw, 24, (1, 1), seed=hw[1])
+        got = compiled.run([ember.asarray(dy), ember.asarray(x)])[0].numpy()
+        ref = reference(dy, x, (1, 1))
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    plans = "".join(f.read_text() for f in (tmp_path / "kernels").glob("*.plan.txt"))
+    assert routine in plans, plans
+    if "pointwise" in routine:
+        assert compiled.memory_stats["workspace_bytes"] == 0
 
 
 def test_one_and_two_threads_give_identical_bits(restore_threads: int) -> None:
