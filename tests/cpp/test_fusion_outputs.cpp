@@ -202,6 +202,48 @@ TEST(FusionOutputs, DiamondsOfElementwiseNodesStayAsBefore) {
   EXPECT_EQ(opt.nodes.size(), 2u) << opt.str();
 }
 
+TEST(FusionOutputs, CheapSharedValuesAreRecomputedInEachConsumer) {
+  // A batch norm's backward: xmu = x - mean[c] is read by a reduction's prologue and by an
+  // elementwise node. Its subtraction is copied into both instead of stored (no kernel of its
+  // own); exp(x), read twice, stays stored (DiamondsOfElementwiseNodesStayAsBefore), and so
+  // does a shared value that is a graph output.
+  Tensor x = Tensor::symbol({2, 3, 4, 5}, DType::float32, Device::cpu(), "x");
+  Tensor mean = Tensor::symbol({1, 3, 1, 1}, DType::float32, Device::cpu(), "mean");
+  Tensor dy = Tensor::symbol({2, 3, 4, 5}, DType::float32, Device::cpu(), "dy");
+  Tensor xmu = ops::sub(x, mean);
+  Tensor s = ops::sum(ops::mul(dy, xmu), {0, 2, 3}, true);
+  Tensor dx = ops::sub(ops::mul(dy, ops::scalar(2.0, DType::float32)), ops::mul(xmu, s));
+  FlowGraph opt = optimize(trace_from({dx}, {x, mean, dy}));
+  ASSERT_EQ(opt.nodes.size(), 2u) << opt.str();  // the reduction, and dx with its epilogue
+  for (const Node& n : opt.nodes)
+    for (int v : n.outputs)
+      EXPECT_FALSE(shape_equal(opt.values[v].shape, x.shape()) && v != opt.outputs[0]) << opt.str();
+  Tensor xs = seq({2, 3, 4, 5}, -1.0, 0.01), ms = seq({1, 3, 1, 1}, 0.1, 0.2);
+  Tensor ds = seq({2, 3, 4, 5}, 0.5, -0.007);
+  std::vector<Tensor> got = opt({xs, ms, ds});
+  for (int64_t c = 0; c < 3; ++c) {
+    double sum = 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t k = 0; k < 20; ++k) {
+        const int64_t i = (n * 3 + c) * 20 + k;
+        sum += element_as_double(ds, i) * (element_as_double(xs, i) - element_as_double(ms, c));
+      }
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t k = 0; k < 20; ++k) {
+        const int64_t i = (n * 3 + c) * 20 + k;
+        const double xm = element_as_double(xs, i) - element_as_double(ms, c);
+        EXPECT_NEAR(element_as_double(got[0], i), 2.0 * element_as_double(ds, i) - xm * sum,
+                    1e-4 * (1.0 + std::abs(xm * sum)));
+      }
+  }
+  // Returned as well: stored once, by a kernel that computes it.
+  FlowGraph kept = optimize(trace_from({dx, xmu}, {x, mean, dy}));
+  int stores = 0;
+  for (const Node& n : kept.nodes)
+    for (int v : n.outputs) stores += kept.names[v] == kept.names[kept.outputs[1]];
+  EXPECT_EQ(stores, 1) << kept.str();
+}
+
 TEST(FusionOutputs, SymbolicShapes) {
   Tensor x = Tensor::symbol({ir::var("n"), 3}, DType::float32, Device::cpu(), "x");
   Tensor a = ops::add(x, ops::scalar(1.0, DType::float32));
