@@ -134,8 +134,11 @@ bool recomputable(const FlowGraph& g, const Node& n, const std::vector<std::vect
 }
 
 // The graph with every recomputable node copied once per consumer (each copy read by that
-// consumer alone); nodes stay in a topological order (a copy right before its consumer's
-// first copy point: where the original stood).
+// consumer alone). The copies stand where the original stood, so the order stays
+// topological. One pass: a recomputable node whose only reader was a copied node now has
+// several readers (the copies) and is stored, as before it was inlined into the one stored
+// value; copying it too would be a fixed point whose size can grow with each level of a
+// chain.
 FlowGraph recompute_cheap_values(const FlowGraph& g) {
   const std::vector<std::vector<int>> consumers = g.consumers();
   std::vector<bool> is_output(g.values.size(), false);
