@@ -69,6 +69,17 @@ void check(const Case& k) {
         }
   }
 
+  // dw against the float64 sum, and the same bits as the other thread counts (`same`).
+  const auto matches = [&](const std::vector<float>& dw, std::vector<float>* same) {
+    for (size_t i = 0; i < dw.size(); ++i)
+      ASSERT_NEAR(dw[i], ref[i], 1e-4 * (1.0 + std::abs(ref[i]))) << "at " << i;
+    if (same->empty()) {
+      *same = dw;
+    } else {
+      EXPECT_EQ(dw, *same);  // the same bits at any thread count
+    }
+  };
+
   std::vector<float> first;
   for (int threads : {1, 2, 3}) {
     SCOPED_TRACE("threads=" + std::to_string(threads));
@@ -79,13 +90,7 @@ void check(const Case& k) {
     lib::conv2d_weight_grad(&ctx, dy.data(), x.data(), dw.data(), win.data(), dyc.data(), k.n, k.c,
                             k.h, k.w, k.o, oh, ow, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw,
                             k.groups, k.rows);
-    for (size_t i = 0; i < dw.size(); ++i)
-      ASSERT_NEAR(dw[i], ref[i], 1e-4 * (1.0 + std::abs(ref[i]))) << "at " << i;
-    if (first.empty()) {
-      first = dw;
-    } else {
-      EXPECT_EQ(dw, first);  // the same bits at any thread count
-    }
+    matches(dw, &first);
   }
 
   if (k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0) {
@@ -96,13 +101,7 @@ void check(const Case& k) {
       std::vector<float> dw(static_cast<size_t>(k.o * ck), 12345.0f);  // overwritten
       lib::conv2d_weight_grad_pointwise(&ctx, dy.data(), x.data(), dw.data(), k.n, k.c, k.h * k.w,
                                         k.o, k.groups);
-      for (size_t i = 0; i < dw.size(); ++i)
-        ASSERT_NEAR(dw[i], ref[i], 1e-4 * (1.0 + std::abs(ref[i]))) << "at " << i;
-      if (same.empty()) {
-        same = dw;
-      } else {
-        EXPECT_EQ(dw, same);  // the same bits at any thread count
-      }
+      matches(dw, &same);
     }
   }
 
@@ -121,13 +120,7 @@ void check(const Case& k) {
       lib::conv2d_weight_grad_inplace(&ctx, dy.data(), x.data(), dw.data(), xph.data(), dyt.data(),
                                       dwt.data(), k.n, k.c, k.h, k.w, k.o, oh, ow, k.kh, k.kw, k.sh,
                                       k.sw, k.ph, k.pw, k.dh, k.dw, k.groups, imgs);
-      for (size_t i = 0; i < dw.size(); ++i)
-        ASSERT_NEAR(dw[i], ref[i], 1e-4 * (1.0 + std::abs(ref[i]))) << "at " << i;
-      if (same.empty()) {
-        same = dw;
-      } else {
-        EXPECT_EQ(dw, same);  // the same bits at any thread count
-      }
+      matches(dw, &same);
     }
   }
 }

@@ -65,6 +65,17 @@ struct Group {
   bool alive = true;
 };
 
+// g's values, inputs, constants and outputs, with no nodes yet.
+FlowGraph without_nodes(const FlowGraph& g) {
+  FlowGraph out;
+  out.values = g.values;
+  out.names = g.names;
+  out.inputs = g.inputs;
+  out.constants = g.constants;
+  out.outputs = g.outputs;
+  return out;
+}
+
 // Whether `in` reaches `out`'s shape by broadcasting only: no more dimensions, and each of
 // them 1 or equal to out's aligned one, at least one of them 1 where out's is not (or fewer
 // dimensions).
@@ -148,12 +159,7 @@ FlowGraph recompute_cheap_values(const FlowGraph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (recomputable(g, g.nodes[i], consumers, is_output)) copy[i] = 1, any = true;
   if (!any) return g;
-  FlowGraph out;
-  out.values = g.values;
-  out.names = g.names;
-  out.inputs = g.inputs;
-  out.constants = g.constants;
-  out.outputs = g.outputs;
+  FlowGraph out = without_nodes(g);
   // (value, consumer) -> the copy's value that consumer reads
   std::map<std::pair<int, int>, int> copies;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -529,12 +535,7 @@ class Fuser {
   }
 
   FlowGraph rebuild() const {
-    FlowGraph out;
-    out.values = g_.values;
-    out.names = g_.names;
-    out.inputs = g_.inputs;
-    out.constants = g_.constants;
-    out.outputs = g_.outputs;
+    FlowGraph out = without_nodes(g_);
     for (int gi : group_order()) {
       const Group& grp = groups_[gi];
       if (grp.nodes.size() == 1) {
