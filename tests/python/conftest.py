@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -98,3 +99,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable
 
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The labels of the ember graphs built (FlowGraph.build calls) while a test runs."""
+    from ember.torch.phases import build
+
+    built: list[str] = []
+    real = build.build_graph
+
+    def counting(conversion: Any, settings: Any, label: str, *rest: Any) -> Any:
+        built.append(label)
+        return real(conversion, settings, label, *rest)
+
+    monkeypatch.setattr(build, "build_graph", counting)
+    return built

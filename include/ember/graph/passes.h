@@ -75,6 +75,11 @@ std::vector<AlgorithmResult> measure_algorithms(const std::vector<AlgorithmProbl
 // With EMBER_LOG=fusion it prints each rewrite.
 FlowGraph rewrite_patterns(const FlowGraph& g);
 
+// The graph with each cheap elementwise value that several nodes read, and all of them could
+// inline, copied once per reader instead of stored: cheap arithmetic only, at most one input
+// of its own shape (the others broadcast), not a graph output. fuse_operators runs it first.
+FlowGraph recompute_cheap_values(const FlowGraph& g);
+
 // Groups nodes into fused operators: injective producers are inlined into their consumer,
 // and elementwise consumers of a reduction or a matmul become its epilogue; a fused node's
 // outputs are its last value and the intermediates also returned or read outside it.
