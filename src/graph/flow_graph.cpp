@@ -9,12 +9,24 @@
 namespace ember {
 
 int FlowGraph::add_value(const TensorType& type, const std::string& name_hint) {
-  std::string base = name_hint.empty() ? "v" : name_hint;
-  std::set<std::string> used(names.begin(), names.end());
+  if (indexed_ > names.size()) {  // `names` was replaced by a shorter list: index it again
+    taken_.clear();
+    next_suffix_.clear();
+    indexed_ = 0;
+  }
+  for (; indexed_ < names.size(); ++indexed_) taken_.insert(names[indexed_]);
+  const std::string base = name_hint.empty() ? "v" : name_hint;
   std::string name = base;
-  for (int k = 1; used.count(name); ++k) name = base + "_" + std::to_string(k);
+  if (taken_.count(name)) {
+    int64_t& k = next_suffix_.try_emplace(base, 1).first->second;
+    for (name = base + "_" + std::to_string(k); taken_.count(name);)
+      name = base + "_" + std::to_string(++k);
+    ++k;
+  }
   values.push_back(type);
   names.push_back(name);
+  taken_.insert(name);
+  ++indexed_;
   return static_cast<int>(values.size()) - 1;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "ember/graph/flow_graph.h"
 #include "ember/graph/passes.h"
@@ -218,4 +219,30 @@ TEST(Graph, SymbolNamesMayNotLookLikeLoopVariables) {
   }
   EXPECT_THROW(Tensor::symbol({ir::var("seq len")}, DType::float32), Error);
   EXPECT_NO_THROW(Tensor::symbol({ir::var("seq_len")}, DType::float32));
+}
+
+// add_value's names: the hint when it is free, else the hint with the smallest free suffix
+// (names made elsewhere included), in a graph and in its copies alike.
+TEST(Graph, ValueNamesTakeTheSmallestFreeSuffix) {
+  TensorType t{DType::float32, {2}, Device::cpu()};
+  FlowGraph g;
+  auto name = [&](FlowGraph& graph, const std::string& hint) {
+    return graph.names[static_cast<size_t>(graph.add_value(t, hint))];
+  };
+  EXPECT_EQ(name(g, "y"), "y");
+  EXPECT_EQ(name(g, "y_2"), "y_2");
+  EXPECT_EQ(name(g, "y"), "y_1");
+  EXPECT_EQ(name(g, "y"), "y_3");  // y_2 was taken by a hint
+  EXPECT_EQ(name(g, "y_1"), "y_1_1");
+  EXPECT_EQ(name(g, ""), "v");
+  EXPECT_EQ(name(g, ""), "v_1");
+  FlowGraph copy = g;
+  EXPECT_EQ(name(copy, "y"), "y_4");
+  EXPECT_EQ(name(g, "y"), "y_4");  // the copy's names are its own
+  EXPECT_EQ(name(copy, "v_1"), "v_1_1");
+  // Names of a graph built value by value stay unique over many values of one hint.
+  for (int i = 0; i < 2000; ++i) g.add_value(t, i % 3 ? "y" : "y_" + std::to_string(i));
+  std::set<std::string> unique(g.names.begin(), g.names.end());
+  EXPECT_EQ(unique.size(), g.names.size());
+  EXPECT_EQ(g.names.size(), g.values.size());
 }

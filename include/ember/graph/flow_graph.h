@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ember/ops/op_def.h"
@@ -27,12 +29,14 @@ struct Node {
 class FlowGraph {
  public:
   std::vector<TensorType> values;
-  std::vector<std::string> names;  // one per value, unique
+  std::vector<std::string> names;  // one per value, unique; appended by add_value only
   std::vector<int> inputs;
   std::map<int, Tensor> constants;
   std::vector<Node> nodes;
   std::vector<int> outputs;
 
+  // Appends a value named `name_hint`, or `name_hint_K` with the smallest K >= 1 that keeps
+  // the names unique. Amortized constant time: the names taken are indexed as they are added.
   int add_value(const TensorType& type, const std::string& name_hint);
   // Appends a node whose outputs are new values of the given types; returns its index.
   int add_node(const OpDef* op, OpAttrs attrs, std::vector<int> inputs,
@@ -61,6 +65,11 @@ class FlowGraph {
 
  private:
   mutable std::shared_ptr<CompiledGraph> compiled_;
+  // add_value's index: the first `indexed_` names, and per base name the K to try next
+  // (every smaller K is taken: names are never removed).
+  std::unordered_set<std::string> taken_;
+  std::unordered_map<std::string, int64_t> next_suffix_;
+  size_t indexed_ = 0;
 };
 
 // Builds the graph that computes `outputs` from `inputs` by following the tensors'
