@@ -457,14 +457,12 @@ def test_step_memory_is_the_peak_of_the_steps_alone():
 CURVES = {"mlp": (torch.float32, 100), "resnet18": (torch.float32, 50),
           "bert": (torch.float32, 100), "gpt2": (torch.float32, 60),
           "mobilenet_v2": (torch.float64, 6)}
-# The default run (CI) takes the first 20 steps of each curve (fewer where CI_STEPS says);
-# pytest --full runs them all. Every step runs the same compiled forward and backward graphs on
-# new weights, so a wrong gradient or a workspace reused too early shows from the first steps
-# (and test_gradients_and_sgd_steps_match_eager compares the gradients themselves); the longer
-# curves only let a small error grow. A step of MobileNetV2's float64 curve costs about as much
-# CPU time as compiling the model (most of it in the eager float64 reference's step): the
-# default run takes 3 of its 6 steps.
-CI_STEPS = {"mobilenet_v2": 3}
+# The default run (CI) takes the first 20 steps of each curve; pytest --full runs them all.
+# Every step runs the same compiled forward and backward graphs on new weights, so a wrong
+# gradient or a workspace reused too early shows from the first steps (and
+# test_gradients_and_sgd_steps_match_eager compares the gradients themselves); the longer
+# curves only let a small error grow.
+CI_STEPS = 20
 
 
 @pytest.mark.parametrize("name", sorted(CURVES))
@@ -473,7 +471,7 @@ def test_loss_curve_of_sgd_steps_matches_eager(name, request):
     relative of eager PyTorch's (benchmarks/train.py --curve measures the same)."""
     dtype, steps = CURVES[name]
     if not request.config.getoption("--full"):
-        steps = min(steps, CI_STEPS.get(name, 20))
+        steps = min(steps, CI_STEPS)
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*ember")  # no fallback, no failure
         curves = train.loss_curve(MODELS[name], steps, train.CURVE_LR, small=True,
