@@ -54,6 +54,11 @@ EMBER_RT_LAZY
 inline double max(double a, double b) { return (a != a || a > b) ? a : b; }
 EMBER_RT_LAZY
 inline double min(double a, double b) { return (a != a || a < b) ? a : b; }
+// With a bound c that is not NaN: a when a is NaN or equal to c (vec.h's float max_c).
+EMBER_RT_LAZY
+inline double max_c(double a, double c) { return c > a ? c : a; }
+EMBER_RT_LAZY
+inline double min_c(double a, double c) { return c < a ? c : a; }
 
 // Integer helpers: Python/torch floor division and modulo.
 template <class T>

@@ -55,6 +55,13 @@ EMBER_RT_LAZY
 inline float max(float a, float b) { return a != a ? a : (a > b ? a : b); }
 EMBER_RT_LAZY
 inline float min(float a, float b) { return a != a ? a : (a < b ? a : b); }
+// max and min with a bound c that is not NaN (the code generator emits them for a constant
+// bound: clamp, relu6, hardtanh): a when a is NaN or equal to c, as torch.clamp. The vf
+// versions below are one instruction.
+EMBER_RT_LAZY
+inline float max_c(float a, float c) { return c > a ? c : a; }
+EMBER_RT_LAZY
+inline float min_c(float a, float c) { return c < a ? c : a; }
 EMBER_RT_LAZY
 inline float abs(float a) { return std::fabs(a); }
 EMBER_RT_LAZY
@@ -122,6 +129,11 @@ inline vf reciprocal(vf a) { return vf(1.0f) / a; }
 // x86 max returns its second operand when they compare equal or unordered: 0 > a ? 0 : a.
 EMBER_RT_LAZY
 inline vf relu(vf a) { return detail::max_raw(vf(0.0f), a); }
+// The same for any bound c that is not NaN: c > a ? c : a and c < a ? c : a.
+EMBER_RT_LAZY
+inline vf max_c(vf a, vf c) { return detail::max_raw(c, a); }
+EMBER_RT_LAZY
+inline vf min_c(vf a, vf c) { return detail::min_raw(c, a); }
 
 EMBER_RT_LAZY
 inline float reduce_add(vf a) { return detail::hsum(a); }

@@ -282,6 +282,17 @@ std::string ExprEmitter::emit_binary(const Expr& e) const {
   std::string a = emit(e->args[0]), b = emit(e->args[1]);
   DType t = e->args[0].dtype();
   auto infix = [&](const char* s) { return "(" + a + " " + s + " " + b + ")"; };
+  if ((op == BinaryOp::Max || op == BinaryOp::Min) && is_float(t)) {
+    // A bound that is a constant other than NaN (clamp, relu6): max_c / min_c, one
+    // instruction on vectors instead of three, keeping x's NaN (and x where it equals the
+    // bound, as torch.clamp).
+    auto bound = [](const Expr& x) {
+      return x->kind == ExprKind::Const && is_float(x.dtype()) && !std::isnan(x->fval);
+    };
+    const std::string f = op == BinaryOp::Max ? "ember_rt::max_c(" : "ember_rt::min_c(";
+    if (bound(e->args[1])) return f + a + ", " + b + ")";
+    if (bound(e->args[0])) return f + b + ", " + a + ")";
+  }
   if (vector_mode()) {
     switch (op) {
       case BinaryOp::Add: return infix("+");

@@ -129,3 +129,34 @@ def test_interleaved_phases_run_in_vectors(tmp_path, width: int) -> None:
     np.testing.assert_array_equal(got.numpy(), np.repeat(x, 2, axis=1) * 2)
     plans = [f.read_text() for f in (tmp_path / "up" / "kernels").glob("*.plan.txt")]
     assert len(plans) == 1 and "interleaved phases" in plans[0], plans
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_clamps_by_constant_bounds_keep_nan_and_x_at_the_bound(dtype, tmp_path) -> None:
+    """clamp, relu6 and hardtanh by constant bounds run as one max / min instruction per
+    vector (max_c, min_c) and still follow torch.clamp: NaN stays NaN, infinities clamp, and
+    an x equal to a bound is returned as it is (-0 stays -0 at a bound of 0), in the vector
+    body and in the scalar tail (45 elements) alike."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    edges = [-0.0, 0.0, float("nan"), 6.0, -1.0, 0.5, float("inf"), -float("inf"), 7.0]
+    x = np.array(edges * 5, dtype=dtype)
+    cases = {
+        "clamp": (lambda a: E.clamp(a, 0.0, 6.0), lambda t: torch.clamp(t, 0.0, 6.0)),
+        "clamp min": (lambda a: E.clamp(a, min=-0.0), lambda t: torch.clamp(t, min=-0.0)),
+        "clamp max": (lambda a: E.clamp(a, max=0.5), lambda t: torch.clamp(t, max=0.5)),
+        "relu6": (E.relu6, F.relu6),
+        "hardtanh": (lambda a: E.clamp(a, -1.0, 0.0), lambda t: F.hardtanh(t, -1.0, 0.0)),
+    }
+    for i, (name, (ours, theirs)) in enumerate(cases.items()):
+        sx = ember.symbol([x.size], dtype)
+        dump = tmp_path / str(i)
+        compiled = ember.graph.optimize(ember.trace_from([ours(sx)], [sx])).build(
+            dump_dir=str(dump))
+        (got,) = compiled.run([ember.asarray(x)])
+        got = got.numpy()
+        want = theirs(torch.from_numpy(x)).numpy()
+        assert np.array_equal(got, want, equal_nan=True), (name, got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want)), (name, got, want)
+        source = "".join(p.read_text() for p in (dump / "kernels").glob("*.cpp"))
+        assert "max_c(" in source or "min_c(" in source, source
