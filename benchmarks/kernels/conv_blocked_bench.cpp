@@ -9,8 +9,11 @@
 // Times are CPU times as in gemm_bench (one thread: its CPU time; two threads: the slowest
 // chunk's CPU time per parallel region, "busy"), the median of the rounds; wall-clock
 // GFLOP/s at 2 threads is printed next to them. The totals weight each layer by how often the
-// network has it. Optional argument: `resnet50` or `resnet18` (default: both), then layer
-// names to time only those (`conv_blocked_bench resnet50 "l4 3x3 512"`). Environment:
+// network has it. Optional argument: `resnet50`, `resnet18` or `mobilenet_v2` (default: all),
+// then layer names to time only those (`conv_blocked_bench resnet50 "l4 3x3 512"`).
+// EMBER_BENCH_EPILOGUE=1 applies the epilogue of a convolution followed by batch norm and
+// ReLU6 as generated kernels do (per output pixel, in place: x * scale[c] + shift[c], clamped
+// to [0, 6]). Environment:
 // EMBER_BENCH_NOC / _UR / _CHUNK / _ORDER override the blocking (ConvBlockedTuning);
 // EMBER_BENCH_COLD=1 gives every call its own copy of the weights (64 MiB of copies in all,
 // cycled), so that they come from the last-level cache or memory as in a whole network,
@@ -61,6 +64,15 @@ const std::vector<Layer> kResNet50 = {
     {"l4 1x1 2048->512", 2048, 512, 7, 1, 1, 0, 2},
     {"l4 3x3 512", 512, 512, 7, 3, 1, 1, 2},
 };
+// MobileNetV2's 1x1 expansions and projections (the 3x3 depthwise layers are another routine).
+const std::vector<Layer> kMobileNetV2 = {
+    {"b1 1x1 16->96", 16, 96, 112, 1, 1, 0, 1},    {"b2 1x1 96->24", 96, 24, 56, 1, 1, 0, 1},
+    {"b2 1x1 24->144", 24, 144, 56, 1, 1, 0, 2},   {"b3 1x1 144->24", 144, 24, 56, 1, 1, 0, 1},
+    {"b4 1x1 144->32", 144, 32, 28, 1, 1, 0, 1},   {"b4 1x1 32->192", 32, 192, 28, 1, 1, 0, 3},
+    {"b5 1x1 192->32", 192, 32, 28, 1, 1, 0, 2},   {"b7 1x1 64->384", 64, 384, 14, 1, 1, 0, 4},
+    {"b7 1x1 384->64", 384, 64, 14, 1, 1, 0, 3},   {"b11 1x1 96->576", 96, 576, 14, 1, 1, 0, 3},
+    {"b14 1x1 160->960", 160, 960, 7, 1, 1, 0, 3}, {"last 1x1 320->1280", 320, 1280, 7, 1, 1, 0, 1},
+};
 const std::vector<Layer> kResNet18 = {
     {"stem 7x7/2 3->64", 3, 64, 224, 7, 2, 3, 1},
     {"l1 3x3 64", 64, 64, 56, 3, 1, 1, 4},
@@ -109,11 +121,28 @@ Timing time_layer(const Layer& L, const ember_rt::LaunchContext* ctx) {
   tune.ur = static_cast<int>(env_int("EMBER_BENCH_UR"));
   tune.chunk = env_int("EMBER_BENCH_CHUNK");
   tune.order = static_cast<int>(env_int("EMBER_BENCH_ORDER"));
+  std::vector<float> scale(static_cast<size_t>(OB * B), 1.1f), shift(scale.size(), 0.1f);
+  const float* sc = scale.data();
+  const float* sh = shift.data();
+  // An epilogue as generated kernels have, after each finished row segment, in place (its
+  // parameters loaded once per segment: a lower bound of what a generated one costs).
+  const auto epilogue = [sc, sh, B, OB](int64_t plane, int64_t, int64_t, int64_t len, float* p) {
+    using ember_rt::vf;
+    const vf s = vf::load(sc + plane % OB * B), t = vf::load(sh + plane % OB * B);
+    for (int64_t i = 0; i < len; ++i)
+      min_c(max_c(fma(vf::load(p + i * B), s, t), vf(0.0f)), vf(6.0f)).store(p + i * B);
+  };
+  const bool with_epilogue = env_int("EMBER_BENCH_EPILOGUE") != 0;
   auto run = [&] {
     const float* wp = wps[next].data();
     next = next + 1 == copies ? 0 : next + 1;
-    ember_rt::lib::conv2d_blocked(ctx, x.data(), wp, out.data(), 1, L.c, L.h, L.h, L.o, oh, oh, L.k,
-                                  L.k, L.s, L.s, L.p, L.p, 1, 1, ember_rt::NoEpilogue{}, tune);
+    if (with_epilogue)
+      ember_rt::lib::conv2d_blocked(ctx, x.data(), wp, out.data(), 1, L.c, L.h, L.h, L.o, oh, oh,
+                                    L.k, L.k, L.s, L.s, L.p, L.p, 1, 1, epilogue, tune);
+    else
+      ember_rt::lib::conv2d_blocked(ctx, x.data(), wp, out.data(), 1, L.c, L.h, L.h, L.o, oh, oh,
+                                    L.k, L.k, L.s, L.s, L.p, L.p, 1, 1, ember_rt::NoEpilogue{},
+                                    tune);
   };
   auto* pool = static_cast<SpinPool*>(ctx->pool);
   const int64_t reps = static_cast<int64_t>(2e7 / L.flop()) + 1;  // a few ms per round
@@ -160,12 +189,14 @@ void bench(const char* net, const std::vector<Layer>& all, const std::vector<std
 int main(int argc, char** argv) {
   const bool r50 = argc < 2 || std::strcmp(argv[1], "resnet50") == 0;
   const bool r18 = argc < 2 || std::strcmp(argv[1], "resnet18") == 0;
+  const bool mv2 = argc < 2 || std::strcmp(argv[1], "mobilenet_v2") == 0;
   std::vector<std::string> only(argv + (argc > 2 ? 2 : argc), argv + argc);
   const char* isa = ember_rt::vf::width == 16  ? "AVX-512"
                     : ember_rt::vf::width == 8 ? "AVX2"
                                                : "scalar";
-  std::printf("ember_rt::lib::conv2d_blocked, %s (block of %d channels)\n", isa,
-              ember_rt::vf::width);
+  std::printf(
+      "ember_rt::lib::conv2d_blocked, %s (block of %d channels)%s\n", isa, ember_rt::vf::width,
+      env_int("EMBER_BENCH_EPILOGUE") ? ", with a per-pixel scale, shift, ReLU6 epilogue" : "");
   const double peak1 = peak_gflops(1), peak2 = peak_gflops(2);
   std::printf("measured FMA peak: %.1f GFLOP/s (1 thread), %.1f GFLOP/s (2 threads)\n", peak1,
               peak2);
@@ -174,5 +205,8 @@ int main(int argc, char** argv) {
   const ember_rt::LaunchContext ctx2{&pool2, 2, &SpinPool::parallel_run, nullptr, nullptr};
   if (r50) bench("ResNet-50, batch 1, 224x224", kResNet50, only, &ctx1, &ctx2, peak1, peak2);
   if (r18) bench("ResNet-18, batch 1, 224x224", kResNet18, only, &ctx1, &ctx2, peak1, peak2);
+  if (mv2)
+    bench("MobileNetV2, batch 1, 224x224 (1x1 layers)", kMobileNetV2, only, &ctx1, &ctx2, peak1,
+          peak2);
   return 0;
 }
