@@ -215,3 +215,21 @@ def test_a_blocked_convolution_read_elsewhere_keeps_its_epilogue_apart() -> None
     with torch.no_grad():
         for got, want in zip(compiled(x), fn(x), strict=True):
             torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+
+
+def test_an_epilogue_never_reads_its_anchor_through_a_view() -> None:
+    """The fuzzer's seed 7916: atan2(m.permute(1, 0), m) after m = amax(x, 1). The permute is
+    inlined into atan2, which then read the reduction's output at two indices; as the
+    reduction's epilogue it raised an internal error. The atan2 runs as its own kernel."""
+    torch._dynamo.reset()
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        m = x.amax(1)
+        return torch.matmul(m, x), torch.atan2(m.permute(1, 0), m)
+
+    x = torch.randn(4, 4, 4, generator=torch.Generator().manual_seed(7916))
+    with torch.no_grad():
+        got = torch.compile(f, backend="ember", options={"strict": True})(x)
+    for g, want in zip(got, f(x), strict=True):
+        torch.testing.assert_close(g, want, rtol=1e-5, atol=1e-5)
+    torch._dynamo.reset()

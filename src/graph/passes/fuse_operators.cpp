@@ -222,6 +222,19 @@ class Fuser {
     return false;
   }
 
+  // Whether a node of group `grp` other than `node` reads an output of group `anchor_grp`.
+  // An epilogue reads the anchor's output at the anchor's own index, which epilogue_refusal
+  // checks for `node` only: a view inlined into its group (x.permute() beside x) would read it
+  // at another one.
+  bool reads_elsewhere(int grp, int node, int anchor_grp) const {
+    for (int m : groups_[grp].nodes) {
+      if (m == node) continue;
+      for (int u : g_.nodes[m].inputs)
+        if (producer_[u] >= 0 && group_of_[producer_[u]] == anchor_grp) return true;
+    }
+    return false;
+  }
+
   // Why the group `grp` (with an anchor) cannot take `consumer`, reading the group's
   // output v, as its epilogue; empty when it can.
   std::string epilogue_refusal(const Group& grp, const Node& consumer, int v) const {
@@ -290,6 +303,9 @@ class Fuser {
         refused(producer_[v], i, n.op->title + " is already in another anchor's group");
       } else if (std::string refusal = epilogue_refusal(groups_[gp], n, v); !refusal.empty()) {
         refused(producer_[v], i, refusal);
+      } else if (reads_elsewhere(group_of_[i], i, gp)) {
+        refused(producer_[v], i,
+                "another node of its group reads " + g_.names[v] + "'s group (through a view)");
       } else if (anchor_reads_inside(gp, group_of_[i])) {
         refused(producer_[v], i, "an anchor would read a value of its own group from memory");
       } else if (creates_cycle(gp, group_of_[i])) {
