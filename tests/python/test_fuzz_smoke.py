@@ -55,7 +55,6 @@ def test_a_float_element_that_differs_from_eager_is_right_where_it_matches_float
     and, where it differs, to the program run in float64 (float64_reference): an element
     that matches float64 is right, one that matches neither is a mismatch."""
     import torch
-    import torch.nn.functional as F
 
     from tests.fuzz.program import CHECK_SOURCE
 
@@ -63,11 +62,15 @@ def test_a_float_element_that_differs_from_eager_is_right_where_it_matches_float
     exec(CHECK_SOURCE, ns)
     compare, float64_reference = ns["compare"], ns["float64_reference"]
 
-    class Model(torch.nn.Module):  # eager float32 rounds gelu(-5.8) to +0.0 (float64: -2e-8)
+    class Model(torch.nn.Module):
+        # float32 rounds 1 - 1e-8 to 1, so y[0] is +0.0 (float64: -1e-8): atan2 gives +pi in
+        # float32 and -pi in float64, on any CPU (basic operations, correctly rounded; an
+        # example built on gelu's rounding gave -0.0 through PyTorch's AVX-512 kernel).
         def forward(self, x):
-            return (torch.atan2(F.gelu(x), x), x.sum())
+            y = (x - 1e-8) - 1.0
+            return (torch.atan2(y, x - 2.0), x.sum())
 
-    x = torch.tensor([-5.8, -1.0, 2.0])
+    x = torch.tensor([1.0, -1.0, 2.0])
     expected = Model()(x)
     reference = float64_reference(Model(), [x])
     assert float(expected[0][0]) == pytest.approx(torch.pi)  # eager: +pi
