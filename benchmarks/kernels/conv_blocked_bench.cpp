@@ -12,8 +12,9 @@
 // network has it. Optional argument: `resnet50`, `resnet18` or `mobilenet_v2` (default: all),
 // then layer names to time only those (`conv_blocked_bench resnet50 "l4 3x3 512"`).
 // EMBER_BENCH_EPILOGUE=1 applies the epilogue of a convolution followed by batch norm and
-// ReLU6 as generated kernels do (per output pixel, in place: x * scale[c] + shift[c], clamped
-// to [0, 6]). Environment:
+// ReLU6 after each finished row segment (per output pixel, in place: x * scale[c] + shift[c],
+// clamped to [0, 6]), EMBER_BENCH_EPILOGUE=2 the same in registers (ember_rt::ChannelAffine,
+// as generated kernels pass it). Environment:
 // EMBER_BENCH_NOC / _UR / _CHUNK / _ORDER override the blocking (ConvBlockedTuning);
 // EMBER_BENCH_COLD=1 gives every call its own copy of the weights (64 MiB of copies in all,
 // cycled), so that they come from the last-level cache or memory as in a whole network,
@@ -132,11 +133,16 @@ Timing time_layer(const Layer& L, const ember_rt::LaunchContext* ctx) {
     for (int64_t i = 0; i < len; ++i)
       min_c(max_c(fma(vf::load(p + i * B), s, t), vf(0.0f)), vf(6.0f)).store(p + i * B);
   };
-  const bool with_epilogue = env_int("EMBER_BENCH_EPILOGUE") != 0;
+  ember_rt::ChannelAffine affine;
+  affine.scale = sc, affine.shift = sh, affine.lo = 0.0f, affine.hi = 6.0f, affine.channels = L.o;
+  const int64_t with_epilogue = env_int("EMBER_BENCH_EPILOGUE");
   auto run = [&] {
     const float* wp = wps[next].data();
     next = next + 1 == copies ? 0 : next + 1;
-    if (with_epilogue)
+    if (with_epilogue == 2)
+      ember_rt::lib::conv2d_blocked(ctx, x.data(), wp, out.data(), 1, L.c, L.h, L.h, L.o, oh, oh,
+                                    L.k, L.k, L.s, L.s, L.p, L.p, 1, 1, affine, tune);
+    else if (with_epilogue)
       ember_rt::lib::conv2d_blocked(ctx, x.data(), wp, out.data(), 1, L.c, L.h, L.h, L.o, oh, oh,
                                     L.k, L.k, L.s, L.s, L.p, L.p, 1, 1, epilogue, tune);
     else
@@ -196,7 +202,9 @@ int main(int argc, char** argv) {
                                                : "scalar";
   std::printf(
       "ember_rt::lib::conv2d_blocked, %s (block of %d channels)%s\n", isa, ember_rt::vf::width,
-      env_int("EMBER_BENCH_EPILOGUE") ? ", with a per-pixel scale, shift, ReLU6 epilogue" : "");
+      env_int("EMBER_BENCH_EPILOGUE") == 2 ? ", with a scale, shift, ReLU6 epilogue in registers"
+      : env_int("EMBER_BENCH_EPILOGUE")    ? ", with a per-pixel scale, shift, ReLU6 epilogue"
+                                           : "");
   const double peak1 = peak_gflops(1), peak2 = peak_gflops(2);
   std::printf("measured FMA peak: %.1f GFLOP/s (1 thread), %.1f GFLOP/s (2 threads)\n", peak1,
               peak2);

@@ -48,7 +48,9 @@
 //     output-channel block on its row segment, in place: epi(n * OB + ob, oh, ow0, len, p),
 //     p = &out[n, ob, oh, ow0, 0], len outputs of B floats each (the GEMM's epilogue
 //     signature, the plane index n * OB + ob standing for its batch). The data is still in
-//     level 1 then. NoEpilogue leaves the plain sums.
+//     level 1 then. NoEpilogue leaves the plain sums. A ChannelAffine (channel_affine.h: a
+//     per-channel scale and shift, then clamps) is applied instead by the micro-kernel to
+//     its accumulators before it stores them, on the last chunk.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,7 @@
 #include <utility>
 #include <vector>
 
+#include "channel_affine.h"
 #include "conv_blocked_filter.h"  // conv_blocked_reorder
 #include "gemm_base.h"            // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
@@ -65,6 +68,7 @@
 
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
+
 namespace conv_blocked_detail {
 
 constexpr int64_t B = vf::width;
@@ -107,7 +111,25 @@ struct BlockArgs {
   float* out;       // output at (first output block, row, first output)
   int64_t out_ob;   // floats between output-channel blocks
   bool accumulate;  // add to out (a later chunk) instead of overwriting it
+  const ChannelAffine* affine;  // applied before the store (the last chunk), or null
+  int64_t ch0;                  // the first output block's first channel (for affine)
 };
+
+// acc[u][j] = the ChannelAffine of output channels ch0 + j * B + lane.
+template <int UR, int NOC>
+inline void apply_affine(vf (&acc)[UR][NOC], const ChannelAffine& e, int64_t ch0) {
+#pragma GCC unroll 4
+  for (int j = 0; j < NOC; ++j) {
+    const ChannelAffineLanes f(e, ch0 + j * B);
+    if (!f.partial()) {
+#pragma GCC unroll 16
+      for (int u = 0; u < UR; ++u) acc[u][j] = f(acc[u][j]);
+    } else {
+      const auto keep = f.channel_lanes();
+      for (int u = 0; u < UR; ++u) acc[u][j] = select(keep, f(acc[u][j]), vf(0.0f));
+    }
+  }
+}
 
 template <int UR, int NOC, int S>
 inline void block(const BlockArgs& a) {
@@ -145,6 +167,7 @@ inline void block(const BlockArgs& a) {
       }
     }
   }
+  if (a.affine != nullptr) apply_affine<UR, NOC>(acc, *a.affine, a.ch0);
 #pragma GCC unroll 16
   for (int u = 0; u < UR; ++u)
 #pragma GCC unroll 4
@@ -407,6 +430,7 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
           a.KW = g.KW;
           a.out_ob = o_plane;
           a.accumulate = ck > 0;
+          if constexpr (std::is_same_v<Epi, ChannelAffine>) a.affine = last ? &epi : nullptr;
           a.rows = row_ptr;
           for (int64_t kh = lo; kh < hi; ++kh) {
             const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
@@ -430,18 +454,20 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
             const int64_t ob = ob0 + j0;
             float* orow = out + ((n * g.OB + ob) * g.OH + oh) * g.OW * B;
             a.w = w + ob * w_ob + cb0 * w_cb + lo * g.KW * B * B;
+            a.ch0 = ob * B;
             int64_t ow0 = 0;
             for (int64_t blk = 0; blk < nblk; ++blk) {
               const int64_t ur = g.OW / nblk + (blk < g.OW % nblk ? 1 : 0);
               a.col = ow0 * g.sw * B;
               a.out = orow + ow0 * B;
-              if (a.nkh > 0) {
+              if (a.nkh > 0 || a.affine != nullptr) {  // (with no taps: the affine of 0)
                 kernel(static_cast<int>(ur), noc, g.sw)(a);
               } else if (!a.accumulate) {  // every tap row outside x: zeros
                 for (int j = 0; j < noc; ++j)
                   std::memset(a.out + j * o_plane, 0, static_cast<size_t>(ur * B) * sizeof(float));
               }
-              if constexpr (!std::is_same_v<Epi, NoEpilogue>) {
+              if constexpr (!std::is_same_v<Epi, NoEpilogue> &&
+                            !std::is_same_v<Epi, ChannelAffine>) {
                 if (last)
                   for (int j = 0; j < noc; ++j)
                     finish(epi, g, n * g.OB + ob + j, oh * g.OW + ow0, ur, a.out + j * o_plane);
@@ -485,9 +511,9 @@ inline void conv_blocked_prepare(const float* w, int64_t O, int64_t C, int64_t K
 // prepared weight wp (conv_blocked_prepare), stride (sh, sw), zero padding (ph, pw),
 // dilation (dh, dw), groups 1. With an epilogue, each finished row segment is passed to it
 // in place: epi(n * OB + ob, oh, ow0, len, &out[n, ob, oh, ow0, 0]) (len outputs of B
-// floats). `tuning` overrides the blocking (for tuners): every output is summed in the same
-// order whatever the blocking (partial sums of a chunk are stored as the float32 they are),
-// so the result is the same bit for bit.
+// floats); a ChannelAffine is applied in registers instead. `tuning` overrides the blocking
+// (for tuners): every output is summed in the same order whatever the blocking (partial sums
+// of a chunk are stored as the float32 they are), so the result is the same bit for bit.
 template <class Epi = NoEpilogue>
 inline void conv2d_blocked(const LaunchContext* ctx, const float* x, const float* wp, float* out,
                            int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,
@@ -516,7 +542,8 @@ inline void conv_blocked_filter(const LaunchContext* ctx, const float* w, float*
 // `block` is the channel block of its buffers' layout, which the graph chose for the ISA the
 // kernel was compiled for; another block (the kernel compiled for another ISA) is reported as
 // an error and nothing is computed. A graph's fused epilogue is called on each pixel of out
-// viewed [N, OB, OH * OW, B]: epi(n * OB + ob, oh * OW + ow, 0, B, p).
+// viewed [N, OB, OH * OW, B]: epi(n * OB + ob, oh * OW + ow, 0, B, p); a ChannelAffine (the
+// epilogue of that form, codegen's plan) is applied in registers.
 template <class Epi = NoEpilogue>
 inline void conv2d_blocked_layout(const LaunchContext* ctx, const float* x, const float* wp,
                                   float* out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O,
@@ -527,8 +554,8 @@ inline void conv2d_blocked_layout(const LaunchContext* ctx, const float* x, cons
     report_error(ctx, KernelError::kLayout, "conv2d_blocked", block, vf::width);
     return;
   }
-  if constexpr (std::is_same_v<Epi, NoEpilogue>) {
-    conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
+  if constexpr (std::is_same_v<Epi, NoEpilogue> || std::is_same_v<Epi, ChannelAffine>) {
+    conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, epi);
   } else {
     // The graph's epilogue sees out as [N, OB, OH * OW, B]: called on each pixel's B lanes,
     // a vector (its per-channel operands are read along the lanes).

@@ -21,7 +21,8 @@
 //     sizes), each summed in its own accumulator over the taps (kh, kw); the stride is a
 //     template parameter (1, 2, or any at run time).
 //   - Epilogue: each finished block of outputs is passed to it in place, as conv_blocked.h
-//     does: epi(n * CB + cb, oh, ow0, len, &out[n, cb, oh, ow0, 0]), len outputs of B floats.
+//     does: epi(n * CB + cb, oh, ow0, len, &out[n, cb, oh, ow0, 0]), len outputs of B floats;
+//     a ChannelAffine (channel_affine.h) is applied to the accumulators before the store.
 // Each output's sum is formed in the same order (taps in row-major order) whatever the thread
 // count and the blocking.
 #pragma once
@@ -31,6 +32,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "channel_affine.h"
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
 #include "lazy.h"
@@ -78,9 +80,10 @@ inline vf load_strided(const float* p, int64_t stride, int n) {
 
 // UR consecutive outputs of one row: out[u] = sum over taps (kh, kw) of
 // x[kh * x_kh + kw * x_kw + u * xu] * wt[(kh * KW + kw) * B] (vectors of B lanes).
+// With `affine`, the outputs are channels ch0 + lane, mapped before they are stored.
 template <int UR, int S>
 inline void block(const float* x, int64_t x_kh, int64_t x_kw, int64_t x_u, const float* wt,
-                  int64_t KH, int64_t KW, float* out) {
+                  int64_t KH, int64_t KW, float* out, const ChannelAffine* affine, int64_t ch0) {
   const int64_t xu = S == 0 ? x_u : S * B;
   vf acc[UR];
   for (int64_t kh = 0; kh < KH; ++kh) {
@@ -93,12 +96,22 @@ inline void block(const float* x, int64_t x_kh, int64_t x_kw, int64_t x_u, const
       for (int u = 0; u < UR; ++u) acc[u] = fma(vf::load(xp + u * xu), wv, acc[u]);
     }
   }
+  if (affine != nullptr) {
+    const ChannelAffineLanes f(*affine, ch0);
+    if (!f.partial()) {
+#pragma GCC unroll 16
+      for (int u = 0; u < UR; ++u) acc[u] = f(acc[u]);
+    } else {
+      const auto keep = f.channel_lanes();
+      for (int u = 0; u < UR; ++u) acc[u] = select(keep, f(acc[u]), vf(0.0f));
+    }
+  }
 #pragma GCC unroll 16
   for (int u = 0; u < UR; ++u) acc[u].store(out + u * B);
 }
 
 using BlockFn = void (*)(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
-                         float*);
+                         float*, const ChannelAffine*, int64_t);
 
 template <int S, int... U>
 inline const BlockFn* table_of(std::integer_sequence<int, U...>) {
@@ -184,6 +197,8 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
   const int64_t nblk = ceil_div(g.OW, kMaxUR), ur_short = g.OW / nblk;
   const BlockFn short_block = kernel(ur_short, g.sw);
   const BlockFn long_block = g.OW % nblk ? kernel(ur_short + 1, g.sw) : short_block;
+  const ChannelAffine* affine = nullptr;
+  if constexpr (std::is_same_v<Epi, ChannelAffine>) affine = &epi;
   parallel_for(ctx, items, work, [&](int64_t begin, int64_t end) {
     // The block's weights as tap vectors, and the padded band.
     float* wt = gemm_detail::scratch(ctx, gemm_detail::kSlotB, static_cast<size_t>(taps * B));
@@ -222,8 +237,9 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
           const bool longer = blk < g.OW % nblk;
           const int64_t ur = ur_short + (longer ? 1 : 0);
           (longer ? long_block : short_block)(xr + ow0 * g.sw * B, g.dh * row_floats, g.dw * B,
-                                              g.sw * B, wt, g.KH, g.KW, orow + ow0 * B);
-          if constexpr (!std::is_same_v<Epi, NoEpilogue>)
+                                              g.sw * B, wt, g.KH, g.KW, orow + ow0 * B, affine,
+                                              cb * B);
+          if constexpr (!std::is_same_v<Epi, NoEpilogue> && !std::is_same_v<Epi, ChannelAffine>)
             epi(n * g.CB + cb, oh, ow0, ur, orow + ow0 * B);
           ow0 += ur;
         }
@@ -241,7 +257,7 @@ namespace lib {
 // [N, CB, H, W, B] (lanes past C zero) with w [C, KH * KW], stride (sh, sw), zero padding
 // (ph, pw), dilation (dh, dw); B = vf::width. With an epilogue, each finished row segment is
 // passed to it in place: epi(n * CB + cb, oh, ow0, len, &out[n, cb, oh, ow0, 0]) (len outputs
-// of B floats).
+// of B floats); a ChannelAffine is applied in registers instead.
 template <class Epi = NoEpilogue>
 inline void depthwise_conv2d_blocked(const LaunchContext* ctx, const float* x, const float* w,
                                      float* out, int64_t N, int64_t C, int64_t H, int64_t W,
@@ -258,7 +274,8 @@ inline void depthwise_conv2d_blocked(const LaunchContext* ctx, const float* x, c
 // conv2d_depthwise_blocked operator): `block` is the channel block of its buffers' layout;
 // another block (the kernel compiled for another ISA) is reported as an error and nothing is
 // computed. A graph's fused epilogue is called on each pixel of out viewed [N, CB, OH * OW,
-// B], as conv2d_blocked_layout's: epi(n * CB + cb, oh * OW + ow, 0, B, p).
+// B], as conv2d_blocked_layout's: epi(n * CB + cb, oh * OW + ow, 0, B, p); a ChannelAffine is
+// applied in registers.
 template <class Epi = NoEpilogue>
 inline void depthwise_conv2d_blocked_layout(const LaunchContext* ctx, const float* x,
                                             const float* w, float* out, int64_t N, int64_t C,
@@ -270,8 +287,9 @@ inline void depthwise_conv2d_blocked_layout(const LaunchContext* ctx, const floa
     report_error(ctx, KernelError::kLayout, "depthwise_conv2d_blocked", block, vf::width);
     return;
   }
-  if constexpr (std::is_same_v<Epi, NoEpilogue>) {
-    depthwise_conv2d_blocked(ctx, x, w, out, N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw);
+  if constexpr (std::is_same_v<Epi, NoEpilogue> || std::is_same_v<Epi, ChannelAffine>) {
+    depthwise_conv2d_blocked(ctx, x, w, out, N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw,
+                             epi);
   } else {
     // A copy of the epilogue per segment: its pointers stay in registers over the pixels.
     const auto rows = [&epi, OW](int64_t plane, int64_t oh, int64_t ow0, int64_t len, float* p) {

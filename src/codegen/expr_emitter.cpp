@@ -66,6 +66,8 @@ bool non_negative_index(const Expr& e) {
   return ok;
 }
 
+}  // namespace
+
 std::string float_literal(double v, bool single) {
   if (std::isnan(v)) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
   if (std::isinf(v)) {
@@ -78,8 +80,6 @@ std::string float_literal(double v, bool single) {
   if (single) s += "f";
   return v < 0 ? "(" + s + ")" : s;
 }
-
-}  // namespace
 
 std::string ExprEmitter::emit_const(const Expr& e) const {
   DType t = e.dtype();

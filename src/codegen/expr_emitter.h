@@ -19,6 +19,8 @@ struct NameScope {
 std::string compute_type(DType t);
 // The C++ storage type of `t`.
 std::string storage_type(DType t);
+// A literal of v: hexadecimal, float (suffix f) when `single`, NaN and infinities as builtins.
+std::string float_literal(double v, bool single);
 
 class ExprEmitter {
  public:

@@ -383,7 +383,11 @@ void KernelWriter::call_stage(const StagePlan& p) {
   const bool epilogue = p.value.defined();
   if (epilogue) {
     w_.open("{");
-    row_epilogue(p);
+    if (p.affine) {
+      channel_affine(*p.affine);
+    } else {
+      row_epilogue(p);
+    }
   }
   ExprEmitter em(task_, base_);
   std::string args = "ctx";
@@ -405,6 +409,24 @@ void KernelWriter::call_stage(const StagePlan& p) {
   if (epilogue) args += ", epilogue";
   w_.line("ember_rt::lib::" + s.routine + "(" + args + ");");
   if (epilogue) w_.close("}");
+}
+
+// An epilogue the routine applies in registers (ChannelAffinePlan): an ember_rt::ChannelAffine
+// named `epilogue`.
+void KernelWriter::channel_affine(const ChannelAffinePlan& a) {
+  w_.line("ember_rt::ChannelAffine epilogue;");
+  auto operand = [&](const char* field, int b, double k) {
+    if (b >= 0) {
+      w_.line(std::string("epilogue.") + field + " = b" + std::to_string(b) + ";");
+    } else {
+      w_.line(std::string("epilogue.") + field + "_k = " + float_literal(k, true) + ";");
+    }
+  };
+  operand("scale", a.scale, a.scale_k);
+  operand("shift", a.shift, a.shift_k);
+  if (a.lo) w_.line("epilogue.lo = " + float_literal(*a.lo, true) + ";");
+  if (a.hi) w_.line("epilogue.hi = " + float_literal(*a.hi, true) + ";");
+  if (a.channels >= 0) w_.line("epilogue.channels = " + std::to_string(a.channels) + ";");
 }
 
 std::string generate_kernel(const Task& task, const std::string& fn_name,

@@ -431,6 +431,7 @@ void plan_call(const std::shared_ptr<const Task>& task, StagePlan& p) {
   p.schedule = Schedule::Call;
   p.vector.why_not = "a library routine";
   if (!p.stage.epilogue.defined()) return;
+  p.affine = match_channel_affine(*task, p.stage);
   auto copy = std::make_shared<Task>(*task);
   const Shape& out = task->buffers[p.stage.out].shape;
   p.epilogue_source =
@@ -529,6 +530,10 @@ std::string KernelPlan::str() const {
       continue;
     }
     os << "; cost " << p.cost << " operations per value\n";
+    if (p.affine) {
+      os << "  epilogue: in the routine's registers, " << p.affine->str(*p.task) << "\n";
+      continue;
+    }
     if (p.vector.ok) {
       os << "  vector: " << p.vector.lane << ", ember_rt::vf::width lanes";
       if (p.unroll > 1) os << ", " << p.unroll << " vectors in flight";

@@ -53,6 +53,7 @@ class KernelWriter {
   void matmul_stage(const StagePlan& p);
   void call_stage(const StagePlan& p);
   void row_epilogue(const StagePlan& p);
+  void channel_affine(const ChannelAffinePlan& a);
   void vector_loop(const ir::Task& task, const NameScope& names, const ir::Stage& s,
                    const ir::Expr& value, const std::string& lo, const std::string& hi,
                    bool vectorize);

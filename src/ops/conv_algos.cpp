@@ -377,7 +377,8 @@ ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType&
                  // a multiply-add per tap and input channel
                  Expr(2 * g.cg * g.kh * g.kw) * g.n * Expr(g.o) * g.oh * g.ow);
   s.call_takes_layouts = true;
-  s.axes = make_vars("d", 4);  // the fused epilogue's, over the output
+  s.call_channel_affine = true;  // a folded batch norm, bias, ReLU / ReLU6 in registers
+  s.axes = make_vars("d", 4);    // the fused epilogue's, over the output
   t.stages.push_back(std::move(s));
   return t;
 }
@@ -403,7 +404,8 @@ ir::Task lower_depthwise_blocked(const ConvGeom& g, const TensorType& x, const T
                            // a multiply-add per tap
                            Expr(2 * g.kh * g.kw) * g.n * Expr(g.o) * g.oh * g.ow);
   s.call_takes_layouts = true;
-  s.axes = make_vars("d", 4);  // the fused epilogue's, over the output
+  s.call_channel_affine = true;  // a folded batch norm, bias, ReLU / ReLU6 in registers
+  s.axes = make_vars("d", 4);    // the fused epilogue's, over the output
   t.stages.push_back(std::move(s));
   return t;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "ember/codegen/codegen.h"
@@ -222,6 +223,99 @@ TEST(Codegen, ABlockedCallWithFurtherStoresIsAnError) {
   EXPECT_TRUE(Contains(msg, "kernel blocked_call: a library routine writing the blocked 'y'"))
       << msg;
   EXPECT_TRUE(Contains(msg, "cannot also store its epilogue's intermediates")) << msg;
+}
+
+// A routine that applies a per-channel scale, shift and clamps in registers
+// (call_channel_affine) is passed an ember_rt::ChannelAffine when the epilogue has that form,
+// and the per-segment lambda otherwise.
+TEST(Codegen, ChannelAffineEpilogueIsMatchedOnItsFormOnly) {
+  auto task = [](const std::function<Expr(int, int, int, const std::vector<Expr>&)>& epi) {
+    Task t;
+    t.name = "affine";
+    const Shape s = {Expr(1), Expr(20), Expr(3), Expr(3)};  // 20 channels: a partial block
+    int x = t.add_buffer("x", DType::float32, s, BufferRole::Input, Layout::blocked(8));
+    int sc = t.add_buffer("scale", DType::float32, {Expr(20)}, BufferRole::Input);
+    int sh = t.add_buffer("shift", DType::float32, {Expr(1), Expr(20), Expr(1)}, BufferRole::Input);
+    int o = t.add_buffer("y", DType::float32, s, BufferRole::Output, Layout::blocked(8));
+    Stage st;
+    st.kind = StageKind::Call;
+    st.routine = "conv2d_blocked_layout";
+    st.call_takes_layouts = true;
+    st.call_channel_affine = true;
+    st.call_inputs = {x};
+    st.call_outputs = {o};
+    st.out = o;
+    st.axes = {var("n"), var("c"), var("h"), var("w")};
+    st.epilogue = epi(x, sc, sh, st.axes);
+    t.stages.push_back(st);
+    return t;
+  };
+  const Expr a = acc(DType::float32);
+  auto at_c = [](int b, const std::vector<Expr>& ax) { return load(b, DType::float32, {ax[1]}); };
+  auto shift_at = [](int b, const std::vector<Expr>& ax) {
+    return load(b, DType::float32, {Expr(0), ax[1], Expr(0)});
+  };
+  // bn + relu6, the shift a [1, 20, 1] buffer (its flat offset is the channel).
+  Task relu6 = task([&](int, int sc, int sh, const std::vector<Expr>& ax) {
+    return min(max(a * at_c(sc, ax) + shift_at(sh, ax), const_float(0.0)), const_float(6.0));
+  });
+  std::string plan = plan_kernel(relu6).str();
+  EXPECT_TRUE(Contains(plan,
+                       "epilogue: in the routine's registers, fma(acc, b1 (scale)[channel], "
+                       "b2 (shift)[channel]), then max 0x0p+0f, then min 0x1.8p+2f, 0 from "
+                       "channel 20"))
+      << plan;
+  std::string code = generate_kernel(relu6, "k", {});
+  EXPECT_TRUE(Contains(code, "ember_rt::ChannelAffine epilogue;")) << code;
+  EXPECT_TRUE(Contains(code, "epilogue.channels = 20;")) << code;
+  EXPECT_FALSE(Contains(code, "auto epilogue = [=]")) << code;
+  // Operands in either order, constants, a bound on the left: still the form.
+  Task consts = task([&](int, int sc, int, const std::vector<Expr>&) {
+    (void)sc;
+    return min(const_float(0.5), const_float(0.25) + const_float(2.0) * a);
+  });
+  plan = plan_kernel(consts).str();
+  EXPECT_TRUE(Contains(plan, "fma(acc, 0x1p+1f, 0x1p-2f), then min 0x1p-1f")) << plan;
+  // relu is a lower bound of 0.
+  Task relu = task([&](int, int, int sh, const std::vector<Expr>& ax) {
+    return unary(UnaryOp::Relu, shift_at(sh, ax) + a);
+  });
+  plan = plan_kernel(relu).str();
+  EXPECT_TRUE(Contains(plan, "fma(acc, 0x1p+0f, b2 (shift)[channel]), then max 0x0p+0f")) << plan;
+  // min then max with lo < hi: the same values as max then min.
+  plan = plan_kernel(task([&](int, int, int, const std::vector<Expr>&) {
+           return max(min(a, const_float(6.0)), const_float(0.0));
+         })).str();
+  EXPECT_TRUE(Contains(plan, "fma(acc, 0x1p+0f, -0x0p+0f), then max 0x0p+0f, then min 0x1.8p+2f"))
+      << plan;
+  // Not the form: a value read at the output's index (a residual), Acc * Acc, a NaN bound,
+  // three bounds, min then max with lo >= hi, a scale read at another index.
+  const std::vector<std::function<Expr(int, int, int, const std::vector<Expr>&)>> others = {
+      [&](int x, int, int, const std::vector<Expr>& ax) {
+        return max(a + load(x, DType::float32, ax), const_float(0.0));
+      },
+      [&](int, int, int, const std::vector<Expr>&) { return a * a; },
+      [&](int, int, int, const std::vector<Expr>&) { return max(a, const_float(std::nan(""))); },
+      [&](int, int, int, const std::vector<Expr>&) {
+        return max(min(max(a, const_float(0.0)), const_float(6.0)), const_float(1.0));
+      },
+      // min then max with lo >= hi: the order decides (hi, then lo wins)
+      [&](int, int, int, const std::vector<Expr>&) {
+        return max(min(a, const_float(-1.0)), const_float(1.0));
+      },
+      [&](int, int sc, int, const std::vector<Expr>& ax) {
+        return a * load(sc, DType::float32, {ax[2]});
+      },
+  };
+  for (const auto& epi : others) {
+    Task t = task(epi);
+    EXPECT_FALSE(Contains(plan_kernel(t).str(), "in the routine's registers"))
+        << plan_kernel(t).str();
+    EXPECT_TRUE(Contains(generate_kernel(t, "k", {}), "auto epilogue = [=]"));
+  }
+  // Without call_channel_affine the routine gets the lambda.
+  relu6.stages[0].call_channel_affine = false;
+  EXPECT_FALSE(Contains(plan_kernel(relu6).str(), "in the routine's registers"));
 }
 
 TEST(Codegen, TranslationUnitsDefineTheAbiOnce) {

@@ -1,9 +1,10 @@
 // Tests for runtime_include/ember_rt/conv_blocked.h against a float64 direct convolution on
 // the plain layout: channel counts around the block (3, 17, 64, 130), kernels 1 / 3 / 5 / 7,
 // strides 1 to 3, padding 0 to 3, dilation, odd and tiny maps, batch 2, input-channel chunks,
-// a fused bias + residual + relu epilogue, and 1, 2 and 3 threads and several blockings and loop
-// orders agreeing bit for bit. Built for AVX-512 and again for AVX2 where the machine has AVX-512
-// (CMakeLists.txt).
+// a fused bias + residual + relu epilogue, the ChannelAffine epilogue applied in registers
+// (bit for bit the same as the plain sums mapped afterwards), and 1, 2 and 3 threads and
+// several blockings and loop orders agreeing bit for bit. Built for AVX-512 and again for AVX2
+// where the machine has AVX-512 (CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -252,6 +253,113 @@ TEST(RtConvBlocked, ResNetLayersWithEpilogue) {
   expand.c = 128, expand.o = 256, expand.h = expand.w = 7, expand.kh = expand.kw = 1;
   expand.ph = expand.pw = 0, expand.epilogue = true;
   check(expand);
+}
+
+// The ChannelAffine epilogue, applied by the micro-kernels to their accumulators, gives the
+// bits of the plain sums mapped afterwards element by element (fma, then the clamps in order,
+// zero past O): per-channel and constant scale and shift, lower and upper bounds (lo > hi
+// included: hi wins, as in torch.clamp), NaN sums passed through,
+// channels that leave a partial block, several input-channel chunks (the map applied once,
+// on the last), rows whose every tap lies in the padding, 1-3 threads and several blockings.
+struct AffineCase {
+  int64_t c, o, h, w, k, s, p;
+};
+
+void check_affine(const AffineCase& k, const ChannelAffine& proto, bool per_channel, bool nan_in) {
+  const int64_t B = lib::conv_blocked_lanes();
+  const int64_t oh = (k.h + 2 * k.p - k.k) / k.s + 1, ow = (k.w + 2 * k.p - k.k) / k.s + 1;
+  const int64_t CB = (k.c + B - 1) / B, OB = (k.o + B - 1) / B;
+  std::mt19937 rng(static_cast<unsigned>(k.c * 31 + k.o * 7 + k.h + k.k));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(sz(k.c * k.h * k.w)), wt(sz(k.o * k.c * k.k * k.k));
+  std::vector<float> scale(sz(k.o)), shift(sz(k.o));
+  for (float& v : x) v = dist(rng);
+  for (float& v : wt) v = dist(rng);
+  for (float& v : scale) v = 4.0f * dist(rng);
+  for (float& v : shift) v = dist(rng);
+  if (nan_in) x[0] = std::nanf("");  // every output that reads it is NaN
+  std::vector<float> xb(sz(CB * k.h * k.w * B));
+  lib::nchw_to_blocked(x.data(), 1, k.c, k.h * k.w, xb.data());
+  std::vector<float> wp(sz(lib::conv_blocked_weight_floats(k.o, k.c, k.k, k.k)));
+  lib::conv_blocked_prepare(wt.data(), k.o, k.c, k.k, k.k, wp.data());
+  ChannelAffine e = proto;
+  if (per_channel) e.scale = scale.data(), e.shift = shift.data();
+  e.channels = k.o;
+
+  const size_t n_out = sz(OB * oh * ow * B);
+  const LaunchContext ctx1 = make_ctx(1);
+  std::vector<float> want(n_out);
+  lib::conv2d_blocked(&ctx1, xb.data(), wp.data(), want.data(), 1, k.c, k.h, k.w, k.o, oh, ow, k.k,
+                      k.k, k.s, k.s, k.p, k.p, 1, 1);
+  int nans = 0;
+  for (size_t i = 0; i < n_out; ++i) {
+    const int64_t c = static_cast<int64_t>(i / sz(oh * ow * B)) * B + static_cast<int64_t>(i) % B;
+    if (c >= k.o) {
+      want[i] = 0.0f;
+      continue;
+    }
+    const float sc = e.scale ? e.scale[c] : e.scale_k, sh = e.shift ? e.shift[c] : e.shift_k;
+    float v = std::fma(want[i], sc, sh);
+    v = min_c(max_c(v, e.lo), e.hi);
+    want[i] = v;
+    nans += std::isnan(v) ? 1 : 0;
+  }
+  if (nan_in) {
+    EXPECT_GT(nans, 0);
+  }
+  const ConvBlockedTuning tunings[] = {{}, {1, 1, 1, 1}, {2, 3, 1, 0}, {4, 5, 1, 1}, {4, 0, 0, 2}};
+  for (int threads : {1, 2, 3}) {
+    for (const ConvBlockedTuning& t : tunings) {
+      SCOPED_TRACE("threads=" + std::to_string(threads) + " noc=" + std::to_string(t.noc) +
+                   " ur=" + std::to_string(t.ur) + " chunk=" + std::to_string(t.chunk));
+      const LaunchContext ctx = make_ctx(threads);
+      std::vector<float> out(n_out, 12345.0f);
+      lib::conv2d_blocked(&ctx, xb.data(), wp.data(), out.data(), 1, k.c, k.h, k.w, k.o, oh, ow,
+                          k.k, k.k, k.s, k.s, k.p, k.p, 1, 1, e, t);
+      int bad = 0;
+      for (size_t i = 0; i < n_out && bad < 5; ++i) {
+        uint32_t a = 0, b = 0;
+        std::memcpy(&a, &out[i], 4);
+        std::memcpy(&b, &want[i], 4);
+        const bool same = a == b || (std::isnan(out[i]) && std::isnan(want[i]));
+        if (!same) {
+          ADD_FAILURE() << "element " << i << ": " << out[i] << " vs " << want[i];
+          ++bad;
+        }
+      }
+    }
+  }
+}
+
+TEST(RtConvBlocked, ChannelAffineInRegisters) {
+  ChannelAffine relu6;  // batch norm folded, then ReLU6
+  relu6.lo = 0.0f, relu6.hi = 6.0f;
+  ChannelAffine crossed;  // clamp(min=1, max=-1): the upper bound wins, as in torch.clamp
+  crossed.lo = 1.0f, crossed.hi = -1.0f;
+  ChannelAffine upper;  // an upper bound only, a constant scale and shift
+  upper.scale_k = 0.5f, upper.shift_k = 0.25f, upper.hi = 0.75f;
+  ChannelAffine lower_only;  // lanes past O stay zero although 0 < the bound
+  lower_only.lo = 0.125f;
+  ChannelAffine none;  // the identity: -0 and NaN kept
+  const AffineCase cases[] = {
+      {16, 96, 12, 12, 1, 1, 0},  // MobileNetV2's 1x1 expansion
+      {17, 20, 9, 11, 3, 1, 1},   // partial blocks in and out
+      {40, 33, 7, 7, 3, 2, 1},    // stride 2
+      {5, 9, 2, 2, 1, 1, 2},      // rows and columns whose taps are all padding
+      {1100, 20, 5, 4, 1, 1, 0},  // several input-channel chunks
+  };
+  for (const AffineCase& k : cases) {
+    SCOPED_TRACE("c=" + std::to_string(k.c) + " o=" + std::to_string(k.o) +
+                 " k=" + std::to_string(k.k));
+    for (bool per_channel : {true, false}) {
+      check_affine(k, relu6, per_channel, false);
+      check_affine(k, crossed, per_channel, false);
+      check_affine(k, lower_only, per_channel, false);
+    }
+    check_affine(k, upper, false, true);
+    check_affine(k, none, false, true);
+    check_affine(k, relu6, true, true);
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,23 @@ enum class Tail : uint8_t { None, Masked, Scalar };
 // The IR variable for the first output index of a row segment passed to an epilogue.
 inline constexpr const char* kSegmentStart = "__n0";
 
+// A Call stage's epilogue that its routine applies to its accumulators in registers
+// (Stage::call_channel_affine; ember_rt::ChannelAffine): over the routine's blocked output,
+// viewed [N, CB, pixels, b] (physical.h), the value is
+//   v = min(max(fma(Acc, scale, shift), lo), hi), then 0 for channels >= channels
+// with scale and shift each read per output channel c = cb * b + lane from a buffer, or a
+// constant, and the bounds constants that are not NaN (either may be absent).
+struct ChannelAffinePlan {
+  int scale = -1, shift = -1;  // buffers read at the channel, or -1: the constants below
+  double scale_k = 1.0, shift_k = -0.0;
+  std::optional<double> lo, hi;
+  int64_t channels = -1;  // -1: every lane is a channel
+  std::string str(const ir::Task& task) const;
+};
+
+// The ChannelAffinePlan of a physical Call stage's epilogue, when it has that form.
+std::optional<ChannelAffinePlan> match_channel_affine(const ir::Task& task, const ir::Stage& s);
+
 struct StagePlan {
   int index = 0;  // in the task's stages
   Schedule schedule = Schedule::Elementwise;
@@ -128,6 +146,9 @@ struct StagePlan {
   // the row segment the routine passes to the epilogue, indexed by the lane minus the
   // segment's start (the variable kSegmentStart); -1 otherwise.
   int epilogue_source = -1;
+  // Call whose routine applies an epilogue in registers (Stage::call_channel_affine), when
+  // the epilogue has that form: passed instead of the per-segment epilogue.
+  std::optional<ChannelAffinePlan> affine;
 };
 
 // The plan of one task's kernel.

@@ -89,6 +89,11 @@ struct Stage {
   // convolution on the channel-blocked layout); otherwise every buffer it reads or writes
   // must be plain.
   bool call_takes_layouts = false;
+  // Call: the routine can apply an epilogue of the form clamp(fma(Acc, scale, shift)) per
+  // output channel to its accumulators, in registers (ember_rt::ChannelAffine); codegen
+  // passes one instead of the per-segment epilogue where the epilogue has that form
+  // (codegen::match_channel_affine). The routine's output is blocked, channels on axis 1.
+  bool call_channel_affine = false;
   // Call: the routine's floating-point operations, a size expression set by the operator
   // that calls it (the profile's count, codegen/cost.h; a comparison of floating-point
   // values counts as one, as a max does; the epilogue's are counted apart). Undefined: the
