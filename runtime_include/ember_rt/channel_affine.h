@@ -15,21 +15,25 @@ namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
 
 // For output channel c:
-//   v = min_c(max_c(fma(acc, scale(c), shift(c)), lo), hi)
-// scale(c) = scale[c] (scale_k when scale is null), shift likewise, lo and hi bounds that are
-// not NaN (max_c / min_c: NaN and a value equal to the bound kept, as torch.clamp), and
-// channels >= `channels` zero (the padding lanes of a partial block). The defaults leave v
-// as it is: fma(v, 1, -0) is v, -0 and NaN included, max_c(v, -inf) and min_c(v, inf) are v.
+//   v = min_c(max_c(fma(acc, scale(c), shift(c)) [+ residual], lo), hi)
+// scale(c) = scale[c] (scale_k when scale is null), shift likewise; residual, when not null,
+// is a tensor laid out as the output, read at the output's element (a residual add); lo and
+// hi bounds that are not NaN (max_c / min_c: NaN and a value equal to the bound kept, as
+// torch.clamp); and channels >= `channels` zero (the padding lanes of a partial block). The
+// defaults leave v as it is: fma(v, 1, -0) is v, -0 and NaN included, max_c(v, -inf) and
+// min_c(v, inf) are v.
 struct ChannelAffine {
   const float* scale = nullptr;
   const float* shift = nullptr;
   float scale_k = 1.0f, shift_k = -0.0f;
+  const float* residual = nullptr;
   float lo = -__builtin_inff(), hi = __builtin_inff();
   int64_t channels = INT64_MAX;
 };
 
 // The map of one block of vf::width channels from c0, its operands loaded once: three
-// operations per vector, and a select in a partial block.
+// operations per vector (and a load and an add with a residual), and a select in a partial
+// block.
 class ChannelAffineLanes {
  public:
   ChannelAffineLanes(const ChannelAffine& e, int64_t c0) : lo_(e.lo), hi_(e.hi) {
@@ -44,6 +48,9 @@ class ChannelAffineLanes {
   }
   bool partial() const { return n_ < vf::width; }
   vf operator()(vf v) const { return min_c(max_c(fma(v, s_, t_), lo_), hi_); }
+  vf operator()(vf v, vf residual) const {
+    return min_c(max_c(fma(v, s_, t_) + residual, lo_), hi_);
+  }
   // f(v) in the lanes that are channels, 0 in the others (a partial block's map).
   auto channel_lanes() const {
     float ones[vf::width];

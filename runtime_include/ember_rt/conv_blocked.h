@@ -113,20 +113,32 @@ struct BlockArgs {
   bool accumulate;  // add to out (a later chunk) instead of overwriting it
   const ChannelAffine* affine;  // applied before the store (the last chunk), or null
   int64_t ch0;                  // the first output block's first channel (for affine)
+  const float* res;             // affine's residual at `out`'s element, or null
 };
 
-// acc[u][j] = the ChannelAffine of output channels ch0 + j * B + lane.
+// acc[u][j] = the ChannelAffine of output channels ch0 + j * B + lane; the residual, when
+// there is one, at res + j * res_ob + u * B.
 template <int UR, int NOC>
-inline void apply_affine(vf (&acc)[UR][NOC], const ChannelAffine& e, int64_t ch0) {
+inline void apply_affine(vf (&acc)[UR][NOC], const ChannelAffine& e, int64_t ch0, const float* res,
+                         int64_t res_ob) {
 #pragma GCC unroll 4
   for (int j = 0; j < NOC; ++j) {
     const ChannelAffineLanes f(e, ch0 + j * B);
+    const float* r = res == nullptr ? nullptr : res + j * res_ob;
     if (!f.partial()) {
+      if (res == nullptr) {
 #pragma GCC unroll 16
-      for (int u = 0; u < UR; ++u) acc[u][j] = f(acc[u][j]);
+        for (int u = 0; u < UR; ++u) acc[u][j] = f(acc[u][j]);
+      } else {
+#pragma GCC unroll 16
+        for (int u = 0; u < UR; ++u) acc[u][j] = f(acc[u][j], vf::load(r + u * B));
+      }
     } else {
       const auto keep = f.channel_lanes();
-      for (int u = 0; u < UR; ++u) acc[u][j] = select(keep, f(acc[u][j]), vf(0.0f));
+      for (int u = 0; u < UR; ++u) {
+        const vf v = res == nullptr ? f(acc[u][j]) : f(acc[u][j], vf::load(r + u * B));
+        acc[u][j] = select(keep, v, vf(0.0f));
+      }
     }
   }
 }
@@ -167,7 +179,7 @@ inline void block(const BlockArgs& a) {
       }
     }
   }
-  if (a.affine != nullptr) apply_affine<UR, NOC>(acc, *a.affine, a.ch0);
+  if (a.affine != nullptr) apply_affine<UR, NOC>(acc, *a.affine, a.ch0, a.res, a.out_ob);
 #pragma GCC unroll 16
   for (int u = 0; u < UR; ++u)
 #pragma GCC unroll 4
@@ -460,6 +472,8 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
               const int64_t ur = g.OW / nblk + (blk < g.OW % nblk ? 1 : 0);
               a.col = ow0 * g.sw * B;
               a.out = orow + ow0 * B;
+              if constexpr (std::is_same_v<Epi, ChannelAffine>)
+                a.res = epi.residual != nullptr ? epi.residual + (a.out - out) : nullptr;
               if (a.nkh > 0 || a.affine != nullptr) {  // (with no taps: the affine of 0)
                 kernel(static_cast<int>(ur), noc, g.sw)(a);
               } else if (!a.accumulate) {  // every tap row outside x: zeros

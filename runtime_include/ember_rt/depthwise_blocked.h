@@ -80,10 +80,12 @@ inline vf load_strided(const float* p, int64_t stride, int n) {
 
 // UR consecutive outputs of one row: out[u] = sum over taps (kh, kw) of
 // x[kh * x_kh + kw * x_kw + u * xu] * wt[(kh * KW + kw) * B] (vectors of B lanes).
-// With `affine`, the outputs are channels ch0 + lane, mapped before they are stored.
+// With `affine`, the outputs are channels ch0 + lane, mapped before they are stored (its
+// residual read at res, laid out as out).
 template <int UR, int S>
 inline void block(const float* x, int64_t x_kh, int64_t x_kw, int64_t x_u, const float* wt,
-                  int64_t KH, int64_t KW, float* out, const ChannelAffine* affine, int64_t ch0) {
+                  int64_t KH, int64_t KW, float* out, const ChannelAffine* affine, int64_t ch0,
+                  const float* res) {
   const int64_t xu = S == 0 ? x_u : S * B;
   vf acc[UR];
   for (int64_t kh = 0; kh < KH; ++kh) {
@@ -99,11 +101,19 @@ inline void block(const float* x, int64_t x_kh, int64_t x_kw, int64_t x_u, const
   if (affine != nullptr) {
     const ChannelAffineLanes f(*affine, ch0);
     if (!f.partial()) {
+      if (res == nullptr) {
 #pragma GCC unroll 16
-      for (int u = 0; u < UR; ++u) acc[u] = f(acc[u]);
+        for (int u = 0; u < UR; ++u) acc[u] = f(acc[u]);
+      } else {
+#pragma GCC unroll 16
+        for (int u = 0; u < UR; ++u) acc[u] = f(acc[u], vf::load(res + u * B));
+      }
     } else {
       const auto keep = f.channel_lanes();
-      for (int u = 0; u < UR; ++u) acc[u] = select(keep, f(acc[u]), vf(0.0f));
+      for (int u = 0; u < UR; ++u) {
+        const vf v = res == nullptr ? f(acc[u]) : f(acc[u], vf::load(res + u * B));
+        acc[u] = select(keep, v, vf(0.0f));
+      }
     }
   }
 #pragma GCC unroll 16
@@ -111,7 +121,7 @@ inline void block(const float* x, int64_t x_kh, int64_t x_kw, int64_t x_u, const
 }
 
 using BlockFn = void (*)(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
-                         float*, const ChannelAffine*, int64_t);
+                         float*, const ChannelAffine*, int64_t, const float*);
 
 template <int S, int... U>
 inline const BlockFn* table_of(std::integer_sequence<int, U...>) {
@@ -198,7 +208,8 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
   const BlockFn short_block = kernel(ur_short, g.sw);
   const BlockFn long_block = g.OW % nblk ? kernel(ur_short + 1, g.sw) : short_block;
   const ChannelAffine* affine = nullptr;
-  if constexpr (std::is_same_v<Epi, ChannelAffine>) affine = &epi;
+  const float* res = nullptr;  // the affine's residual, laid out as out
+  if constexpr (std::is_same_v<Epi, ChannelAffine>) affine = &epi, res = epi.residual;
   parallel_for(ctx, items, work, [&](int64_t begin, int64_t end) {
     // The block's weights as tap vectors, and the padded band.
     float* wt = gemm_detail::scratch(ctx, gemm_detail::kSlotB, static_cast<size_t>(taps * B));
@@ -236,9 +247,10 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
         for (int64_t blk = 0; blk < nblk; ++blk) {
           const bool longer = blk < g.OW % nblk;
           const int64_t ur = ur_short + (longer ? 1 : 0);
-          (longer ? long_block : short_block)(xr + ow0 * g.sw * B, g.dh * row_floats, g.dw * B,
-                                              g.sw * B, wt, g.KH, g.KW, orow + ow0 * B, affine,
-                                              cb * B);
+          (longer ? long_block : short_block)(
+              xr + ow0 * g.sw * B, g.dh * row_floats, g.dw * B, g.sw * B, wt, g.KH, g.KW,
+              orow + ow0 * B, affine, cb * B,
+              res == nullptr ? nullptr : res + (orow - out) + ow0 * B);
           if constexpr (!std::is_same_v<Epi, NoEpilogue> && !std::is_same_v<Epi, ChannelAffine>)
             epi(n * g.CB + cb, oh, ow0, ur, orow + ow0 * B);
           ow0 += ur;

@@ -1,16 +1,19 @@
 // match_channel_affine (kernel_plan.h): whether a Call stage's epilogue is a per-channel
-// scale and shift followed by constant clamps, which its routine then applies in registers.
+// scale and shift, plus a residual, followed by constant bounds, which its routine then
+// applies in registers.
 //
 // The epilogue is read from the outside in: the select that zeroes the padding lanes of a
 // partial channel block (physical.h adds it), then the bounds, then the affine map around
 // Acc. Every form accepted computes what the per-segment epilogue computes, bit for bit:
 // g++ contracts Acc * scale + shift into the fma the routine does (-ffp-contract=fast), a
 // missing scale is fma(Acc, 1, shift) = Acc + shift, a missing shift fma(Acc, scale, -0) =
-// Acc * scale (-0 keeps the sign of a zero product), and a bound is max_c / min_c, which
+// Acc * scale (-0 keeps the sign of a zero product), a residual is added to that fma as the
+// lambda adds it (addition commutes exactly), and a bound is max_c / min_c, which
 // ExprEmitter prints for a max or min by a constant that is not NaN (and relu is max_c by 0).
 #include <cmath>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "ember/codegen/kernel_plan.h"
 #include "ember/ir/simplify.h"
@@ -37,23 +40,57 @@ bool is_float_const(const Expr& e) {
   return e.kind() == ExprKind::Const && e.dtype() == DType::float32;
 }
 
-// An operand of the map: a float32 constant, or a float32 buffer (not the stage's output)
-// read at flat offset `channel`.
+// The buffer a float32 load reads at flat offset `at` of its memory (a plain buffer, not
+// the stage's output), or -1.
+int load_at(const ir::Task& task, const ir::Stage& s, const Expr& e, const Expr& at) {
+  if (e.kind() != ExprKind::Load || e.dtype() != DType::float32 || e->buffer == s.out) return -1;
+  const ir::Buffer& b = task.buffers.at(static_cast<size_t>(e->buffer));
+  if (b.dtype != DType::float32 || !b.layout.is_plain() || b.shape.size() != e->args.size())
+    return -1;
+  Expr off = ir::const_int(0);
+  for (size_t d = 0; d < b.shape.size(); ++d) off = off * b.shape[d] + e->args[d];
+  return ir::equal(ir::simplify_index(off), at) ? e->buffer : -1;
+}
+
+// The buffer a float32 load reads at the output's element, or -1: a buffer of the output's
+// memory [N, CB, pixels, b] read at the stage's axes, or one blocked as the output before
+// its pixels were viewed as one axis, [N, CB, H, W, b] read at (pixel // W, pixel % W).
+int element_of(const ir::Task& task, const ir::Stage& s, const Expr& e) {
+  if (e.kind() != ExprKind::Load || e.dtype() != DType::float32 || e->buffer == s.out) return -1;
+  const ir::Buffer& b = task.buffers.at(static_cast<size_t>(e->buffer));
+  const Shape& o = task.buffers.at(static_cast<size_t>(s.out)).shape;
+  if (b.dtype != DType::float32 || !b.layout.is_plain() || b.shape.size() != e->args.size())
+    return -1;
+  std::vector<Expr> want = s.axes;
+  Shape shape = o;
+  if (b.shape.size() == 5) {
+    const Expr& w = b.shape[3];
+    want = {s.axes[0], s.axes[1], ir::floordiv(s.axes[2], w), ir::mod(s.axes[2], w), s.axes[3]};
+    shape = {o[0], o[1], b.shape[2], w, o[3]};
+    const auto hw = ir::simplify_index(b.shape[2] * w).as_int(), pixels = o[2].as_int();
+    if (!hw || !pixels || *hw != *pixels) return -1;
+  }
+  if (b.shape.size() != want.size()) return -1;
+  for (size_t d = 0; d < want.size(); ++d) {
+    const Expr extent = ir::simplify_index(shape[d]);
+    if (!ir::equal(ir::simplify_index(b.shape[d]), extent)) return -1;
+    const Expr at = ir::simplify_index(e->args[d]);
+    // An axis of extent 1 is 0 (a batch of one image: its index was folded to 0).
+    const bool one = extent.as_int() == 1 && at.as_int() == 0;
+    if (!one && !ir::equal(at, ir::simplify_index(want[d]))) return -1;
+  }
+  return e->buffer;
+}
+
+// An operand of the map: a float32 constant, or a buffer read at flat offset `channel`.
 bool operand(const ir::Task& task, const ir::Stage& s, const Expr& e, const Expr& channel,
              int* buffer, double* k) {
   if (is_float_const(e)) {
     *k = e->fval;
     return true;
   }
-  if (e.kind() != ExprKind::Load || e.dtype() != DType::float32 || e->buffer == s.out) return false;
-  const ir::Buffer& b = task.buffers.at(static_cast<size_t>(e->buffer));
-  if (b.dtype != DType::float32 || !b.layout.is_plain() || b.shape.size() != e->args.size())
-    return false;
-  Expr off = ir::const_int(0);
-  for (size_t d = 0; d < b.shape.size(); ++d) off = off * b.shape[d] + e->args[d];
-  if (!ir::equal(ir::simplify_index(off), channel)) return false;
-  *buffer = e->buffer;
-  return true;
+  *buffer = load_at(task, s, e, channel);
+  return *buffer >= 0;
 }
 
 }  // namespace
@@ -107,28 +144,38 @@ std::optional<ChannelAffinePlan> match_channel_affine(const ir::Task& task, cons
     }
   }
   // Acc, Acc * scale, Acc + shift, Acc * scale + shift (either operand order).
-  auto product = [&](const Expr& m) {
+  auto product = [&](const Expr& m, ChannelAffinePlan* q) {
     if (m.kind() == ExprKind::Acc) return true;
     if (!is_binary(m, BinaryOp::Mul)) return false;
     for (int side : {1, 0})
       if (m->args[1 - side].kind() == ExprKind::Acc &&
-          operand(task, s, m->args[side], channel, &p.scale, &p.scale_k))
+          operand(task, s, m->args[side], channel, &q->scale, &q->scale_k))
         return true;
     return false;
   };
-  if (is_binary(e, BinaryOp::Add)) {
-    for (int side : {1, 0}) {
-      const int scale = p.scale;
-      const double scale_k = p.scale_k;
-      if (product(e->args[1 - side]) &&
-          operand(task, s, e->args[side], channel, &p.shift, &p.shift_k))
-        return p;
-      p.scale = scale, p.scale_k = scale_k;  // undo a partial match
+  auto affine = [&](const Expr& m, ChannelAffinePlan* q) {
+    if (is_binary(m, BinaryOp::Add)) {
+      for (int side : {1, 0}) {
+        ChannelAffinePlan t = *q;
+        if (product(m->args[1 - side], &t) &&
+            operand(task, s, m->args[side], channel, &t.shift, &t.shift_k)) {
+          *q = t;
+          return true;
+        }
+      }
+      return false;
     }
-    return std::nullopt;
+    return m.dtype() == DType::float32 && product(m, q);
+  };
+  if (affine(e, &p)) return p;
+  // A residual added to the map: a buffer read at the output's element.
+  if (!is_binary(e, BinaryOp::Add)) return std::nullopt;
+  for (int side : {1, 0}) {
+    ChannelAffinePlan t = p;
+    t.residual = element_of(task, s, e->args[side]);
+    if (t.residual >= 0 && affine(e->args[1 - side], &t)) return t;
   }
-  if (e.dtype() != DType::float32 || !product(e)) return std::nullopt;
-  return p;
+  return std::nullopt;
 }
 
 std::string ChannelAffinePlan::str(const ir::Task& task) const {
@@ -139,6 +186,9 @@ std::string ChannelAffinePlan::str(const ir::Task& task) const {
   };
   std::ostringstream os;
   os << "fma(acc, " << operand(scale, scale_k) << ", " << operand(shift, shift_k) << ")";
+  if (residual >= 0)
+    os << " + b" << residual << " (" << task.buffers.at(static_cast<size_t>(residual)).name
+       << ")[output]";
   if (lo) os << ", then max " << float_literal(*lo, true);
   if (hi) os << ", then min " << float_literal(*hi, true);
   if (channels >= 0) os << ", 0 from channel " << channels;

@@ -424,6 +424,7 @@ void KernelWriter::channel_affine(const ChannelAffinePlan& a) {
   };
   operand("scale", a.scale, a.scale_k);
   operand("shift", a.shift, a.shift_k);
+  if (a.residual >= 0) w_.line("epilogue.residual = b" + std::to_string(a.residual) + ";");
   if (a.lo) w_.line("epilogue.lo = " + float_literal(*a.lo, true) + ";");
   if (a.hi) w_.line("epilogue.hi = " + float_literal(*a.hi, true) + ";");
   if (a.channels >= 0) w_.line("epilogue.channels = " + std::to_string(a.channels) + ";");

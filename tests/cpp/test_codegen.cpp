@@ -225,7 +225,7 @@ TEST(Codegen, ABlockedCallWithFurtherStoresIsAnError) {
   EXPECT_TRUE(Contains(msg, "cannot also store its epilogue's intermediates")) << msg;
 }
 
-// A routine that applies a per-channel scale, shift and clamps in registers
+// A routine that applies a per-channel scale, shift, a residual and bounds in registers
 // (call_channel_affine) is passed an ember_rt::ChannelAffine when the epilogue has that form,
 // and the per-segment lambda otherwise.
 TEST(Codegen, ChannelAffineEpilogueIsMatchedOnItsFormOnly) {
@@ -282,17 +282,31 @@ TEST(Codegen, ChannelAffineEpilogueIsMatchedOnItsFormOnly) {
   });
   plan = plan_kernel(relu).str();
   EXPECT_TRUE(Contains(plan, "fma(acc, 0x1p+0f, b2 (shift)[channel]), then max 0x0p+0f")) << plan;
+  // A residual: a buffer laid out as the output, read at the output's element.
+  Task residual = task([&](int x, int sc, int sh, const std::vector<Expr>& ax) {
+    return max(load(x, DType::float32, ax) + (a * at_c(sc, ax) + shift_at(sh, ax)),
+               const_float(0.0));
+  });
+  plan = plan_kernel(residual).str();
+  EXPECT_TRUE(Contains(plan,
+                       "fma(acc, b1 (scale)[channel], b2 (shift)[channel]) + b0 (x)[output], "
+                       "then max 0x0p+0f, 0 from channel 20"))
+      << plan;
+  EXPECT_TRUE(Contains(generate_kernel(residual, "k", {}), "epilogue.residual = b0;"));
   // min then max with lo < hi: the same values as max then min.
   plan = plan_kernel(task([&](int, int, int, const std::vector<Expr>&) {
            return max(min(a, const_float(6.0)), const_float(0.0));
          })).str();
   EXPECT_TRUE(Contains(plan, "fma(acc, 0x1p+0f, -0x0p+0f), then max 0x0p+0f, then min 0x1.8p+2f"))
       << plan;
-  // Not the form: a value read at the output's index (a residual), Acc * Acc, a NaN bound,
-  // three bounds, min then max with lo >= hi, a scale read at another index.
+  // Not the form: a tensor multiplied in, a residual read at another element, Acc * Acc, a NaN
+  // bound, three bounds, min then max with lo >= hi, a scale read at another index.
   const std::vector<std::function<Expr(int, int, int, const std::vector<Expr>&)>> others = {
-      [&](int x, int, int, const std::vector<Expr>& ax) {
-        return max(a + load(x, DType::float32, ax), const_float(0.0));
+      [&](int x, int, int, const std::vector<Expr>& ax) {  // a product with a tensor
+        return max(a * load(x, DType::float32, ax), const_float(0.0));
+      },
+      [&](int x, int, int, const std::vector<Expr>& ax) {  // a residual read transposed
+        return a + load(x, DType::float32, {ax[0], ax[1], ax[3], ax[2]});
       },
       [&](int, int, int, const std::vector<Expr>&) { return a * a; },
       [&](int, int, int, const std::vector<Expr>&) { return max(a, const_float(std::nan(""))); },

@@ -260,12 +260,14 @@ TEST(RtConvBlocked, ResNetLayersWithEpilogue) {
 // zero past O): per-channel and constant scale and shift, lower and upper bounds (lo > hi
 // included: hi wins, as in torch.clamp), NaN sums passed through,
 // channels that leave a partial block, several input-channel chunks (the map applied once,
-// on the last), rows whose every tap lies in the padding, 1-3 threads and several blockings.
+// on the last), a residual added, rows whose every tap lies in the padding, 1-3 threads and
+// several blockings.
 struct AffineCase {
   int64_t c, o, h, w, k, s, p;
 };
 
-void check_affine(const AffineCase& k, const ChannelAffine& proto, bool per_channel, bool nan_in) {
+void check_affine(const AffineCase& k, const ChannelAffine& proto, bool per_channel, bool nan_in,
+                  bool residual = false) {
   const int64_t B = lib::conv_blocked_lanes();
   const int64_t oh = (k.h + 2 * k.p - k.k) / k.s + 1, ow = (k.w + 2 * k.p - k.k) / k.s + 1;
   const int64_t CB = (k.c + B - 1) / B, OB = (k.o + B - 1) / B;
@@ -287,6 +289,9 @@ void check_affine(const AffineCase& k, const ChannelAffine& proto, bool per_chan
   e.channels = k.o;
 
   const size_t n_out = sz(OB * oh * ow * B);
+  std::vector<float> res(n_out);  // laid out as the output, padding lanes not zero
+  for (float& v : res) v = dist(rng);
+  if (residual) e.residual = res.data();
   const LaunchContext ctx1 = make_ctx(1);
   std::vector<float> want(n_out);
   lib::conv2d_blocked(&ctx1, xb.data(), wp.data(), want.data(), 1, k.c, k.h, k.w, k.o, oh, ow, k.k,
@@ -300,6 +305,7 @@ void check_affine(const AffineCase& k, const ChannelAffine& proto, bool per_chan
     }
     const float sc = e.scale ? e.scale[c] : e.scale_k, sh = e.shift ? e.shift[c] : e.shift_k;
     float v = std::fma(want[i], sc, sh);
+    if (residual) v += res[i];
     v = min_c(max_c(v, e.lo), e.hi);
     want[i] = v;
     nans += std::isnan(v) ? 1 : 0;
@@ -359,6 +365,8 @@ TEST(RtConvBlocked, ChannelAffineInRegisters) {
     check_affine(k, upper, false, true);
     check_affine(k, none, false, true);
     check_affine(k, relu6, true, true);
+    check_affine(k, relu6, true, false, true);  // a residual block's bn, add, relu6
+    check_affine(k, none, false, false, true);  // a bare convolution plus a residual
   }
 }
 

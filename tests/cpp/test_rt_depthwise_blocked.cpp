@@ -196,53 +196,59 @@ TEST(RtDepthwiseBlocked, MobileNetV2LayersWithEpilogue) {
 }
 
 // The ChannelAffine epilogue in registers: the bits of the plain sums mapped afterwards
-// element by element (fma with the channel's scale and shift, max 0, min 6, zero past C), for
+// element by element (fma with the channel's scale and shift, a residual added or not, max 0,
+// min 6, zero past C), for
 // channel counts that fill and that leave a partial block, padding, stride 2, NaN sums, and
 // 1-3 threads.
 TEST(RtDepthwiseBlocked, ChannelAffineInRegisters) {
   const int64_t B = lib::conv_blocked_lanes();
   for (int64_t c : {16, 20, 96}) {
     for (int64_t s : {1, 2}) {
-      SCOPED_TRACE("c=" + std::to_string(c) + " s=" + std::to_string(s));
-      const int64_t h = 9, w = 10, oh = (h + 2 - 3) / s + 1, ow = (w + 2 - 3) / s + 1;
-      const int64_t CB = (c + B - 1) / B;
-      std::mt19937 rng(static_cast<unsigned>(c + s));
-      std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-      std::vector<float> x(sz(c * h * w)), wt(sz(c * 9)), scale(sz(c)), shift(sz(c));
-      for (float& v : x) v = dist(rng);
-      for (float& v : wt) v = dist(rng);
-      for (float& v : scale) v = dist(rng);
-      for (float& v : shift) v = dist(rng);
-      x[sz(h * w + 3)] = std::nanf("");  // channel 1
-      std::vector<float> xb(sz(CB * h * w * B));
-      lib::nchw_to_blocked(x.data(), 1, c, h * w, xb.data());
-      ChannelAffine e;
-      e.scale = scale.data(), e.shift = shift.data(), e.lo = 0.0f, e.hi = 6.0f, e.channels = c;
-      const LaunchContext ctx1 = make_ctx(1);
-      std::vector<float> want(sz(CB * oh * ow * B));
-      lib::depthwise_conv2d_blocked(&ctx1, xb.data(), wt.data(), want.data(), 1, c, h, w, oh, ow, 3,
-                                    3, s, s, 1, 1, 1, 1);
-      int nans = 0;
-      for (size_t i = 0; i < want.size(); ++i) {
-        const int64_t ch =
-            static_cast<int64_t>(i / sz(oh * ow * B)) * B + static_cast<int64_t>(i) % B;
-        want[i] = ch >= c
-                      ? 0.0f
-                      : min_c(max_c(std::fma(want[i], scale[sz(ch)], shift[sz(ch)]), 0.0f), 6.0f);
-        nans += std::isnan(want[i]) ? 1 : 0;
-      }
-      EXPECT_GT(nans, 0);
-      for (int threads : {1, 2, 3}) {
-        const LaunchContext ctx = make_ctx(threads);
-        std::vector<float> out(want.size(), 12345.0f);
-        lib::depthwise_conv2d_blocked(&ctx, xb.data(), wt.data(), out.data(), 1, c, h, w, oh, ow, 3,
-                                      3, s, s, 1, 1, 1, 1, e);
-        for (size_t i = 0; i < out.size(); ++i) {
-          uint32_t a = 0, b = 0;
-          std::memcpy(&a, &out[i], 4);
-          std::memcpy(&b, &want[i], 4);
-          ASSERT_TRUE(a == b || (std::isnan(out[i]) && std::isnan(want[i])))
-              << "threads " << threads << " element " << i << ": " << out[i] << " vs " << want[i];
+      for (bool residual : {false, true}) {
+        SCOPED_TRACE("c=" + std::to_string(c) + " s=" + std::to_string(s) +
+                     (residual ? " residual" : ""));
+        const int64_t h = 9, w = 10, oh = (h + 2 - 3) / s + 1, ow = (w + 2 - 3) / s + 1;
+        const int64_t CB = (c + B - 1) / B;
+        std::mt19937 rng(static_cast<unsigned>(c + s));
+        std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+        std::vector<float> x(sz(c * h * w)), wt(sz(c * 9)), scale(sz(c)), shift(sz(c));
+        for (float& v : x) v = dist(rng);
+        for (float& v : wt) v = dist(rng);
+        for (float& v : scale) v = dist(rng);
+        for (float& v : shift) v = dist(rng);
+        x[sz(h * w + 3)] = std::nanf("");  // channel 1
+        std::vector<float> xb(sz(CB * h * w * B));
+        lib::nchw_to_blocked(x.data(), 1, c, h * w, xb.data());
+        ChannelAffine e;
+        e.scale = scale.data(), e.shift = shift.data(), e.lo = 0.0f, e.hi = 6.0f, e.channels = c;
+        const LaunchContext ctx1 = make_ctx(1);
+        std::vector<float> want(sz(CB * oh * ow * B)), res(want.size());
+        for (float& v : res) v = dist(rng);  // laid out as the output, padding lanes not zero
+        if (residual) e.residual = res.data();
+        lib::depthwise_conv2d_blocked(&ctx1, xb.data(), wt.data(), want.data(), 1, c, h, w, oh, ow,
+                                      3, 3, s, s, 1, 1, 1, 1);
+        int nans = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          const int64_t ch =
+              static_cast<int64_t>(i / sz(oh * ow * B)) * B + static_cast<int64_t>(i) % B;
+          float v = std::fma(want[i], scale[sz(ch < c ? ch : 0)], shift[sz(ch < c ? ch : 0)]);
+          if (residual) v += res[i];
+          want[i] = ch >= c ? 0.0f : min_c(max_c(v, 0.0f), 6.0f);
+          nans += std::isnan(want[i]) ? 1 : 0;
+        }
+        EXPECT_GT(nans, 0);
+        for (int threads : {1, 2, 3}) {
+          const LaunchContext ctx = make_ctx(threads);
+          std::vector<float> out(want.size(), 12345.0f);
+          lib::depthwise_conv2d_blocked(&ctx, xb.data(), wt.data(), out.data(), 1, c, h, w, oh, ow,
+                                        3, 3, s, s, 1, 1, 1, 1, e);
+          for (size_t i = 0; i < out.size(); ++i) {
+            uint32_t a = 0, b = 0;
+            std::memcpy(&a, &out[i], 4);
+            std::memcpy(&b, &want[i], 4);
+            ASSERT_TRUE(a == b || (std::isnan(out[i]) && std::isnan(want[i])))
+                << "threads " << threads << " element " << i << ": " << out[i] << " vs " << want[i];
+          }
         }
       }
     }

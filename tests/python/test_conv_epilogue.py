@@ -2,9 +2,9 @@
 
 A convolution run as conv2d_blocked whose fused epilogue is a per-channel scale and shift
 (a folded batch norm, a bias, a constant multiply-add) followed by constant clamps (relu,
-relu6, hardtanh, clamp) has it applied by the micro-kernel to its accumulators
-(codegen::match_channel_affine; the kernel plan says "in the routine's registers"); other
-epilogues (a residual add, hardswish) are still called on each finished row segment. Both
+relu6, hardtanh, clamp), with or without a residual add, has it applied by the micro-kernel
+to its accumulators (codegen::match_channel_affine; the kernel plan says "in the routine's
+registers"); other epilogues (hardswish) are still called on each finished row segment. Both
 are compared with eager PyTorch, NaN inputs included, on channel counts that fill the
 vector block and that leave a partial one.
 """
@@ -95,18 +95,28 @@ def test_conv_epilogue_matches_eager(tmp_path: Path, act: str, o: int, bn: bool,
     assert (_IN_REGISTERS in plans) == in_registers, plans
 
 
-def test_a_residual_add_stays_in_the_row_epilogue(tmp_path: Path) -> None:
-    """y = relu(bn(conv(x)) + x) reads x at each output: not a per-channel map."""
-    torch.manual_seed(3)
-    model = _ConvAct(16, 16, torch.relu, bn=True, bias=False, stride=1, residual=True).eval()
-    x = torch.randn(1, 16, 8, 8)
+@pytest.mark.parametrize(("n", "c"), [(1, 16), (2, 16), (2, 20)])
+@pytest.mark.parametrize("act", ["relu", "none", "hardswish"])
+def test_a_residual_add_is_applied_in_registers(tmp_path: Path, n: int, c: int,
+                                                act: str) -> None:
+    """y = act(bn(conv(x)) + x), a ResNet block's end: the residual is read at each output
+    element by the micro-kernel (hardswish still takes the row epilogue); a batch of one
+    image, whose index the kernel folds to 0, too."""
+    fn, in_registers = _ACTS[act]
+    torch.manual_seed(c)
+    model = _ConvAct(c, c, fn, bn=True, bias=False, stride=1, residual=True).eval()
+    x = torch.randn(n, c, 8, 7)
+    x[n - 1, 2, 3, 4] = float("nan")
     compiled = torch.compile(model, backend="ember", dynamic=False,
                              options={"strict": True, "dump_dir": str(tmp_path)})
     with torch.no_grad():
-        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5, equal_nan=True)
     plans = _plans(tmp_path)
     assert "conv2d_blocked_layout" in plans, plans
-    assert _IN_REGISTERS not in plans, plans
+    line = [ln for ln in plans.splitlines() if _IN_REGISTERS in ln]
+    assert bool(line) == in_registers, plans
+    if in_registers:
+        assert "[output]" in line[0], line
 
 
 def test_the_plan_names_the_map(tmp_path: Path) -> None:

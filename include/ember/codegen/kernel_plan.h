@@ -101,12 +101,14 @@ inline constexpr const char* kSegmentStart = "__n0";
 // A Call stage's epilogue that its routine applies to its accumulators in registers
 // (Stage::call_channel_affine; ember_rt::ChannelAffine): over the routine's blocked output,
 // viewed [N, CB, pixels, b] (physical.h), the value is
-//   v = min(max(fma(Acc, scale, shift), lo), hi), then 0 for channels >= channels
+//   v = min(max(fma(Acc, scale, shift) [+ residual], lo), hi), then 0 for channels >= channels
 // with scale and shift each read per output channel c = cb * b + lane from a buffer, or a
-// constant, and the bounds constants that are not NaN (either may be absent).
+// constant, the residual a buffer read at the output's element (a residual add), and the
+// bounds constants that are not NaN (either may be absent).
 struct ChannelAffinePlan {
   int scale = -1, shift = -1;  // buffers read at the channel, or -1: the constants below
   double scale_k = 1.0, shift_k = -0.0;
+  int residual = -1;  // the buffer read at the output's element, or -1: none
   std::optional<double> lo, hi;
   int64_t channels = -1;  // -1: every lane is a channel
   std::string str(const ir::Task& task) const;
