@@ -241,11 +241,11 @@ void bind_runtime(nb::module_& m) {
       "The instruction set kernels are generated for: 'scalar', 'avx2' or 'avx512' (EMBER_ISA).");
   m.def(
       "machine_peak",
-      [](int threads) {
+      [](int threads, bool remeasure) {
         MachinePeak p;
         {
           nb::gil_scoped_release release;
-          p = machine_peak(threads);
+          p = machine_peak(threads, remeasure);
         }
         nb::dict d;
         d["gflops"] = p.gflops;
@@ -261,13 +261,15 @@ void bind_runtime(nb::module_& m) {
         d["record"] = p.record;
         return d;
       },
-      nb::arg("threads") = 0,
-      nb::sig("def machine_peak(threads: int = 0) -> dict[str, typing.Any]"),
+      nb::arg("threads") = 0, nb::arg("remeasure") = false,
+      nb::sig("def machine_peak(threads: int = 0, remeasure: bool = False) -> "
+              "dict[str, typing.Any]"),
       "This machine's peaks with `threads` threads (0: get_num_threads()), measured once and "
       "kept in the cache directory (ember/tune/peak.h): {'gflops' (float32 FMA throughput with "
       "the kernels' ISA), 'gbps' (triad bandwidth from memory), 'gbps_l2' and 'gbps_llc' (from "
       "the level-2 and last-level caches), 'l2_bytes' and 'llc_bytes' (their sizes), "
-      "'threads', 'isa', 'cpu', 'from_record', 'record' (its path)}.");
+      "'threads', 'isa', 'cpu', 'from_record', 'record' (its path)}. With `remeasure`, "
+      "measured again, each figure the larger of that and the record's.");
   m.def("runtime_include_dir", &runtime_include_dir,
         "Where generated kernels find ember_rt/*.h (EMBER_RUNTIME_INCLUDE overrides it).");
 }

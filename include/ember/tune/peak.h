@@ -15,7 +15,9 @@
 // tuning record (ember/tune/tune.h: <cache_dir()>/tuning/), keyed by the CPU's model name,
 // the ISA, the thread count and ember's version, and read back by the next call, in this
 // process or another; a record that cannot be read or holds impossible values is measured
-// again and replaced, never trusted.
+// again and replaced, never trusted. A peak measured while other work ran is too low, and
+// stays in the record: machine_peak(threads, true) measures again and keeps the larger of
+// each figure (the profile asks for it when a kernel runs faster than the recorded peak).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +41,8 @@ struct MachinePeak {
 
 // The peaks with `threads` threads (0: get_num_threads(); more than the thread pool has
 // measure with the pool's), from the record when there is a valid one, else measured now
-// and recorded.
-MachinePeak machine_peak(int threads = 0);
+// and recorded. With `remeasure`, measured now whatever the record holds; each figure is the
+// larger of the new measurement and the record's, and is recorded.
+MachinePeak machine_peak(int threads = 0, bool remeasure = false);
 
 }  // namespace ember
