@@ -49,8 +49,8 @@
 //     p = &out[n, ob, oh, ow0, 0], len outputs of B floats each (the GEMM's epilogue
 //     signature, the plane index n * OB + ob standing for its batch). The data is still in
 //     level 1 then. NoEpilogue leaves the plain sums. A ChannelAffine (channel_affine.h: a
-//     per-channel scale and shift, then clamps) is applied instead by the micro-kernel to
-//     its accumulators before it stores them, on the last chunk.
+//     per-channel scale and shift, a residual, then clamps) is applied instead by the
+//     micro-kernel to its accumulators before it stores them, on the last chunk.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +68,6 @@
 
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
-
 namespace conv_blocked_detail {
 
 constexpr int64_t B = vf::width;
