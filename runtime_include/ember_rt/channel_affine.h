@@ -64,5 +64,33 @@ class ChannelAffineLanes {
   vf lo_, hi_, s_, t_;
 };
 
+// A register block of UR outputs x NOC channel blocks (conv_blocked.h's micro-kernel):
+// acc[u][j] = the ChannelAffine of output channels ch0 + j * B + lane (B = vf::width); the
+// residual, when there is one, at res + j * res_ob + u * B.
+template <int UR, int NOC>
+inline void apply_channel_affine(vf (&acc)[UR][NOC], const ChannelAffine& e, int64_t ch0,
+                                 const float* res, int64_t res_ob) {
+#pragma GCC unroll 4
+  for (int j = 0; j < NOC; ++j) {
+    const ChannelAffineLanes f(e, ch0 + j * vf::width);
+    const float* r = res == nullptr ? nullptr : res + j * res_ob;
+    if (!f.partial()) {
+      if (res == nullptr) {
+#pragma GCC unroll 16
+        for (int u = 0; u < UR; ++u) acc[u][j] = f(acc[u][j]);
+      } else {
+#pragma GCC unroll 16
+        for (int u = 0; u < UR; ++u) acc[u][j] = f(acc[u][j], vf::load(r + u * vf::width));
+      }
+    } else {
+      const auto keep = f.channel_lanes();
+      for (int u = 0; u < UR; ++u) {
+        const vf v = res == nullptr ? f(acc[u][j]) : f(acc[u][j], vf::load(r + u * vf::width));
+        acc[u][j] = select(keep, v, vf(0.0f));
+      }
+    }
+  }
+}
+
 }  // namespace EMBER_RT_ISA_NS
 }  // namespace ember_rt

@@ -115,33 +115,6 @@ struct BlockArgs {
   const float* res;             // affine's residual at `out`'s element, or null
 };
 
-// acc[u][j] = the ChannelAffine of output channels ch0 + j * B + lane; the residual, when
-// there is one, at res + j * res_ob + u * B.
-template <int UR, int NOC>
-inline void apply_affine(vf (&acc)[UR][NOC], const ChannelAffine& e, int64_t ch0, const float* res,
-                         int64_t res_ob) {
-#pragma GCC unroll 4
-  for (int j = 0; j < NOC; ++j) {
-    const ChannelAffineLanes f(e, ch0 + j * B);
-    const float* r = res == nullptr ? nullptr : res + j * res_ob;
-    if (!f.partial()) {
-      if (res == nullptr) {
-#pragma GCC unroll 16
-        for (int u = 0; u < UR; ++u) acc[u][j] = f(acc[u][j]);
-      } else {
-#pragma GCC unroll 16
-        for (int u = 0; u < UR; ++u) acc[u][j] = f(acc[u][j], vf::load(r + u * B));
-      }
-    } else {
-      const auto keep = f.channel_lanes();
-      for (int u = 0; u < UR; ++u) {
-        const vf v = res == nullptr ? f(acc[u][j]) : f(acc[u][j], vf::load(r + u * B));
-        acc[u][j] = select(keep, v, vf(0.0f));
-      }
-    }
-  }
-}
-
 template <int UR, int NOC, int S>
 inline void block(const BlockArgs& a) {
   const int64_t xu = S == 0 ? a.x_u : S * B;
@@ -178,7 +151,7 @@ inline void block(const BlockArgs& a) {
       }
     }
   }
-  if (a.affine != nullptr) apply_affine<UR, NOC>(acc, *a.affine, a.ch0, a.res, a.out_ob);
+  if (a.affine != nullptr) apply_channel_affine<UR, NOC>(acc, *a.affine, a.ch0, a.res, a.out_ob);
 #pragma GCC unroll 16
   for (int u = 0; u < UR; ++u)
 #pragma GCC unroll 4
