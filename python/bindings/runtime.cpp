@@ -197,6 +197,9 @@ void bind_runtime(nb::module_& m) {
       .def_prop_ro("prepared_weight_bytes", &CompiledGraph::prepared_weight_bytes,
                    "Bytes of the constants prepared once for the kernels (GEMM weights packed "
                    "in their micro-kernel's order), part of the graph's constants.")
+      .def_prop_ro("constant_bytes", &CompiledGraph::constant_bytes,
+                   "Bytes of the constants the graph holds for its lifetime (weights, values "
+                   "folded at compile time, prepared weights).")
       .def("set_num_threads", &CompiledGraph::set_num_threads, nb::arg("n"),
            "Threads the kernels of this graph may use.")
       .def_prop_ro("num_threads", &CompiledGraph::num_threads)

@@ -259,7 +259,8 @@ template <ScatterOp Op, bool IncludeSelf, class T, class I>
 inline void scatter_impl(const LaunchContext* ctx, const T* self, const I* index, const T* src,
                          T* out, int64_t outer, int64_t n, int64_t m, int64_t inner) {
   const int64_t total = outer * n * inner;
-  if (total > 0) std::memcpy(out, self, static_cast<size_t>(total) * sizeof(T));
+  // out may be self's own memory (the runtime's in-place reuse: OpTraits::in_place_input).
+  if (total > 0 && out != self) std::memcpy(out, self, static_cast<size_t>(total) * sizeof(T));
   constexpr bool kCount = Op == ScatterOp::Mean || !IncludeSelf;
   const int64_t lines = outer * inner;
   if (lines <= 0 || m <= 0) return;

@@ -238,6 +238,39 @@ FlowGraph prepare_on_host(const FlowGraph& graph, ExecPlan* plan) {
   return out;
 }
 
+// The nodes that run no kernel: a view (OpTraits::is_view: a reshape) of a plain value
+// becomes plan->views[output] = input, its output read in its input's memory. Where the view
+// is a graph output, the memory it views must be free to become that output's: an input or
+// a constant (the output is then a copy of it), or a kernel's result that is no other
+// output's memory; else the view runs its copy kernel. Returns, per node, whether it is one.
+std::vector<bool> find_views(const FlowGraph& graph, ExecPlan* plan) {
+  std::vector<bool> is_view(graph.nodes.size(), false);
+  const std::set<int> outputs(graph.outputs.begin(), graph.outputs.end());
+  std::set<int> output_memory(outputs);  // memory an output already holds
+  auto given = [&](int v) {
+    return graph.constants.count(v) ||
+           std::find(graph.inputs.begin(), graph.inputs.end(), v) != graph.inputs.end();
+  };
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    if (!n.op->traits().is_view || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
+    const int in = n.inputs[0], out = n.outputs[0];
+    const TensorType &a = graph.values[in], &b = graph.values[out];
+    if (a.dtype != b.dtype || !a.layout.is_plain() || !b.layout.is_plain() || given(out) ||
+        in == out)
+      continue;
+    int root = in;
+    while (plan->views.count(root)) root = plan->views.at(root);
+    if (outputs.count(out) && !given(root)) {
+      if (output_memory.count(root)) continue;
+      output_memory.insert(root);
+    }
+    plan->views[out] = in;
+    is_view[i] = true;
+  }
+  return is_view;
+}
+
 }  // namespace
 
 std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOptions& options) {
@@ -262,9 +295,13 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
   plan.constants = graph.constants;
   plan.symbols = symbols;
 
-  std::vector<ir::Task> tasks;
+  const std::vector<bool> is_view = find_views(graph, &plan);
+  std::vector<size_t> kernel_nodes;  // the nodes that run a kernel, in order
+  std::vector<ir::Task> tasks;       // theirs
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (is_view[i]) continue;
     const Node& node = graph.nodes[i];
+    kernel_nodes.push_back(i);
     tasks.push_back(lower_node(graph, node, node.op->name + "_" + std::to_string(i)));
   }
   tune::TuneOptions topt;
@@ -278,8 +315,8 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
   std::vector<std::pair<std::string, std::string>> plans;  // with dump_dir: (kernel, its plan)
   std::map<std::string, std::string> name_of_body;
   std::vector<std::tuple<size_t, int, PreparedConstant>> prepared;  // (launch, buffer, what)
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    const Node& node = graph.nodes[i];
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Node& node = graph.nodes[kernel_nodes[i]];
     const ir::Task& task = tasks[i];
     codegen::KernelConfig config;
     config.gemm = tuned[i].config;
@@ -306,6 +343,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
     launch.name = name;
     launch.op = describe(graph, node);
     launch.num_inputs = static_cast<int>(node.inputs.size());
+    if (node.outputs.size() == 1) launch.in_place = node.op->traits().in_place_input;
     launch.args = node.inputs;
     launch.args.insert(launch.args.end(), node.outputs.begin(), node.outputs.end());
     for (const auto& b : task.buffers)
@@ -314,7 +352,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
     launch.flops = cost.flops;
     launch.bytes = cost.bytes;
     plan.launches.push_back(std::move(launch));
-    report(options, "generating kernels", i + 1, graph.nodes.size());
+    report(options, "generating kernels", i + 1, tasks.size());
   }
   if (!options.dump_dir.empty() && tune::wants_tuning(topt))
     write_text(fs::path(options.dump_dir) / "tuning.txt", tuning_summary(tasks, tuned));

@@ -179,6 +179,7 @@ OpDef scatter_op(const std::string& reduce) {
   d.title = "Scatter" + reduce;
   d.kind = OpKind::Composite;
   d.declared_traits = library_traits();
+  d.declared_traits->in_place_input = 0;  // out starts as a copy of self (scatter_impl)
   d.num_inputs = 3;
   d.infer = [name](const std::vector<TensorType>& in, const OpAttrs& a) {
     check_arity(name, in, 3);

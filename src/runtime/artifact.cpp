@@ -13,6 +13,9 @@
 //   "costs"    per launch, its floating-point operations and bytes moved as size expressions
 //              ("" when unknown), for the profile; a file without it (written before it
 //              existed) loads with the counts unknown, and older embers ignore it
+//   "layouts"  the values whose layout is not plain (format version 5)
+//   "aliases"  the values that are views of others, which no launch writes, and the launches
+//              whose output may take an input's memory (format version 6)
 #include "ember/runtime/artifact.h"
 
 #include <dlfcn.h>
@@ -320,10 +323,25 @@ void CompiledModel::save(const std::string& path) {
   layouts.u32(static_cast<uint32_t>(laid.size() / 3));
   for (int64_t x : laid) layouts.i64(x);
 
+  // Memory one value reads or takes from another (format version 6): the views (view, base),
+  // then the launches whose output may take an input's memory (launch, that input's place).
+  Writer aliases;
+  aliases.u32(static_cast<uint32_t>(p.views.size()));
+  for (const auto& [v, base] : p.views) {
+    aliases.i64(v);
+    aliases.i64(base);
+  }
+  std::vector<int64_t> in_place;
+  for (size_t k = 0; k < p.launches.size(); ++k)
+    if (p.launches[k].in_place >= 0)
+      in_place.insert(in_place.end(), {static_cast<int64_t>(k), p.launches[k].in_place});
+  aliases.u32(static_cast<uint32_t>(in_place.size() / 2));
+  for (int64_t x : in_place) aliases.i64(x);
+
   std::vector<std::pair<const char*, std::string_view>> sections = {
       {"meta", meta.out},   {"plan", plan.out},       {"weights", weights},
       {"module", module},   {"sources", sources_rec}, {"prepared", prepared.out},
-      {"costs", costs.out}, {"layouts", layouts.out}};
+      {"costs", costs.out}, {"layouts", layouts.out}, {"aliases", aliases.out}};
   write_sections(path, sections);
   info_.file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
 }
@@ -415,6 +433,22 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
     plan.launches.push_back(std::move(l));
   }
   if (!pr.done()) pr.fail("it has bytes after its last record");
+  if (sections.count("aliases")) {  // format version 6: views, and outputs written in place
+    Reader ar = section("aliases");
+    const uint32_t n = ar.count(2 * 8);
+    for (uint32_t i = 0; i < n; ++i) {
+      const int v = ar.index(num_values), base = ar.index(num_values);
+      if (v == base || !plan.views.emplace(v, base).second) ar.fail("a view is listed twice");
+    }
+    const uint32_t m = ar.count(2 * 8);
+    for (uint32_t i = 0; i < m; ++i) {
+      KernelLaunch& l = plan.launches[static_cast<size_t>(ar.index(num_launches))];
+      const int64_t j = ar.i64();
+      if (j < 0 || j >= l.num_inputs) ar.fail("an in-place input is not an input of its launch");
+      l.in_place = static_cast<int>(j);
+    }
+    if (!ar.done()) ar.fail("it has bytes after its last record");
+  }
   if (sections.count("prepared")) {  // format version 2
     Reader pp = section("prepared");
     // Format version 4 starts each record with its preparation; earlier ones are GEMM panels.

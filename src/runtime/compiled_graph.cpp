@@ -75,7 +75,9 @@ namespace {
 
 CompiledGraph::Impl::Impl(const ExecPlan& p) : plan(p) {
   assign_roles();
+  resolve_views();
   analyze_launches();
+  share_in_place();
   check_constants();
   find_symbol_sources();
   find_births_and_deaths();
@@ -102,6 +104,13 @@ void CompiledGraph::Impl::assign_roles() {
                                                                << "a constant");
     role[v] = Role::Input;
   }
+  for (const auto& [v, base] : plan.views) {
+    check_id(v, "a view");
+    check_id(base, "a view's base");
+    EMBER_ASSERT(role[v] != Role::Input && role[v] != Role::Constant,
+                 "ExecPlan: value " << v << " is a view and a graph input or constant");
+    role[v] = Role::View;
+  }
   for (const auto& launch : plan.launches) {
     for (int v : launch.args) {
       check_id(v, ("launch " + launch.name).c_str());
@@ -117,6 +126,41 @@ void CompiledGraph::Impl::assign_roles() {
   }
 }
 
+// Each view's memory: the value at the end of its chain of views, which must have memory of
+// the same dtype and layout. An intermediate that an output views is written into the
+// output's memory, so it becomes an output; two outputs never share memory unless they are
+// copies (of an input or a constant).
+void CompiledGraph::Impl::resolve_views() {
+  const int n = static_cast<int>(plan.values.size());
+  memory_of.resize(n);
+  for (int v = 0; v < n; ++v) memory_of[v] = v;
+  for (const auto& [v, base] : plan.views) {
+    int r = base;
+    for (int steps = 0; role[r] == Role::View; ++steps) {
+      EMBER_ASSERT(steps < n, "ExecPlan: the views of value " << v << " form a cycle");
+      r = plan.views.at(r);
+    }
+    const TensorType &a = plan.values[v], &b = plan.values[r];
+    EMBER_ASSERT(a.dtype == b.dtype && a.layout.is_plain() && b.layout.is_plain(),
+                 "ExecPlan: value " << v << " (" << a.str() << ") views value " << r << " ("
+                                    << b.str() << "); a view is plain and of its base's dtype");
+    EMBER_ASSERT(!shape_is_concrete(a.shape) || !shape_is_concrete(b.shape) ||
+                     shape_nbytes(a.shape, a.dtype) == shape_nbytes(b.shape, b.dtype),
+                 "ExecPlan: value " << v << " (" << a.str() << ") views value " << r << " ("
+                                    << b.str() << ") of another size");
+    memory_of[v] = r;
+  }
+  std::map<int, int> output_of_memory;
+  for (int v : plan.outputs) {
+    const int r = memory_of[v];
+    if (role[r] == Role::Input || role[r] == Role::Constant) continue;  // copied
+    auto [it, inserted] = output_of_memory.emplace(r, v);
+    EMBER_ASSERT(inserted || it->second == v,
+                 "ExecPlan: outputs " << it->second << " and " << v << " share memory");
+    if (role[r] == Role::Intermediate) role[r] = Role::Output;
+  }
+}
+
 void CompiledGraph::Impl::analyze_launches() {
   writer.assign(plan.values.size(), -1);
   last_use.assign(plan.values.size(), -1);
@@ -129,26 +173,61 @@ void CompiledGraph::Impl::analyze_launches() {
                                      << l.num_inputs);
     for (int j = 0; j < num_args; ++j) {
       int v = l.args[j];
-      bool given = role[v] == Role::Input || role[v] == Role::Constant;
-      bool writes = l.num_inputs >= 0 ? j >= l.num_inputs : (!given && writer[v] < 0);
+      const int mem = memory_of[v];
+      bool given = role[mem] == Role::Input || role[mem] == Role::Constant;
+      bool writes = l.num_inputs >= 0 ? j >= l.num_inputs
+                                      : (!given && role[v] != Role::View && writer[v] < 0);
       if (writes) {
         EMBER_ASSERT(!given, "ExecPlan: launch " << l.name << " writes value " << v
                                                  << ", a graph input or constant");
+        EMBER_ASSERT(role[v] != Role::View,
+                     "ExecPlan: launch " << l.name << " writes value " << v << ", a view");
         EMBER_ASSERT(writer[v] < 0, "ExecPlan: value " << v << " is written by launch "
                                                        << plan.launches[writer[v]].name
                                                        << " and again by " << l.name);
         writer[v] = k;
       } else {
-        EMBER_ASSERT(given || (writer[v] >= 0 && writer[v] < k),
+        EMBER_ASSERT(given || (writer[mem] >= 0 && writer[mem] < k),
                      "ExecPlan: launch " << l.name << " reads value " << v
                                          << " before any launch writes it");
       }
       last_use[v] = k;
     }
   }
+  for (const auto& [v, base] : plan.views) {  // a view's readers keep its memory alive
+    const int mem = memory_of[v];
+    last_use[mem] = std::max(last_use[mem], last_use[v]);
+  }
   for (int v : plan.outputs) {
-    EMBER_ASSERT(role[v] != Role::Output || writer[v] >= 0,
+    const int mem = memory_of[v];
+    EMBER_ASSERT(role[mem] == Role::Input || role[mem] == Role::Constant || writer[mem] >= 0,
                  "ExecPlan: output value " << v << " is never written by a launch");
+  }
+}
+
+// A launch's first output takes the memory of its in_place input where that input is an
+// intermediate of the same type that dies at this launch and no other argument of it is in
+// that memory; the memory then lives until the output's last use.
+void CompiledGraph::Impl::share_in_place() {
+  for (int k = 0; k < static_cast<int>(plan.launches.size()); ++k) {
+    const KernelLaunch& l = plan.launches[k];
+    const int num_args = static_cast<int>(l.args.size());
+    if (l.in_place < 0 || l.num_inputs < 0 || l.in_place >= l.num_inputs ||
+        l.num_inputs >= num_args)
+      continue;
+    const int in = l.args[l.in_place], out = l.args[l.num_inputs];
+    if (memory_of[in] != in || role[in] != Role::Intermediate || last_use[in] != k ||
+        role[out] != Role::Intermediate || memory_of[out] != out)
+      continue;
+    const TensorType &a = plan.values[in], &b = plan.values[out];
+    if (a.dtype != b.dtype || !(a.layout == b.layout) || !shape_equal(a.shape, b.shape)) continue;
+    bool elsewhere = false;  // another argument reads or writes that memory
+    for (int j = 0; j < num_args; ++j)
+      elsewhere = elsewhere || (j != l.in_place && j != l.num_inputs && memory_of[l.args[j]] == in);
+    if (elsewhere) continue;
+    for (int& m : memory_of)
+      if (m == out) m = in;  // out and the views of it
+    last_use[in] = std::max(last_use[in], last_use[out]);
   }
 }
 
@@ -369,7 +448,7 @@ std::vector<Tensor> CompiledGraph::run_timed(const std::vector<Tensor>& inputs,
     const KernelLaunch& l = plan_.launches[k];
     m.allocate_outputs(static_cast<int>(k), *rp, &made, &ptrs);
     args.clear();
-    for (int v : l.args) args.push_back(ptrs[v]);
+    for (int v : l.args) args.push_back(ptrs[m.memory_of[v]]);
     for (int64_t off : rp->scratch_offsets[k]) args.push_back(base + off);
     if (launch_seconds) {
       auto t0 = std::chrono::steady_clock::now();
@@ -392,6 +471,12 @@ int64_t CompiledGraph::prepared_weight_bytes() const {
   for (const PreparedConstant& pc : plan_.prepared)
     if (auto it = plan_.constants.find(pc.value); it != plan_.constants.end())
       bytes += it->second.nbytes();
+  return bytes;
+}
+
+int64_t CompiledGraph::constant_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& [v, t] : plan_.constants) bytes += t.nbytes();
   return bytes;
 }
 

@@ -21,7 +21,9 @@
 namespace ember {
 namespace detail {
 
-enum class Role : uint8_t { Unused, Input, Constant, Intermediate, Output };
+// A View has no memory of its own (ExecPlan::views); an Intermediate whose view is an output
+// becomes an Output: it is written into the output's memory.
+enum class Role : uint8_t { Unused, Input, Constant, Intermediate, Output, View };
 
 using SymbolValues = std::map<std::string, int64_t>;
 
@@ -50,6 +52,8 @@ struct CompiledGraph::Impl {
   explicit Impl(const ExecPlan& p);
 
   void assign_roles();
+  void resolve_views();
+  void share_in_place();
   void analyze_launches();
   void check_constants() const;
   void find_symbol_sources();
@@ -70,7 +74,10 @@ struct CompiledGraph::Impl {
   const ExecPlan& plan;
   std::vector<detail::Role> role;  // per value
   std::vector<int> writer;         // per value: the launch that writes it, -1 if none
-  std::vector<int> last_use;       // per value: the last launch that uses it, -1 if none
+  std::vector<int> last_use;       // per value: the last launch that uses it (or a view of it),
+                                   // -1 if none
+  std::vector<int> memory_of;      // per value: the value whose memory it is (itself unless a
+                                   // view, or written over another: KernelLaunch::in_place)
   std::map<std::string, detail::SymbolSource> sources;
   // The distinct values among the outputs (an output listed twice is returned twice, as one
   // tensor); per output, its place among them.

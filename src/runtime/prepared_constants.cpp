@@ -184,6 +184,12 @@ Tensor unprepare_constant(const Tensor& panels, const PreparedConstant& pc,
 std::set<int> values_read(const ExecPlan& plan) {
   std::set<int> read(plan.outputs.begin(), plan.outputs.end());
   for (const KernelLaunch& l : plan.launches) read.insert(l.args.begin(), l.args.end());
+  // What a read view views is read too (its chain of views, followed until nothing is new).
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [v, base] : plan.views)
+      if (read.count(v) && read.insert(base).second) grew = true;
+  }
   return read;
 }
 

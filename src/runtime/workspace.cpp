@@ -65,7 +65,8 @@ void CompiledGraph::Impl::find_births_and_deaths() {
     auto [it, inserted] = slot_of.emplace(v, static_cast<int>(distinct_outputs.size()));
     if (inserted) {
       distinct_outputs.push_back(v);
-      if (role[v] == Role::Output) outputs_born[writer[v]].push_back(it->second);
+      const int mem = memory_of[v];
+      if (role[mem] == Role::Output) outputs_born[writer[mem]].push_back(it->second);
     }
     output_slot.push_back(it->second);
   }
@@ -91,12 +92,21 @@ std::shared_ptr<const RunPlan> CompiledGraph::Impl::make_plan(const SymbolValues
   for (size_t v = 0; v < n; ++v) {
     if (role[v] == Role::Unused) continue;
     rp->dims[v] = eval_shape(plan.values[v].shape, env, "value " + std::to_string(v));
-    if (role[v] != Role::Intermediate) continue;
+    if (role[v] != Role::Intermediate || memory_of[v] != static_cast<int>(v)) continue;
     // Its memory as its layout lays it out (a blocked value's padding lanes included).
     const Shape memory = plan.values[v].layout.physical_shape(concrete_shape(rp->dims[v]));
     buffers.push_back({bytes_of(shape_values(memory), plan.values[v].dtype), writer[v],
                        std::max(writer[v], last_use[v])});
     placed.push_back(&rp->offsets[v]);
+  }
+  for (const auto& [v, base] : plan.views) {
+    const int mem = memory_of[v];
+    EMBER_ASSERT(bytes_of(rp->dims[v], plan.values[v].dtype) ==
+                     bytes_of(rp->dims[mem], plan.values[mem].dtype),
+                 "ExecPlan: value "
+                     << v << " " << shape_str(concrete_shape(rp->dims[v])) << " views value " << mem
+                     << " " << shape_str(concrete_shape(rp->dims[mem])) << " of another size with "
+                     << detail::symbols_text(env));
   }
   for (int k = 0; k < static_cast<int>(plan.launches.size()); ++k) {
     const KernelLaunch& l = plan.launches[k];
@@ -208,9 +218,10 @@ std::vector<Tensor> CompiledGraph::Impl::copied_outputs(const RunPlan& rp,
   std::vector<Tensor> made(distinct_outputs.size());
   for (size_t d = 0; d < distinct_outputs.size(); ++d) {
     int v = distinct_outputs[d];
-    if (role[v] != Role::Input && role[v] != Role::Constant) continue;
+    const int mem = memory_of[v];  // v itself, or what it views
+    if (role[mem] != Role::Input && role[mem] != Role::Constant) continue;
     made[d] = Tensor::empty(concrete_shape(rp.dims[v]), plan.values[v].dtype);
-    std::memcpy(made[d].data(), ptrs[v], static_cast<size_t>(made[d].nbytes()));
+    std::memcpy(made[d].data(), ptrs[mem], static_cast<size_t>(made[d].nbytes()));
   }
   return made;
 }
@@ -220,7 +231,7 @@ void CompiledGraph::Impl::allocate_outputs(int launch, const RunPlan& rp, std::v
   for (int d : outputs_born[launch]) {
     int v = distinct_outputs[d];
     (*made)[d] = Tensor::empty(concrete_shape(rp.dims[v]), plan.values[v].dtype);
-    (*ptrs)[v] = (*made)[d].data();
+    (*ptrs)[memory_of[v]] = (*made)[d].data();  // the kernels write what v views, if a view
   }
 }
 

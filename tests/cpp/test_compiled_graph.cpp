@@ -397,6 +397,153 @@ TEST(CompiledGraphTest, WithoutNumInputsTheFirstUseIsTheWrite) {
   EXPECT_EQ(floats(g.run({x, y})[0]), expected_chain(x, y));
 }
 
+// ---- views (ExecPlan::views): values read in another value's memory --------------------------
+
+// x, y: [n, 4];  t = x + y;  v = t viewed as [n, 2, 2];  u = 2 * v;  out = u + v, [n, 2, 2].
+// Only v's readers keep t alive past launch 0: were t freed there, u would take its place.
+ExecPlan view_plan() {
+  ir::Expr n = ir::var("n");
+  ExecPlan p;
+  for (int i = 0; i < 3; ++i) p.values.push_back(f32({n, 4}));  // 0 x, 1 y, 2 t
+  p.values.push_back(f32({n, 2, 2}));                           // 3 v
+  p.values.push_back(f32({n, 2, 2}));                           // 4 u
+  p.values.push_back(f32({n, 2, 2}));                           // 5 out
+  p.inputs = {0, 1};
+  p.outputs = {5};
+  p.symbols = {"n"};
+  p.views[3] = 2;
+  p.launches.push_back(launch("add0", add_kernel, {0, 1, 2}, 2));
+  p.launches.push_back(launch("scale1", scale_kernel, {3, 4}, 1, {f32({n, 4})}));
+  p.launches.push_back(launch("add2", add_kernel, {4, 3, 5}, 2));
+  return p;
+}
+
+TEST(CompiledGraphViewsTest, AViewsReadersKeepItsMemoryAlive) {
+  CompiledGraph g(view_plan());
+  Tensor x = randn({5, 4}, DType::float32, Device::cpu(), 1);
+  Tensor y = randn({5, 4}, DType::float32, Device::cpu(), 2);
+  std::vector<Tensor> out = g.run({x, y});
+  EXPECT_EQ(shape_values(out[0].shape()), (std::vector<int64_t>{5, 2, 2}));
+  for (int64_t i = 0; i < 20; ++i) {
+    float t = x.data_as<float>()[i] + y.data_as<float>()[i];
+    EXPECT_EQ(out[0].data_as<float>()[i], t * 2.0f + t) << i;
+  }
+  // t, u and the scratch buffer (80 bytes each, 128 aligned): v takes no memory of its own,
+  // and t lives until launch 2, so none of the three share.
+  EXPECT_EQ(g.memory_stats().workspace_bytes, 3 * 128);
+}
+
+TEST(CompiledGraphViewsTest, AViewOfAKernelsResultIsWrittenAsTheOutput) {
+  ExecPlan p = view_plan();
+  p.outputs = {3, 5};  // v too: t is written into v's output tensor
+  CompiledGraph g(std::move(p));
+  Tensor x = randn({3, 4}, DType::float32, Device::cpu(), 3);
+  Tensor y = randn({3, 4}, DType::float32, Device::cpu(), 4);
+  std::vector<Tensor> out = g.run({x, y});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(shape_values(out[0].shape()), (std::vector<int64_t>{3, 2, 2}));
+  for (int64_t i = 0; i < 12; ++i) {
+    float t = x.data_as<float>()[i] + y.data_as<float>()[i];
+    EXPECT_EQ(out[0].data_as<float>()[i], t) << i;
+    EXPECT_EQ(out[1].data_as<float>()[i], 3.0f * t) << i;
+  }
+  EXPECT_EQ(g.memory_stats().workspace_bytes, 2 * 64);  // u and the scratch, 48 bytes each
+  // A second run writes fresh tensors: the first run's outputs keep their values.
+  std::vector<float> first = floats(out[0]);
+  std::vector<Tensor> again = g.run({y, x});
+  EXPECT_NE(again[0].data(), out[0].data());
+  EXPECT_EQ(floats(out[0]), first);
+}
+
+TEST(CompiledGraphViewsTest, AViewOfAnInputReturnedIsACopy) {
+  ExecPlan p = view_plan();
+  p.values[3] = f32({ir::var("n"), 2, 2});
+  p.views = {{3, 0}};  // v views x
+  p.outputs = {3, 5};
+  CompiledGraph g(std::move(p));
+  Tensor x = randn({2, 4}, DType::float32, Device::cpu(), 5);
+  Tensor y = randn({2, 4}, DType::float32, Device::cpu(), 6);
+  std::vector<Tensor> out = g.run({x, y});
+  EXPECT_NE(out[0].data(), x.data());
+  EXPECT_EQ(floats(out[0]), floats(x));
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_EQ(out[1].data_as<float>()[i], 3.0f * x.data_as<float>()[i]);
+  out[0].data_as<float>()[0] += 1.0f;  // the caller's copy: x stays as it was
+  EXPECT_NE(out[0].data_as<float>()[0], x.data_as<float>()[0]);
+}
+
+TEST(CompiledGraphViewsTest, RunReleasingKeepsAnInputUntilItsViewIsRead) {
+  ExecPlan p = view_plan();
+  p.views = {{3, 0}};  // v views x: x is read at launch 2, through v
+  CompiledGraph g(std::move(p));
+  Tensor x = randn({2, 4}, DType::float32, Device::cpu(), 7);
+  Tensor y = randn({2, 4}, DType::float32, Device::cpu(), 8);
+  std::vector<float> want = floats(x);
+  for (float& w : want) w *= 3.0f;
+  std::vector<Tensor> inputs = {x, y};
+  std::vector<Tensor> out = g.run_releasing(inputs);
+  EXPECT_FALSE(inputs[0].defined());
+  EXPECT_EQ(floats(out[0]), want);
+}
+
+TEST(CompiledGraphViewsTest, InvalidViewsAreInternalErrors) {
+  ExecPlan written = view_plan();
+  written.launches[0].args = {0, 1, 3};  // a launch writes the view
+  EXPECT_THROW(CompiledGraph{written}, InternalError);
+
+  ExecPlan cycle = view_plan();
+  cycle.views = {{3, 4}, {4, 3}};
+  EXPECT_THROW(CompiledGraph{cycle}, InternalError);
+
+  ExecPlan shared = view_plan();  // two outputs in t's memory
+  shared.values.push_back(f32({ir::var("n"), 4}));
+  shared.views[6] = 2;
+  shared.outputs = {3, 6};
+  EXPECT_THROW(CompiledGraph{shared}, InternalError);
+
+  ExecPlan dtype = view_plan();
+  dtype.values[3].dtype = DType::int32;
+  EXPECT_THROW(CompiledGraph{dtype}, InternalError);
+
+  ExecPlan size = view_plan();  // [n, 4] viewed as [n, 3]: caught at the run
+  size.values[3] = f32({ir::var("n"), 3});
+  CompiledGraph g(std::move(size));
+  EXPECT_THROW(g.run({ones({2, 4}), ones({2, 4})}), InternalError);
+}
+
+TEST(CompiledGraphViewsTest, AnOutputTakesTheMemoryOfAnInputThatDiesAtItsLaunch) {
+  ExecPlan p = chain_plan();
+  p.launches[1].in_place = 0;  // t2 = 2 * t1 over t1, its last use
+  CompiledGraph g(std::move(p));
+  Tensor x = randn({64, 4}, DType::float32, Device::cpu(), 9);
+  Tensor y = randn({64, 4}, DType::float32, Device::cpu(), 10);
+  EXPECT_EQ(floats(g.run({x, y})[0]), expected_chain(x, y));
+  // t1 and t2 in one KiB, the scratch buffer beside them; t3 then takes the scratch's place.
+  // Without sharing (ReusesMemoryAlongAChain) launch 1 holds t1, t2 and the scratch: 3 KiB.
+  EXPECT_EQ(g.memory_stats().workspace_bytes, 2 * 1024);
+}
+
+TEST(CompiledGraphViewsTest, AnInputStillReadLaterOrAGraphInputIsNotWrittenOver) {
+  ExecPlan later = view_plan();  // scale1 reads v, a view of t that add2 reads again
+  later.launches[1].in_place = 0;
+  CompiledGraph g(std::move(later));
+  Tensor x = randn({5, 4}, DType::float32, Device::cpu(), 11);
+  Tensor y = randn({5, 4}, DType::float32, Device::cpu(), 12);
+  std::vector<Tensor> out = g.run({x, y});
+  for (int64_t i = 0; i < 20; ++i) {
+    float t = x.data_as<float>()[i] + y.data_as<float>()[i];
+    EXPECT_EQ(out[0].data_as<float>()[i], t * 2.0f + t) << i;
+  }
+  EXPECT_EQ(g.memory_stats().workspace_bytes, 3 * 128);
+
+  ExecPlan input = chain_plan();  // add0 over x, a graph input
+  input.launches[0].in_place = 0;
+  CompiledGraph h(std::move(input));
+  std::vector<float> before = floats(x);
+  EXPECT_EQ(floats(h.run({x, y})[0]), expected_chain(x, y));
+  EXPECT_EQ(floats(x), before);
+}
+
 // ---- the planner alone ----------------------------------------------------------------------
 
 TEST(MemoryPlanTest, BestFitReusesFreedBlocks) {

@@ -289,7 +289,7 @@ def test_blocked_filters_are_stored_as_their_weights(tmp_path, monkeypatch):
     with torch.no_grad():
         torch.testing.assert_close(expected, model(x), rtol=1e-4, atol=1e-5)
     got = _run_in_a_new_process(tmp_path, path, x,
-                                check='m.info()["format_version"] == 5, m.info()')
+                                check='m.info()["format_version"] == 6, m.info()')
     assert np.array_equal(got, expected.numpy())
 
 

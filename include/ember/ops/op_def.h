@@ -97,6 +97,11 @@ struct OpTraits {
   // Matmul: its second operand is stored [..., N, K] (as a Linear layer stores its weight)
   // and the product reads it transposed in place: b[..., k, n] is b_stored[..., n, k].
   bool b_transposed = false;
+  // An input (by position) whose memory its one output may take where that input dies at
+  // it (KernelLaunch::in_place): its kernel reads each element of that input before it
+  // writes the output's same element, or copies the input first, and works when both are
+  // one buffer. -1: none.
+  int in_place_input = -1;
   // Which layouts (ember/ir/layout.h) its inputs may have, and its outputs' (LayoutRule).
   LayoutRule layouts = LayoutRule::Plain;
   // Not declared yet, and no pass asks: its gradient. It belongs here when a pass needs it.

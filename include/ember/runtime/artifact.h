@@ -51,8 +51,10 @@ struct ArtifactError : Error {
 // (stripped) and the sources compressed; 4: each "prepared" record starts with its
 // preparation (GEMM panels, Winograd filters: stored as their 3x3 weights); 5: the "layouts"
 // section (the values whose layout is not plain: a blocked convolution's activations) and the
-// blocked convolution's filters (stored as their weights, made again at load).
-constexpr int kArtifactFormatVersion = 5;
+// blocked convolution's filters (stored as their weights, made again at load); 6: the "aliases"
+// section (values that are reshapes of others, read in their memory, and launches whose
+// output may take an input's memory).
+constexpr int kArtifactFormatVersion = 6;
 
 struct TensorInfo {
   std::string name;

@@ -29,6 +29,11 @@ struct KernelLaunch {
   // How many of `args` are the task's inputs (the rest are its outputs). -1: not given; the
   // runtime then takes a value's first appearance as its write and cannot check the order.
   int num_inputs = -1;
+  // Which input (its place in `args`) the launch's first output may be written over, or -1:
+  // where that input is an intermediate that dies at this launch, of the output's type, and
+  // no other argument is in its memory, the output takes its memory (OpTraits::
+  // in_place_input: the kernel copies or reads each element before writing it).
+  int in_place = -1;
   // What one launch does, in the graph's symbols (codegen::task_cost): floating-point
   // operations (undefined when its routine cannot say) and bytes read and written
   // (undefined when not known, e.g. a model saved before they were recorded).
@@ -93,6 +98,12 @@ struct ExecPlan {
   std::shared_ptr<void> modules;               // keeps the loaded shared objects alive
   std::shared_ptr<const KernelBinary> binary;  // null when the plan has no kernels
   std::vector<PreparedConstant> prepared;      // constants that are prepared forms of others
+  // Values that no launch writes: each is another value's memory read with its own shape (a
+  // reshape of a plain value, which then runs no kernel). view -> the value it views; both
+  // plain, of one dtype and byte size. A view that is an output is its own tensor: viewing
+  // an input or a constant, it is copied; viewing a kernel's result, that result is written
+  // into the output's memory (no other output may then share it).
+  std::map<int, int> views;
 };
 
 // Makes pc's prepared form of `source` (the plan's value pc->source): GemmPanels with
@@ -206,6 +217,8 @@ class CompiledGraph {
   // Bytes of the constants prepared for the kernels (ExecPlan::prepared), counted in the
   // plan's constants too.
   int64_t prepared_weight_bytes() const;
+  // Bytes of the constants the graph holds for its lifetime (weights, folded values).
+  int64_t constant_bytes() const;
   // Threads the kernels may use (default: ember::get_num_threads() when it runs).
   void set_num_threads(int n);
   // set_num_threads' value, else the process-wide ember::get_num_threads() at run time.
