@@ -139,11 +139,13 @@ void bind_resize_and_more(nb::module_& m) {
       "expression of symbols ('n', 'n - 1'); the other bound and the step are then integers.");
   m.def(
       "full",
-      [](const ShapeArg& shape, double value, const DTypeArg& dtype) {
-        return ops::full(shape.get(), value, dtype.get());
+      [](const ShapeArg& shape, double value, const DTypeArg& dtype, bool in_graph) {
+        return ops::full(shape.get(), value, dtype.get(), in_graph);
       },
-      nb::arg("shape"), nb::arg("value"), nb::arg("dtype") = "float32",
-      "A tensor of shape filled with value (an operator: traced graphs keep it as a node).");
+      nb::arg("shape"), nb::arg("value"), nb::arg("dtype") = "float32", nb::arg("in_graph") = false,
+      "A tensor of shape filled with value (an operator: traced graphs keep it as a node). "
+      "in_graph=True traces it even where the shape is known: the graph computes it where it "
+      "is read instead of keeping a constant of that size.");
   m.def(
       "random_uniform",
       [](const Tensor& seed, const ShapeArg& shape) {

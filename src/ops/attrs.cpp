@@ -110,11 +110,14 @@ bool ArangeAttrs::operator==(const ArangeAttrs& o) const {
 }
 
 AttrFields FullAttrs::fields() const {
-  return {{"shape", shape_str(shape)}, {"value", num(value)}, {"dtype", dtype_name(dtype)}};
+  AttrFields f = {{"shape", shape_str(shape)}, {"value", num(value)}, {"dtype", dtype_name(dtype)}};
+  if (in_graph) f.push_back({"in_graph", "true"});
+  return f;
 }
 
 bool FullAttrs::operator==(const FullAttrs& o) const {
-  return shape_equal(shape, o.shape) && value == o.value && dtype == o.dtype;
+  return shape_equal(shape, o.shape) && value == o.value && dtype == o.dtype &&
+         in_graph == o.in_graph;
 }
 
 AttrFields TriAttrs::fields() const { return {{"diagonal", std::to_string(diagonal)}}; }
@@ -156,6 +159,11 @@ bool attrs_use_symbols(const OpAttrs& a) {
     if (e.defined() && !e.as_int()) return true;
   }
   return false;
+}
+
+bool attrs_in_graph(const OpAttrs& a) {
+  const auto* f = std::get_if<FullAttrs>(&a);
+  return f != nullptr && f->in_graph;
 }
 
 AttrFields attr_fields(const OpAttrs& a) {

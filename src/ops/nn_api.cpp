@@ -164,8 +164,8 @@ Tensor arange(const ir::Expr& start, const ir::Expr& stop, int64_t step, DType d
   return apply1("arange", {}, a);
 }
 
-Tensor full(const Shape& shape, double value, DType dtype) {
-  return apply1("full", {}, FullAttrs{shape, value, dtype});
+Tensor full(const Shape& shape, double value, DType dtype, bool in_graph) {
+  return apply1("full", {}, FullAttrs{shape, value, dtype, in_graph});
 }
 
 Tensor random_uniform(const Tensor& seed, const Shape& shape) {

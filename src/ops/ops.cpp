@@ -41,8 +41,9 @@ std::vector<Tensor> apply(const OpDef& def, const std::vector<Tensor>& inputs,
   opdefs::check_arity(op, types, def.num_inputs);
   const std::vector<TensorType> outs = def.infer_types(types, attrs);
   // An operator whose shape or attributes name symbols (a factory of a symbolic shape, an
-  // arange from n) is traced too: it runs inside a graph whose inputs bind them.
-  symbolic = symbolic || attrs_use_symbols(attrs);
+  // arange from n) is traced too: it runs inside a graph whose inputs bind them; so is one
+  // whose attributes ask for it (a fill computed in the graph, never held as a constant).
+  symbolic = symbolic || attrs_use_symbols(attrs) || attrs_in_graph(attrs);
   for (const TensorType& t : outs) symbolic = symbolic || !shape_is_concrete(t.shape);
 
   std::vector<Tensor> results;

@@ -135,11 +135,14 @@ struct ArangeAttrs {
 };
 
 // full: a tensor of `shape` holding `value`. Symbols in the shape must be bound by the
-// graph's inputs (full has none of its own).
+// graph's inputs (full has none of its own). `in_graph`: traced, and computed by the graph
+// where it is read, even where the shape is known (a large fill that a constant would keep
+// in memory for the graph's lifetime: a training backward's zeros to scatter into).
 struct FullAttrs {
   Shape shape;
   double value = 0;
   DType dtype = DType::float32;
+  bool in_graph = false;
   AttrFields fields() const;
   bool operator==(const FullAttrs& o) const;
 };
@@ -216,6 +219,9 @@ std::vector<ir::Expr> attr_size_exprs(const OpAttrs& a);
 // Whether the attributes name symbols (a symbolic bound or size): such an operator can only
 // run inside a graph whose inputs bind them, so it is traced even without symbolic inputs.
 bool attrs_use_symbols(const OpAttrs& a);
+// Whether the attributes ask for the operator to be traced even on concrete inputs
+// (FullAttrs::in_graph).
+bool attrs_in_graph(const OpAttrs& a);
 
 // The attributes as the given struct; ember::InternalError if they are not.
 template <class T>

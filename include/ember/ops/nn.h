@@ -68,7 +68,9 @@ Tensor arange(double start, double stop, double step = 1, DType dtype = DType::i
 // arange with integer bounds that may be size expressions ("n", "n - 1"), known at run time.
 Tensor arange(const ir::Expr& start, const ir::Expr& stop, int64_t step = 1,
               DType dtype = DType::int64);
-Tensor full(const Shape& shape, double value, DType dtype = DType::float32);
+// in_graph: traced even where the shape is known, so that the graph computes it where it is
+// read instead of keeping a constant (FullAttrs::in_graph).
+Tensor full(const Shape& shape, double value, DType dtype = DType::float32, bool in_graph = false);
 // float32 uniform in [0, 1) of `shape`, drawn by Philox-4x32-10 from seed, an int64 tensor
 // [seed, offset]: element i (row-major) uses key `seed` and counter (i, offset). The same
 // seed gives the same values, on any ISA and however the kernel is fused.

@@ -71,6 +71,27 @@ def is_creation(node: torch.fx.Node) -> bool:
     return name in _CREATION_NAMES or name.split(".")[0] in _CREATION_NAMES
 
 
+# A fill (torch.zeros, ones, full) of a static shape this large or larger is computed in the
+# graph where it is read (ember.ops.full(in_graph=True), converters/common.full): as a
+# constant, the compiled graph would keep it in memory for its lifetime (a training
+# backward's zeros that an embedding's gradient is scattered into: 147 MiB for GPT-2's), and
+# its readers would stream it from memory at every run instead of writing the value. Smaller
+# ones stay constants, which constant folding computes with.
+IN_GRAPH_FILL_BYTES = 1 << 20
+_FILL_NAMES = {"ones", "zeros", "full"}
+
+
+def is_large_fill(node: torch.fx.Node) -> bool:
+    """Whether `node` creates a fill of IN_GRAPH_FILL_BYTES or more (not folded into a
+    constant: its converter computes it in the graph)."""
+    if node.op != "call_function":
+        return False
+    name = getattr(node.target, "__name__", "")
+    meta = node.meta.get("example_value", node.meta.get("val"))
+    return (name.split(".")[0] in _FILL_NAMES and isinstance(meta, torch.Tensor)
+            and meta.numel() * meta.element_size() >= IN_GRAPH_FILL_BYTES)
+
+
 def fetch_attr(gm: torch.nn.Module, target: str) -> Any:
     obj: Any = gm
     for part in target.split("."):

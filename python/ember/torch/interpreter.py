@@ -54,6 +54,7 @@ from ember.torch.fx_nodes import (
     is_creation,
     is_dynamic,
     is_forced,
+    is_large_fill,
     is_shape_value,
     node_public_name,
     node_target,
@@ -503,7 +504,7 @@ class FxConverter:
             elif isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
                 if sym_dim_free(v):
                     return False
-        if not has_const_tensor and not is_creation(node):
+        if not has_const_tensor and (not is_creation(node) or is_large_fill(node)):
             return False
         if _has_symbolic_shape(expected_value(node)):
             # torch.zeros(x.size()): the sizes reach it as ember's size names, and a result

@@ -117,7 +117,7 @@ def max_pool2d_with_indices_backward(grad_output: Any, self: Any, kernel_size: A
         raise unsupported(f"max_pool2d_with_indices_backward of a rank-{rank(self)} input")
     src = ops.reshape(grad_output, [-1, _plane_size(grad_output)])
     index = ops.reshape(indices, [-1, _plane_size(indices)])
-    zeros = zeros_in_graph(src, [src.shape[0], _plane_size(self)], dtype_name(self))
+    zeros = zeros_in_graph([src.shape[0], _plane_size(self)], dtype_name(self))
     out = scatters._scatter(zeros, 1, index, src, "sum")
     return ops.reshape(out, shape_of(self))
 
@@ -138,7 +138,7 @@ def _windows_backward(grad_output: Any, self: Any, table: torch.Tensor,
     rows = dy.shape[0]
     src = ops.reshape(ops.expand(dy, [rows, o, kk]), [rows, o * kk])
     index = ops.expand(int_constant(table.reshape(1, o * kk)), [rows, o * kk])
-    zeros = zeros_in_graph(src, [rows, plane + 1], dt)
+    zeros = zeros_in_graph([rows, plane + 1], dt)
     out = scatters._scatter(zeros, 1, index, src, "sum")
     out = ops.slice(out, [1], [0], [plane], [1])
     return ops.reshape(out, shape_of(self))

@@ -3,6 +3,7 @@ constants built at compile time."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from ember.torch.context import (
     torch_dtype,
     weight_to_ember,
 )
+from ember.torch.fx_nodes import IN_GRAPH_FILL_BYTES
 
 ops = ember.ops
 
@@ -339,9 +341,10 @@ def constant(tensor: torch.Tensor) -> Any:
 
 
 def full(shape: Sequence[Any], value: Any, dtype: str) -> Any:
-    """A tensor of `shape` filled with `value`: a constant when the shape is static, else the
-    constant broadcast to the symbolic shape. A value known only at run time (a SymFloat
-    computed from a size) is a 0-d runtime input broadcast to the shape."""
+    """A tensor of `shape` filled with `value`: a constant when the shape is static and it
+    is smaller than IN_GRAPH_FILL_BYTES (fx_nodes.py), else computed in the graph. A value
+    known only at run time (a SymFloat computed from a size) is a 0-d runtime input broadcast
+    to the shape."""
     dims = [sym_size(s) for s in shape]
     if is_tensor(value):  # a 0-d tensor known when the graph runs (torch.full(s, x.max()))
         if rank(value) != 0:
@@ -351,22 +354,17 @@ def full(shape: Sequence[Any], value: Any, dtype: str) -> Any:
         scalar = ops.reshape(runtime_scalar(value, dtype), [1] * len(dims))
         return ops.expand(scalar, dims)
     value = py_value(value)
-    if all(isinstance(d, int) for d in dims):
+    if all(isinstance(d, int) for d in dims) and (
+            math.prod(dims) * torch_dtype(dtype).itemsize < IN_GRAPH_FILL_BYTES):
         return constant(torch.full(dims, value, dtype=torch_dtype(dtype)))
-    return ops.full(dims, value, dtype)
+    return ops.full(dims, value, dtype, in_graph=True)
 
 
-def zeros_in_graph(anchor: Any, shape: Sequence[Any], dtype: str) -> Any:
-    """Zeros of a static `shape` computed in the graph being traced, not held as a constant:
-    ember runs an operator whose inputs are all concrete at once, so `full` of a static shape
-    is a tensor the compiled graph keeps between calls (a training backward's zero fills
-    would stay resident). Made from one element of `anchor`, a traced tensor with at least
-    one element, compared with itself (`less`: false for every value, NaN included), cast to
-    `dtype` and broadcast: fused into the kernel that reads it, or an intermediate of the
+def zeros_in_graph(shape: Sequence[Any], dtype: str) -> Any:
+    """Zeros of `shape` computed in the graph being traced, never held as a constant (see
+    fx_nodes.IN_GRAPH_FILL_BYTES): fused into the kernel that reads them, or an intermediate of the
     workspace."""
-    first = ops.slice(ops.reshape(anchor, [-1]), [0], [0], [1], [1], clamp=False)
-    zero = ops.cast(ops.less(first, first), dtype)
-    return ops.expand(ops.reshape(zero, [1] * len(shape)), list(shape))
+    return ops.full(list(shape), 0.0, dtype, in_graph=True)
 
 
 def transposed_constant(w: Any) -> Any:

@@ -102,7 +102,7 @@ def conv_padding(x: Any, padding: Any, weight: Any, dilation: Sequence[int],
         if t % 2:
             shape = shape_of(x)
             axis = rank(x) - k + a
-            zeros = zeros_in_graph(x, shape[:axis] + [1] + shape[axis + 1:], dtype_name(x))
+            zeros = zeros_in_graph(shape[:axis] + [1] + shape[axis + 1:], dtype_name(x))
             x = ops.concat([x, zeros], axis)
     return x, tuple(t // 2 for t in total)
 

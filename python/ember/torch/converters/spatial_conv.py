@@ -207,7 +207,7 @@ def _transpose_by_phases(x: Any, weight: Any, s: list[int], p: list[int], g: int
     parts: dict[tuple[int, ...], Any] = {}
     for r in itertools.product(*[range(st) for st in s]):
         y = phase(r)
-        parts[r] = (zeros_in_graph(x, spread, dt) if y is None else ops.reshape(y, spread))
+        parts[r] = (zeros_in_graph(spread, dt) if y is None else ops.reshape(y, spread))
     for a in reversed(range(k)):
         merged: dict[tuple[int, ...], Any] = {}
         for r in itertools.product(*[range(st) for st in s[:a]]):
@@ -227,7 +227,7 @@ def _pad_zeros(x: Any, axis: int, before: int, after: int, dt: str) -> Any:
     if before <= 0 and after <= 0:
         return x
     shape = shape_of(x)
-    zeros = [zeros_in_graph(x, shape[:axis] + [n] + shape[axis + 1:], dt) if n > 0 else None
+    zeros = [zeros_in_graph(shape[:axis] + [n] + shape[axis + 1:], dt) if n > 0 else None
              for n in (before, after)]
     return ops.concat([v for v in (zeros[0], x, zeros[1]) if v is not None], axis)
 
@@ -247,7 +247,7 @@ def _zeros_between(x: Any, stride: list[int], dt: str) -> Any:
             n = shape[ax]
             z = ops.unsqueeze(x, [ax + 1])
             zshape = shape[:ax + 1] + [st - 1] + shape[ax + 1:]
-            z = ops.concat([z, zeros_in_graph(x, zshape, dt)], ax + 1)
+            z = ops.concat([z, zeros_in_graph(zshape, dt)], ax + 1)
             shape[ax] = n * st
             x = ops.slice(ops.reshape(z, shape), [ax], [0], [(n - 1) * st + 1], [1])
     return x
