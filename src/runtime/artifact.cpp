@@ -31,6 +31,7 @@
 
 #include "artifact_file.h"
 #include "artifact_module.h"
+#include "artifact_plan.h"
 #include "ember/support/cpu.h"
 #include "ember/support/hash.h"
 #include "ember_rt/gemm_prepared.h"
@@ -43,6 +44,7 @@ namespace ember {
 namespace {
 
 using namespace artifact_file;    // NOLINT: the container's records and sections
+using namespace artifact_plan;    // NOLINT: the plan's other sections
 using namespace artifact_module;  // NOLINT: the machine code: read, stripped, linked
 
 // Which constants the file stores (value -> tensor): each prepared constant (ExecPlan::
@@ -115,31 +117,6 @@ bool has_gemm_panels(const ExecPlan& plan) {
 
 std::mutex rebuilder_mu;
 detail::KernelRebuilder g_rebuilder = nullptr;
-
-// The "costs" section: per launch, flops and bytes as size expressions of the plan's
-// symbols ("" when unknown).
-void read_costs(Reader r, ExecPlan* plan) {
-  if (r.count(8) != plan->launches.size()) r.fail("it does not have one record per launch");
-  auto expr = [&](const std::string& text) {
-    ir::Expr e;
-    if (text.empty()) return e;
-    try {
-      e = ir::parse_int_expr(text);
-    } catch (const Error& err) {
-      r.fail(err.what());
-    }
-    for (const auto& v : ir::free_vars(e)) {
-      if (std::find(plan->symbols.begin(), plan->symbols.end(), v) == plan->symbols.end())
-        r.fail("a count uses the unknown symbol " + v);
-    }
-    return e;
-  };
-  for (auto& l : plan->launches) {
-    l.flops = expr(r.str());
-    l.bytes = expr(r.str());
-  }
-  if (!r.done()) r.fail("it has bytes after its last record");
-}
 
 }  // namespace
 
@@ -305,43 +282,12 @@ void CompiledModel::save(const std::string& path) {
       std::memcpy(weights.data() + offsets[i], t.data(), t.nbytes());
   }
 
-  Writer costs;
-  costs.u32(static_cast<uint32_t>(p.launches.size()));
-  for (const auto& l : p.launches) {
-    costs.str(l.flops.defined() ? ir::to_string(l.flops) : "");
-    costs.str(l.bytes.defined() ? ir::to_string(l.bytes) : "");
-  }
-
-  // The values whose layout is not plain (format version 5): value, kind, block.
-  Writer layouts;
-  std::vector<int64_t> laid;
-  for (size_t v = 0; v < p.values.size(); ++v) {
-    const Layout& l = p.values[v].layout;
-    if (!l.is_plain())
-      laid.insert(laid.end(), {static_cast<int64_t>(v), static_cast<int64_t>(l.kind), l.block});
-  }
-  layouts.u32(static_cast<uint32_t>(laid.size() / 3));
-  for (int64_t x : laid) layouts.i64(x);
-
-  // Memory one value reads or takes from another (format version 6): the views (view, base),
-  // then the launches whose output may take an input's memory (launch, that input's place).
-  Writer aliases;
-  aliases.u32(static_cast<uint32_t>(p.views.size()));
-  for (const auto& [v, base] : p.views) {
-    aliases.i64(v);
-    aliases.i64(base);
-  }
-  std::vector<int64_t> in_place;
-  for (size_t k = 0; k < p.launches.size(); ++k)
-    if (p.launches[k].in_place >= 0)
-      in_place.insert(in_place.end(), {static_cast<int64_t>(k), p.launches[k].in_place});
-  aliases.u32(static_cast<uint32_t>(in_place.size() / 2));
-  for (int64_t x : in_place) aliases.i64(x);
-
+  const std::string costs = costs_section(p), layouts = layouts_section(p),
+                    aliases = aliases_section(p);
   std::vector<std::pair<const char*, std::string_view>> sections = {
-      {"meta", meta.out},   {"plan", plan.out},       {"weights", weights},
-      {"module", module},   {"sources", sources_rec}, {"prepared", prepared.out},
-      {"costs", costs.out}, {"layouts", layouts.out}, {"aliases", aliases.out}};
+      {"meta", meta.out}, {"plan", plan.out},       {"weights", weights},
+      {"module", module}, {"sources", sources_rec}, {"prepared", prepared.out},
+      {"costs", costs},   {"layouts", layouts},     {"aliases", aliases}};
   write_sections(path, sections);
   info_.file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
 }
@@ -375,27 +321,7 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
   Reader pr = section("plan");
   uint32_t num_values = pr.count(5);
   for (uint32_t v = 0; v < num_values; ++v) plan.values.push_back(pr.type());
-  if (sections.count("layouts")) {  // format version 5: the values whose layout is not plain
-    Reader lr = section("layouts");
-    const uint32_t n = lr.count(3 * 8);
-    for (uint32_t i = 0; i < n; ++i) {
-      const int v = lr.index(num_values);
-      const int64_t kind = lr.i64(), block = lr.i64();
-      Layout l;
-      if (kind == static_cast<int64_t>(LayoutKind::ChannelsLast)) {
-        l = Layout::channels_last();
-      } else if (kind == static_cast<int64_t>(LayoutKind::Blocked) && block >= 1) {
-        l = Layout::blocked(block);
-      } else {
-        lr.fail("a value has the unknown layout " + std::to_string(kind));
-      }
-      const size_t rank = plan.values[static_cast<size_t>(v)].shape.size();
-      if (rank < 3 || rank > 5)
-        lr.fail("a value of rank " + std::to_string(rank) + " has a layout");
-      plan.values[static_cast<size_t>(v)].layout = l;
-    }
-    if (!lr.done()) lr.fail("it has bytes after its last record");
-  }
+  if (sections.count("layouts")) read_layouts(section("layouts"), &plan);  // format version 5
   plan.inputs = pr.ints(num_values);
   plan.outputs = pr.ints(num_values);
   plan.symbols = pr.strs();
@@ -433,23 +359,8 @@ std::shared_ptr<CompiledModel> load(const std::string& path) {
     plan.launches.push_back(std::move(l));
   }
   if (!pr.done()) pr.fail("it has bytes after its last record");
-  if (sections.count("aliases")) {  // format version 6: views, and outputs written in place
-    Reader ar = section("aliases");
-    const uint32_t n = ar.count(2 * 8);
-    for (uint32_t i = 0; i < n; ++i) {
-      const int v = ar.index(num_values), base = ar.index(num_values);
-      if (v == base || !plan.views.emplace(v, base).second) ar.fail("a view is listed twice");
-    }
-    const uint32_t m = ar.count(2 * 8);
-    for (uint32_t i = 0; i < m; ++i) {
-      KernelLaunch& l = plan.launches[static_cast<size_t>(ar.index(num_launches))];
-      const int64_t j = ar.i64();
-      if (j < 0 || j >= l.num_inputs) ar.fail("an in-place input is not an input of its launch");
-      l.in_place = static_cast<int>(j);
-    }
-    if (!ar.done()) ar.fail("it has bytes after its last record");
-  }
-  if (sections.count("prepared")) {  // format version 2
+  if (sections.count("aliases")) read_aliases(section("aliases"), &plan);  // format version 6
+  if (sections.count("prepared")) {                                        // format version 2
     Reader pp = section("prepared");
     // Format version 4 starts each record with its preparation; earlier ones are GEMM panels.
     uint32_t n = pp.count(version >= 4 ? 3 * 8 : 13 * 8);
