@@ -12,6 +12,16 @@ namespace ember::artifact_plan {
 using artifact_file::Reader;
 using artifact_file::Writer;
 
+namespace {
+
+// Records of `fields` int64 each, given as one flat list: their count, then the numbers.
+void put_records(Writer* w, const std::vector<int64_t>& flat, size_t fields) {
+  w->u32(static_cast<uint32_t>(flat.size() / fields));
+  for (int64_t x : flat) w->i64(x);
+}
+
+}  // namespace
+
 std::string costs_section(const ExecPlan& p) {
   Writer costs;
   costs.u32(static_cast<uint32_t>(p.launches.size()));
@@ -53,8 +63,7 @@ std::string layouts_section(const ExecPlan& p) {
     if (!l.is_plain())
       laid.insert(laid.end(), {static_cast<int64_t>(v), static_cast<int64_t>(l.kind), l.block});
   }
-  layouts.u32(static_cast<uint32_t>(laid.size() / 3));
-  for (int64_t x : laid) layouts.i64(x);
+  put_records(&layouts, laid, 3);
   return layouts.out;
 }
 
@@ -81,17 +90,14 @@ void read_layouts(Reader r, ExecPlan* plan) {
 
 std::string aliases_section(const ExecPlan& p) {
   Writer aliases;
-  aliases.u32(static_cast<uint32_t>(p.views.size()));
-  for (const auto& [v, base] : p.views) {
-    aliases.i64(v);
-    aliases.i64(base);
-  }
+  std::vector<int64_t> views;
+  for (const auto& [v, base] : p.views) views.insert(views.end(), {v, base});
+  put_records(&aliases, views, 2);
   std::vector<int64_t> in_place;
   for (size_t k = 0; k < p.launches.size(); ++k)
     if (p.launches[k].in_place >= 0)
       in_place.insert(in_place.end(), {static_cast<int64_t>(k), p.launches[k].in_place});
-  aliases.u32(static_cast<uint32_t>(in_place.size() / 2));
-  for (int64_t x : in_place) aliases.i64(x);
+  put_records(&aliases, in_place, 2);
   return aliases.out;
 }
 
