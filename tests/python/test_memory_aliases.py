@@ -7,12 +7,14 @@ the launched kernels and a saved model's round trip."""
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 from _helpers_core import assert_matches
-from _helpers_deploy import QUIET
+from _helpers_deploy import QUIET, container, file_sections, load_bytes
 from torch import nn
 
 import ember
@@ -128,18 +130,21 @@ def test_a_large_fill_is_computed_in_the_graph_not_kept_as_a_constant() -> None:
     assert compiled.info()["weight_bytes"] < IN_GRAPH_FILL_BYTES
 
 
+class AliasNet(nn.Module):
+    """A model whose saved plan has views (the reshapes) and an in-place scatter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(32, 48)
+
+    def forward(self, x, idx):
+        h = self.fc(x.reshape(-1, 32))
+        grad = torch.zeros(1 << 14, 48).index_add(0, idx, h)  # 3 MiB, scattered in place
+        return h.reshape(x.shape[0], x.shape[1], 48), grad.sum(0)
+
+
 def test_views_and_in_place_outputs_survive_save_and_load(tmp_path) -> None:
-    class Net(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = nn.Linear(32, 48)
-
-        def forward(self, x, idx):
-            h = self.fc(x.reshape(-1, 32))
-            grad = torch.zeros(1 << 14, 48).index_add(0, idx, h)  # 3 MiB, scattered in place
-            return h.reshape(x.shape[0], x.shape[1], 48), grad.sum(0)
-
-    model = Net().eval()
+    model = AliasNet().eval()
     x, idx = torch.randn(4, 8, 32), torch.randint(0, 1 << 14, (32,))
     with torch.no_grad():
         want = model(x, idx)
@@ -151,6 +156,48 @@ def test_views_and_in_place_outputs_survive_save_and_load(tmp_path) -> None:
     for got in (compiled(x, idx), loaded(x, idx)):
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+
+
+def _aliases(data: bytes) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The "aliases" section's records: views (view, base), in-place launches (launch, input)."""
+    (n,) = struct.unpack_from("<I", data)
+    views = [struct.unpack_from("<qq", data, 4 + 16 * i) for i in range(n)]
+    at = 4 + 16 * n
+    (m,) = struct.unpack_from("<I", data, at)
+    in_place = [struct.unpack_from("<qq", data, at + 4 + 16 * i) for i in range(m)]
+    return views, in_place
+
+
+def _aliases_section(views: list, in_place: list) -> bytes:
+    out = struct.pack("<I", len(views)) + b"".join(struct.pack("<qq", *r) for r in views)
+    return out + struct.pack("<I", len(in_place)) + b"".join(
+        struct.pack("<qq", *r) for r in in_place)
+
+
+def test_a_damaged_aliases_section_is_an_error(tmp_path) -> None:
+    """A view listed twice, an in-place input that is no input of its launch, views that
+    form a cycle: an ArtifactError naming what is wrong, never a wrong answer."""
+    x, idx = torch.randn(4, 8, 32), torch.randint(0, 1 << 14, (32,))
+    compiled = ember.compile(AliasNet().eval(), (x, idx), options=QUIET)
+    path = tmp_path / "aliases.ember"
+    compiled.save(path)
+    sections = file_sections(path.read_bytes())
+    views, in_place = _aliases(sections["aliases"])
+    assert len(views) >= 2 and len(in_place) == 1
+
+    def load_with(views: list, in_place: list) -> None:
+        load_bytes(tmp_path, container(6, {**sections,
+                                           "aliases": _aliases_section(views, in_place)}))
+
+    with pytest.raises(ember.ArtifactError, match="aliases section.*a view is listed twice"):
+        load_with(views + views[:1], in_place)
+    launch, _ = in_place[0]
+    with pytest.raises(ember.ArtifactError,
+                       match="aliases section.*an in-place input is not an input of its launch"):
+        load_with(views, [(launch, 99)])
+    (v, _), (w, _) = views[0], views[1]
+    with pytest.raises(ember.ArtifactError, match="damaged.*form a cycle"):
+        load_with([(v, w), (w, v)] + views[2:], in_place)
 
 
 @pytest.mark.usefixtures("fresh_dynamo")
