@@ -46,9 +46,39 @@ Expr physical_loads(const ir::Task& task, const Expr& e, const ir::Buffer* out =
       idx.push_back(physical.back());
       return ir::load(x->buffer, x.dtype(), std::move(idx));
     }
+    // A load of a buffer blocked as the output at channel q * block + lane (whole blocks
+    // away from the output's channel: a concatenation's later inputs): its block q, the
+    // output's lane, a vector along the lanes.
+    if (out && b.layout == out->layout && b.layout.kind == LayoutKind::Blocked &&
+        x->args.size() == b.shape.size() && x->args.size() >= 3 && !physical.empty() &&
+        physical.back().kind() == ExprKind::Var) {
+      if (Expr q = ir::split_lane(x->args[1], physical.back()->name, b.layout.block); q.defined()) {
+        std::vector<Expr> idx = {ir::simplify_index(x->args[0]), q};
+        for (size_t d = 2; d < x->args.size(); ++d) idx.push_back(ir::simplify_index(x->args[d]));
+        idx.push_back(physical.back());
+        return ir::load(x->buffer, x.dtype(), std::move(idx));
+      }
+    }
     std::vector<Expr> idx = b.layout.physical_index(b.shape, x->args);
     for (Expr& i : idx) i = ir::simplify_index(i);
     return ir::load(x->buffer, x.dtype(), std::move(idx));
+  });
+}
+
+// e with each comparison of a channel q * block + lane against a multiple k * block of the
+// block (a concatenation's input ranges) made a comparison of the block q against k: the
+// same for every lane, so the code generator picks a branch per vector.
+Expr whole_block_conditions(const Expr& e, const std::string& lane, int64_t block) {
+  if (!e.defined()) return e;
+  return ir::rewrite(e, [&](const Expr& x) -> Expr {
+    if (x.kind() != ExprKind::Binary) return {};
+    const auto op = static_cast<ir::BinaryOp>(x->op);
+    if (op != ir::BinaryOp::Lt && op != ir::BinaryOp::Ge) return {};
+    const auto k = x->args[1].as_int();
+    if (!k || *k % block != 0) return {};
+    Expr q = ir::split_lane(x->args[0], lane, block);
+    if (!q.defined()) return {};
+    return ir::binary(op, q, Expr(*k / block));
   });
 }
 
@@ -181,13 +211,18 @@ ir::Task physical_task(const ir::Task& task) {
       if (!channels || *channels % out.layout.block != 0)
         in_channels = ir::binary(ir::BinaryOp::Lt, logical[1], out.shape[1]);
     }
+    auto aligned = [&](const Expr& e) {
+      return out.layout.kind == LayoutKind::Blocked
+                 ? whole_block_conditions(e, paxes.back()->name, out.layout.block)
+                 : e;
+    };
     auto written = [&](const Expr& e) {
-      Expr v = physical_loads(task, ir::substitute(e, sub), &out, logical, paxes);
+      Expr v = physical_loads(task, aligned(ir::substitute(e, sub)), &out, logical, paxes);
       return in_channels.defined() ? ir::select(in_channels, v, ir::const_of(0, v.dtype())) : v;
     };
     if (s.kind == ir::StageKind::Reduce) {
       // The value reduced over the window; the padding lanes' zeros in what is stored.
-      s.value = physical_loads(task, ir::substitute(s.value, sub), &out, logical, paxes);
+      s.value = physical_loads(task, aligned(ir::substitute(s.value, sub)), &out, logical, paxes);
       if (s.epilogue.defined() || in_channels.defined())
         s.epilogue = written(s.epilogue.defined() ? s.epilogue : ir::acc(s.acc_dtype));
     } else {

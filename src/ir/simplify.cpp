@@ -97,6 +97,34 @@ Expr simplify_index(const Expr& e) {
   return f.constant ? out + Expr(f.constant) : out;
 }
 
+Expr split_lane(const Expr& e, const std::string& lane, int64_t m) {
+  if (!e.defined() || e.dtype() != DType::int64 || m <= 0) return {};
+  LinearForm f;
+  collect(e, 1, f);
+  while (merge_div_mod(f)) {
+  }
+  if (f.constant % m != 0) return {};
+  bool found = false;
+  Expr q;
+  for (const auto& [t, c] : f.terms) {
+    if (c == 0) continue;
+    if (t.kind() == ExprKind::Var && t->name == lane) {
+      if (c != 1 || found) return {};
+      found = true;
+      continue;
+    }
+    if (c % m != 0) return {};
+    bool uses_lane = false;
+    visit(t, [&](const Expr& x) { uses_lane |= x.kind() == ExprKind::Var && x->name == lane; });
+    if (uses_lane) return {};
+    Expr term = c == m ? t : t * Expr(c / m);
+    q = q.defined() ? q + term : term;
+  }
+  if (!found) return {};
+  if (!q.defined()) return Expr(f.constant / m);
+  return f.constant ? q + Expr(f.constant / m) : q;
+}
+
 std::vector<Expr> reindex(const std::vector<Expr>& idx, const Shape& from, const Shape& to) {
   EMBER_ASSERT(idx.size() == from.size(), "reindex: index rank");
   if (shape_equal(from, to)) return idx;

@@ -225,6 +225,9 @@ OpDef activation_def(const std::string& name, const std::string& title, Activati
 
 EMBER_REGISTER_OP {
   OpDef d = op_of("upsample_nearest2d", "UpsampleNearest2d", OpKind::Injective, 1);
+  OpTraits traits = default_traits(OpKind::Injective);
+  traits.layouts = LayoutRule::Keep;  // a gather of whole pixels: blocked in, blocked out
+  d.declared_traits = traits;
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     return infer_resize("upsample_nearest2d", in, a);
   };

@@ -335,6 +335,11 @@ EMBER_REGISTER_OP {
 
 EMBER_REGISTER_OP {
   OpDef d = injective("concat", "Concat", -1);
+  // It indexes its inputs logically, so on channel-blocked inputs it writes the blocked
+  // output directly (a UNet's skip joined to its upsampled path stays blocked).
+  OpTraits traits = default_traits(OpKind::Injective);
+  traits.layouts = LayoutRule::Keep;
+  d.declared_traits = traits;
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     check_arity("concat", in, -1);
     const Device device = common_device("concat", in);

@@ -107,6 +107,20 @@ TEST(Simplify, DivModPairsCollapse) {
   EXPECT_EQ(to_string(simplify_index(var("i") * 4 + var("i") * 2 + 1 - 1)), "(i * 6)");
 }
 
+TEST(Simplify, SplitLaneTakesWholeBlocksOff) {
+  // Channel cb * 16 + lane of a blocked output, read 64 channels further on: block cb - 4.
+  Expr cb = var("cb"), lane = var("lane");
+  EXPECT_EQ(to_string(split_lane(cb * 16 + lane - 64, "lane", 16)), "(cb + -4)");
+  EXPECT_EQ(to_string(split_lane(lane + var("n") * 32, "lane", 16)), "(n * 2)");
+  EXPECT_EQ(to_string(split_lane(lane, "lane", 16)), "0");
+  // Not of that form: an offset that is not whole blocks, the lane scaled or missing.
+  EXPECT_FALSE(split_lane(cb * 16 + lane - 3, "lane", 16).defined());
+  EXPECT_FALSE(split_lane(cb * 8 + lane, "lane", 16).defined());
+  EXPECT_FALSE(split_lane(cb * 16 + lane * 2, "lane", 16).defined());
+  EXPECT_FALSE(split_lane(cb * 16, "lane", 16).defined());
+  EXPECT_FALSE(split_lane(cb * 16 + lane + floordiv(lane, Expr(2)) * 16, "lane", 16).defined());
+}
+
 TEST(Simplify, ReindexGroupsDimensions) {
   // [N, O, P] viewed as [N, O, 4, 8]: P splits into (p // 8, p % 8).
   auto idx = reindex({var("n"), var("o"), var("p")}, {Expr(2), Expr(3), Expr(32)},

@@ -7,6 +7,7 @@ value against torch in float64."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -115,7 +116,9 @@ def test_operators_that_read_plain_tensors_refuse_other_layouts() -> None:
 
 def test_anchors_read_a_blocked_value_through_their_prologue_and_epilogue() -> None:
     # y is blocked between kernels; each conversion back to plain has one consumer and is
-    # inlined: into a GEMM's epilogue, a reduction's prologue and softmax's epilogue.
+    # inlined: into a GEMM's epilogue, a reduction's prologue and softmax's epilogue. The
+    # conversion into the blocked layout runs as its own kernel (tiles transposed in
+    # registers), which exp reads as vectors.
     rng = np.random.default_rng(0)
     x = ember.symbol([1, 17, 3, 5], name="x")
     w = rng.standard_normal([5, 5]).astype(np.float32)
@@ -125,7 +128,8 @@ def test_anchors_read_a_blocked_value_through_their_prologue_and_epilogue() -> N
     sm = E.add(E.softmax(x, 3), E.to_layout(y, "plain"))
     graph = ember.graph.optimize(ember.trace_from([mm, red, sm], x))
     text = str(graph)
-    assert "{nChw8c} = Fused(x, fused=[ToLayout, Exp])" in text
+    assert "{nChw8c} = ToLayout(x, layout=blocked8)" in text
+    assert "{nChw8c} = Exp(y)" in text
     assert "fused=[Matmul, ToLayout, Add], anchor=Matmul" in text
     assert "fused=[ToLayout, Sum], anchor=Sum" in text
     v = _input([1, 17, 3, 5])
@@ -231,3 +235,58 @@ def test_pools_keep_layouts_only_where_the_channel_stays() -> None:
     three = E.to_layout(ember.symbol([16, 4, 4], name="z"), "nCw8c")
     with pytest.raises(ember.EmberError, match="a 3-d input must be plain"):
         E.max_pool2d(three, 2)
+
+
+@pytest.mark.parametrize("layout", ["nChw16c", "nChw8c"])
+@pytest.mark.parametrize("channels", [(32, 16), (17, 5), (3, 64)])
+def test_concat_and_nearest_upsample_on_blocked_values_match_torch(
+        channels: tuple[int, int], layout: str) -> None:
+    """A UNet's decoder step on blocked values: the nearest upsampling and the concatenation
+    along the channels (and along H) keep the layout; channels whole blocks or not."""
+    a, b = channels
+    x = ember.symbol([2, a, 3, 5], name="x")
+    z = ember.symbol([2, b, 6, 10], name="z")
+    xb, zb = E.to_layout(x, layout), E.to_layout(z, layout)
+    up = E.upsample_nearest2d(E.relu(xb), [6, 10])
+    joined = E.concat([up, zb], 1)
+    stacked = E.concat([zb, zb], 2)
+    assert up.layout == joined.layout == stacked.layout == layout
+    graph = ember.trace_from([E.to_layout(joined, "plain"), E.to_layout(stacked, "plain")],
+                             [x, z])
+    vx, vz = _input([2, a, 3, 5]), _input([2, b, 6, 10])
+    tx, tz = torch.from_numpy(vx.astype(np.float64)), torch.from_numpy(vz.astype(np.float64))
+    want_joined = torch.cat([F.interpolate(tx.relu(), size=[6, 10], mode="nearest"), tz], 1)
+    want_stacked = torch.cat([tz, tz], 2)
+    for g in (graph, ember.graph.optimize(graph)):
+        got = g(ember.asarray(vx), ember.asarray(vz))
+        np.testing.assert_allclose(got[0].numpy(), want_joined.numpy(), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got[1].numpy(), want_stacked.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_blocked_concat_reads_whole_vectors(tmp_path: Path) -> None:
+    """Between two blocked convolutions, a concatenation of a blocked value (32 channels)
+    with a plain one (16 channels, with pixels) runs blocked: the plain input is converted by
+    a kernel of its own, and the concatenation reads both inputs as vectors along the lanes
+    (each input's channels start at a whole block: one branch per vector)."""
+    rng = np.random.default_rng(1)
+    w1 = rng.standard_normal([32, 8, 1, 1]).astype(np.float32)
+    w2 = rng.standard_normal([8, 48, 3, 3]).astype(np.float32)
+    x = ember.symbol([1, 8, 4, 6], name="x")
+    p = ember.symbol([1, 16, 4, 6], name="p")
+    a = E.relu(E.conv2d(x, ember.asarray(w1)))
+    out = E.conv2d(E.concat([a, E.exp(p)], 1), ember.asarray(w2), padding=1)
+    graph = ember.graph.optimize(ember.trace_from(out, [x, p]))
+    text = str(graph)
+    assert "{nChw16c} = Concat(" in text, text
+    graph.build(dump_dir=str(tmp_path))
+    plans = [f.read_text() for f in (tmp_path / "kernels").glob("*.plan.txt")]
+    concat = [t for t in plans if "[1, 3, 4, 6, 16], elementwise" in t]
+    assert len(concat) == 1, plans
+    assert "vector: " in concat[0] and "gathered" not in concat[0], concat[0]
+    assert concat[0].count("contiguous along") == 2, concat[0]
+    vx, vp = _input([1, 8, 4, 6]), _input([1, 16, 4, 6])
+    got = graph(ember.asarray(vx), ember.asarray(vp))
+    tx, tp = torch.from_numpy(vx.astype(np.float64)), torch.from_numpy(vp.astype(np.float64))
+    joined = torch.cat([F.conv2d(tx, torch.from_numpy(w1.astype(np.float64))).relu(), tp.exp()], 1)
+    want = F.conv2d(joined, torch.from_numpy(w2.astype(np.float64)), padding=1)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)

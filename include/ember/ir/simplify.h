@@ -1,6 +1,7 @@
 // Index arithmetic: simplification and re-indexing between shapes of the same memory.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "ember/ir/expr.h"
@@ -12,6 +13,12 @@ namespace ember::ir {
 // merging equal terms and applying (x // c) * c + x % c == x. The result is equal to the
 // input for every value of the variables (indices are non-negative).
 Expr simplify_index(const Expr& e);
+
+// q such that e == q * m + lane for every value of the variables, where `lane` (a variable
+// assumed to lie in [0, m)) appears in e only as the term +lane and every other coefficient
+// and the constant are multiples of m: then e // m == q and e % m == lane. Undefined when e
+// does not have that form.
+Expr split_lane(const Expr& e, const std::string& lane, int64_t m);
 
 // The index into a contiguous tensor of shape `to` of the element at index `idx` of the
 // same memory viewed with shape `from` (same number of elements). Runs of dimensions whose

@@ -15,6 +15,7 @@
 // linear, a mean over the channels, the graph's outputs; pools and a mean over H and W keep
 // the layout): dead code elimination drops the plain forms nobody reads.
 #include <map>
+#include <optional>
 
 #include "ember/graph/passes.h"
 #include "ember/ops/op_def.h"
@@ -90,6 +91,29 @@ FlowGraph choose_layouts(const FlowGraph& g) {
         v = it->second;
       }
       if (any && agree) {
+        // A plain operand with pixels of its own (not a per-channel [N, C, 1, 1] one, which
+        // reads as a vector along the lanes anyway; a concatenation's other input) is
+        // converted first: read plain, each lane of a vector would come from another plane.
+        for (int& v : inputs) {
+          const TensorType t = out.values[static_cast<size_t>(v)];
+          if (!t.layout.is_plain() || t.shape.size() != result.shape.size() || t.shape.size() < 3 ||
+              t.shape[1].as_int() == std::optional<int64_t>(1))
+            continue;
+          bool pixels = false;
+          for (size_t d = 2; d < t.shape.size(); ++d)
+            pixels = pixels || t.shape[d].as_int() != std::optional<int64_t>(1);
+          if (!pixels) continue;
+          auto it = laid.find(v);
+          if (it == laid.end()) {
+            TensorType converted = t;
+            converted.layout = layout;
+            const int c = out.add_value(
+                converted, out.names[static_cast<size_t>(v)] + "_" + layout.name(t.shape.size()));
+            out.nodes.push_back(conversion(v, c, layout));
+            it = laid.emplace(v, c).first;
+          }
+          v = it->second;
+        }
         std::vector<TensorType> types;
         for (int v : inputs) types.push_back(out.values[static_cast<size_t>(v)]);
         std::vector<TensorType> made;

@@ -41,6 +41,7 @@
 // uses"; each group with several outputs is one more line: "Fused(y, h): Matmul, Add, Gelu".
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 #include <string>
@@ -158,6 +159,23 @@ class Fuser {
       }
     }
     return gp;
+  }
+
+  // Whether node p converts a plain tensor with pixels (more than one element per channel
+  // plane) into a layout that puts channels along the lanes: its own kernel then transposes
+  // in registers (ember_rt/layout_convert.h).
+  bool converts_into_lanes(int p) const {
+    const Node& n = g_.nodes[p];
+    if (n.op->traits().layouts != LayoutRule::Own || n.inputs.size() != 1 || n.outputs.size() != 1)
+      return false;
+    const TensorType& in = g_.values[n.inputs[0]];
+    const TensorType& out = g_.values[n.outputs[0]];
+    if (!in.layout.is_plain() || out.layout.is_plain() || !shape_equal(in.shape, out.shape) ||
+        in.shape.size() < 3)
+      return false;
+    for (size_t d = 2; d < in.shape.size(); ++d)
+      if (in.shape[d].as_int() != std::optional<int64_t>(1)) return true;
+    return false;
   }
 
   // Whether v, read by `consumer` and elsewhere, is stored anyway: a graph output, or read
@@ -289,6 +307,11 @@ class Fuser {
         // Inline the producer (prologue of a reduction, or plain inlining).
         if (!traits.takes_prologue) {
           refused(producer_[v], i, n.op->title + " takes no prologue");
+        } else if (converts_into_lanes(producer_[v])) {
+          refused(producer_[v], i,
+                  "a conversion of a plain tensor into a non-plain layout runs as its own "
+                  "kernel (tiles transposed in registers; inlined, each lane of a vector "
+                  "would read another plane)");
         } else if (anchor_reads_inside(gp, group_of_[i])) {
           refused(producer_[v], i, "its group's anchor reads it from memory");
         } else if (creates_cycle(gp, group_of_[i])) {
