@@ -21,23 +21,28 @@ from ember.torch.converters import spatial, spatial_resample
 from ember.torch.converters.common import (
     cast,
     constant,
+    cut,
     dtype_name,
     fixed_int,
     float_param,
+    full,
     is_tensor,
     ops,
     pair,
     py_value,
     rank,
     shape_of,
+    size_plus,
     size_product,
     size_value,
     specialized,
     static_int,
     transposed_constant,
     unsupported,
+    zeros_in_graph,
 )
 from ember.torch.converters.functions import register
+from ember.torch.converters.scatters import scatter_rows
 
 
 # ---- convolution ---------------------------------------------------------------------------
@@ -217,6 +222,79 @@ def embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: Any = 
     if max_norm is not None:
         raise unsupported("embedding with max_norm (it renormalizes the weights in place)")
     return ops.embedding(weight, input)
+
+
+def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: Any = None,
+                  norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                  mode: str = "mean", sparse: bool = False, per_sample_weights: Any = None,
+                  include_last_offset: bool = False, padding_idx: Any = None) -> Any:
+    """F.embedding_bag: the rows weight[input] reduced per bag (sum, mean or max). Bags are
+    the rows of a 2-d input, or the runs of a 1-d input that start at `offsets`. Each index
+    is scattered into its bag's row of the result, in order; indices equal to padding_idx,
+    and with include_last_offset those past the last offset, go to a spare row that is cut
+    off. An empty bag (or one of padding only) is zeros, as in torch."""
+    if max_norm is not None:
+        raise unsupported("embedding_bag with max_norm (it renormalizes the weights in place)")
+    if mode not in ("sum", "mean", "max"):
+        raise unsupported(f"embedding_bag with mode={mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise unsupported("embedding_bag with per_sample_weights and a mode other than sum "
+                          "(torch refuses it)")
+    if rank(weight) != 2 or rank(input) not in (1, 2):
+        raise unsupported("embedding_bag of a weight that is not 2-d or an input that is not "
+                          "1-d or 2-d")
+    idx = ops.reshape(cast(input, "int64"), [-1])
+    n = shape_of(idx)[0]
+    position = ops.arange(0, n, 1, "int64")
+    valid = None
+    if rank(input) == 2:
+        if offsets is not None:
+            raise unsupported("embedding_bag of a 2-d input with offsets (torch refuses it)")
+        bags, per_bag = shape_of(input)
+        if isinstance(per_bag, int) and per_bag == 0:
+            return full([bags, shape_of(weight)[1]], 0.0, dtype_name(weight))
+        bag = ops.floor_divide(position, per_bag if isinstance(per_bag, int)
+                               else size_value(per_bag, "int64"))
+    else:
+        if offsets is None or rank(offsets) != 1:
+            raise unsupported("embedding_bag of a 1-d input without 1-d offsets")
+        starts = cast(offsets, "int64")
+        bags = shape_of(starts)[0]
+        if include_last_offset:
+            count, bags = bags, size_plus(bags, -1)
+            valid = ops.less(position, cut(starts, 0, bags, count))
+            starts = cut(starts, 0, 0, bags)
+        bag = ops.sub(ops.searchsorted(starts, position, True), 1)
+    # mean divides the last bag's sum by its length up to the end of the input, as torch
+    # does when the last offset falls short of it
+    counted = bag
+    spare = size_value(bags, "int64")
+    if padding_idx is not None:
+        pad = int(py_value(padding_idx))
+        if pad < 0:  # counted from the end, as torch does
+            pad += static_int(shape_of(weight)[0], "embedding_bag's number of embeddings")
+        keep = ops.not_equal(idx, ops.scalar(pad, "int64"))
+        counted = ops.where(keep, bag, spare)
+        valid = keep if valid is None else ops.logical_and(valid, keep)
+    if valid is not None:
+        bag = ops.where(valid, bag, spare)
+    dim = shape_of(weight)[1]
+    dt = dtype_name(weight)
+    rows = ops.embedding(weight, idx)
+    if per_sample_weights is not None:
+        rows = ops.mul(rows, ops.unsqueeze(cast(ops.reshape(per_sample_weights, [-1]), dt), [1]))
+    target = ops.expand(ops.unsqueeze(bag, [1]), [n, dim])
+    zeros = zeros_in_graph([size_plus(bags, 1), dim], dt)
+    if mode == "max":
+        out = scatter_rows(zeros, target, rows, "amax", include_self=False)
+    else:
+        out = scatter_rows(zeros, target, rows, "sum")
+    if mode == "mean":
+        ones = cast(ops.unsqueeze(ops.less(counted, spare), [1]), dt)
+        count = scatter_rows(zeros_in_graph([size_plus(bags, 1), 1], dt),
+                             ops.unsqueeze(counted, [1]), ones, "sum")
+        out = ops.div(out, ops.maximum(count, ops.scalar(1.0, dt)))
+    return cut(out, 0, 0, bags)
 
 
 def _spatial(input: Any, what: str) -> list[int]:
@@ -460,6 +538,7 @@ def _register_all() -> None:
     register(batch_norm, F.batch_norm)
     register(group_norm, F.group_norm)
     register(embedding, F.embedding)
+    register(embedding_bag, F.embedding_bag)
     register(interpolate, F.interpolate)
     register(upsample_nearest2d, torch._C._nn.upsample_nearest2d)
     register(scaled_dot_product_attention, F.scaled_dot_product_attention)

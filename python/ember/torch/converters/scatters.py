@@ -103,6 +103,11 @@ def _scatter(self: Any, axis: int, index: Any, src: Any, reduce: str,
     return cast(out, dt)
 
 
+def scatter_rows(self: Any, index: Any, src: Any, reduce: str, include_self: bool = True) -> Any:
+    """_scatter along axis 0 (embedding_bag's reduction of rows into their bags)."""
+    return _scatter(self, 0, index, src, reduce, include_self)
+
+
 def _scatter_args(input: Any, dim: Any, index: Any) -> tuple[Any, Any, int, bool]:
     if not is_tensor(index):
         raise unsupported("a scatter index that is not a tensor")
