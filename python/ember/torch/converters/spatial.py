@@ -1,8 +1,8 @@
 """Converters for N-d pooling (return_indices, adaptive max), ``unfold`` (im2col) and gathers
 at tensor indices (``take``, ``take_along_dim``), and the helpers of the spatial converters
 (spatial_conv.py: 3-d and transposed convolutions; spatial_resample.py: every mode of
-``interpolate`` and grid sampling). ``embedding_bag`` and ``_unsafe_masked_index`` are not
-converted (they run in eager PyTorch).
+``interpolate`` and grid sampling). ``_unsafe_masked_index`` is not converted (it runs in
+eager PyTorch); ``embedding_bag`` is in nn_functions.py.
 
 The spatial sizes must be known at compile time: the converters build their index and
 weight tables with torch then. Symbolic spatial sizes are fixed by Dynamo guards (one graph
