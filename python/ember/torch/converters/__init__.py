@@ -30,9 +30,10 @@
   spatial_conv.py: 3-d and transposed convolutions; spatial_resample.py: every interpolate
   mode;
 - stacks.py: splits, stacks and grids (tensor_split, hstack, atleast_*d, meshgrid, ...);
-- views.py: views and their copies (diagonals, as_strided, unfold), scatters into views,
-  shuffles; creation.py: creation functions (empty_permuted, and those computed at compile
-  time: windows, logspace, linspace);
+- views.py: views and their copies (as_strided, unfold), shuffles; diagonals.py:
+  diagonals and the scatters into views (diagonal_scatter, select_scatter, slice_scatter);
+  creation.py: creation functions (empty_permuted, and those computed at compile time:
+  windows, logspace, linspace);
 - scans_sorts.py: scans and sorts (cumsum, cummax, sort, topk, quantile, ...), and
   scatters.py: scatters and binary searches (scatter, index_add, index_put, searchsorted,
   ...), each a call of a routine of ember's runtime library;
@@ -51,6 +52,7 @@ from ember.torch.converters import (
     complex_ops,
     composites,
     creation,
+    diagonals,
     elementwise_extra,
     functions,
     indexing,
@@ -79,7 +81,7 @@ from ember.torch.converters import (
 )
 
 __all__ = [
-    "aten", "backward", "complex_ops", "composites", "creation", "elementwise_extra",
+    "aten", "backward", "complex_ops", "composites", "creation", "diagonals", "elementwise_extra",
     "functions", "indexing", "linalg", "linalg_orthogonal", "masked_extra", "methods",
     "modules", "nn_extra",
     "nn_functions", "norms_losses", "optimizers", "products_extra", "scalar", "scans_sorts",

@@ -24,7 +24,7 @@ from ember.torch.converters.common import (
     unsupported,
 )
 from ember.torch.converters.functions import register
-from ember.torch.converters.views import _zeros
+from ember.torch.converters.views import zeros_of
 from ember.torch.registry import builtin_registrations, register_method
 
 
@@ -36,12 +36,12 @@ def _dtype_of_result(dtype: Any, fallback: str) -> str:
 
 
 def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
-    return _zeros(list(size), _dtype_of_result(dtype, "float32"))
+    return zeros_of(list(size), _dtype_of_result(dtype, "float32"))
 
 
 def new_empty_strided(self: Any, size: Any, stride: Any, *, dtype: Any = None,
                       **kwargs: Any) -> Any:
-    return _zeros(list(size), _dtype_of_result(dtype, dtype_name(self)))
+    return zeros_of(list(size), _dtype_of_result(dtype, dtype_name(self)))
 
 
 def _computed(target: Callable[..., Any]) -> Callable[..., Any]:

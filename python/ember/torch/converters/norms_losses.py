@@ -267,7 +267,7 @@ def _einsum_terms(equation: str, ranks: list[int]) -> tuple[list[str], str]:
 def _diagonals(x: Any, term: str) -> tuple[Any, str]:
     """x and its term with each index repeated in the term ("ii", "bii") taken as the
     diagonal of those dimensions (torch.diagonal: it goes last in the term)."""
-    from ember.torch.converters.views import diagonal
+    from ember.torch.converters.diagonals import diagonal
 
     while len(set(term)) != len(term):
         c = next(c for c in term if term.count(c) > 1)
