@@ -4,17 +4,21 @@
 //   g++ -O3 -std=c++20 -march=native -I runtime_include benchmarks/kernels/gemm_bench.cpp
 //       -o /tmp/gemm_bench -pthread && /tmp/gemm_bench
 //
+// Generated modules are compiled at -O2 (base_flags in src/jit/compiler.cpp): build it with
+// `-O2 -fwrapv -fno-math-errno -ffp-contract=fast` as well to time what they get. A loop that
+// GCC keeps in registers at -O3 need not be at -O2: the dot-product tile once ran 2.9x slower.
+//
 // The machines are shared: figures use CPU time (time spent descheduled by other load does
 // not count): one thread its CPU time; two threads the slowest chunk's CPU time per parallel
 // region ("busy"), printed next to plain wall-clock time. Every figure is the best of several
 // rounds; the FMA peak is measured the same way in the same run.
 //
 // Optional arguments: a list of MxNxK[t][a][e][p] shapes (t: B transposed, as in a Linear layer's
-// weight; a: A transposed, as in a weight gradient dY^T X; e: with a fused bias + GELU epilogue; p: B prepared once before timing, as a compiled
-// graph does with a constant weight), e.g. `gemm_bench 1024x1024x1024 128x768x768te 8x768x768tp`.
-// Environment: EMBER_BENCH_MC / _NC / _KC / _KERNEL override the tuning (to explore blockings
-// by hand); EMBER_BENCH_SPLIT_K=1,2,0 times every shape with each GemmTuning::split_k listed
-// (0: automatic), one row each, interleaved round by round.
+// weight; a: A transposed, as in a weight gradient dY^T X; e: with a fused bias + GELU epilogue; p:
+// B prepared once before timing, as a compiled graph does with a constant weight), e.g. `gemm_bench
+// 1024x1024x1024 128x768x768te 8x768x768tp`. Environment: EMBER_BENCH_MC / _NC / _KC / _KERNEL
+// override the tuning (to explore blockings by hand); EMBER_BENCH_SPLIT_K=1,2,0 times every shape
+// with each GemmTuning::split_k listed (0: automatic), one row each, interleaved round by round.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
