@@ -132,10 +132,13 @@ def spinning_policy(ember_spin: str, settle_ms: float) -> str:
     """What the runner does so that no contender's idle threads spin into another's timed
     batch, in words (the header line and meta.spinning)."""
     omp = os.environ.get("OMP_WAIT_POLICY")
+    own_pool = os.environ.get("EMBER_OPENMP", "").strip() == "0"
+    threads = ("ember's kernels on its own pool (EMBER_OPENMP=0)" if own_pool else
+               "ember's kernels on torch's OpenMP threads (the torch backend's default)")
     return (
-        f"{ember_spin}; ONNX Runtime session.intra_op.allow_spinning=0; torch's OpenMP "
-        f"(OMP_WAIT_POLICY {'=' + omp if omp else 'unset'}) and OpenVINO's threads keep their "
-        f"defaults; the runner sleeps {settle_ms:g} ms before each contender's turn"
+        f"{ember_spin}; {threads}; ONNX Runtime session.intra_op.allow_spinning=0; torch's "
+        f"OpenMP (OMP_WAIT_POLICY {'=' + omp if omp else 'unset'}) and OpenVINO's threads keep "
+        f"their defaults; the runner sleeps {settle_ms:g} ms before each contender's turn"
     )
 
 

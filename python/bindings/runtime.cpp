@@ -224,6 +224,15 @@ void bind_runtime(nb::module_& m) {
       "Wakes the thread pool's sleeping workers and keeps them spinning for about 100 us, so "
       "that a run starting within that time does not wait for them to wake up (call it before "
       "work of your own that precedes a run, such as converting its inputs).");
+  m.def(
+      "use_openmp", [](bool on) { return default_pool().use_openmp(on); }, nb::arg("on"),
+      "Runs ember's parallel kernels on the threads of the OpenMP runtime the process has "
+      "loaded already (PyTorch's) instead of ember's own pool (on=True), or on its own pool "
+      "again (on=False). Returns whether the OpenMP runtime is in use: False when none is "
+      "loaded. The torch backend turns it on unless EMBER_OPENMP=0.");
+  m.def(
+      "uses_openmp", []() { return default_pool().uses_openmp(); },
+      "Whether ember's parallel kernels run on the process's OpenMP runtime (use_openmp).");
   m.def("cache_dir", &cache_dir,
         "The kernel cache: EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember, else ~/.cache/ember.");
   m.def("cache_stats", &stats_dict,

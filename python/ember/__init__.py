@@ -54,6 +54,8 @@ from ember._C import (
     symbol_like,
     to_torch,
     trace_from,
+    use_openmp,
+    uses_openmp,
     wake_workers,
     zeros,
 )
@@ -126,6 +128,8 @@ __all__ = [
     "to_torch",
     "trace_from",
     "uint8",
+    "use_openmp",
+    "uses_openmp",
     "wake_workers",
     "zeros",
 ]

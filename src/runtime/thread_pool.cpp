@@ -1,5 +1,6 @@
 #include "ember/runtime/thread_pool.h"
 
+#include <dlfcn.h>
 #include <immintrin.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <exception>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -73,6 +75,37 @@ void check_thread_count(int threads, const char* what) {
 // floor(n * i / t) without overflowing for large n.
 inline int64_t split_point(int64_t n, int64_t i, int64_t t) {
   return (n / t) * i + (n % t) * i / t;
+}
+
+// Set while this thread runs a chunk of use_openmp's: a parallel_run from inside runs inline.
+thread_local bool t_in_openmp_chunk = false;
+
+// One parallel_run on the OpenMP runtime: the team's threads claim chunks from `next`.
+struct OpenMPJob {
+  ThreadPool::ChunkFn fn = nullptr;
+  void* closure = nullptr;
+  int64_t n = 0;
+  int threads = 0;
+  std::atomic<int> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+};
+
+void openmp_team_body(void* data) {
+  auto* job = static_cast<OpenMPJob*>(data);
+  const bool outer = t_in_openmp_chunk;
+  t_in_openmp_chunk = true;
+  for (int c; (c = job->next.fetch_add(1, std::memory_order_relaxed)) < job->threads;) {
+    const int64_t begin = split_point(job->n, c, job->threads);
+    const int64_t end = split_point(job->n, c + 1, job->threads);
+    try {
+      if (begin < end) job->fn(job->closure, begin, end);
+    } catch (...) {  // never through libgomp's frames: kept for the caller
+      if (!job->failed.exchange(true, std::memory_order_acq_rel))
+        job->error = std::current_exception();
+    }
+  }
+  t_in_openmp_chunk = outer;
 }
 
 }  // namespace
@@ -241,6 +274,27 @@ void ThreadPool::wait_for_workers() {
   }
 }
 
+bool ThreadPool::use_openmp(bool on) {
+  OmpParallelFn parallel = nullptr;
+  if (on) {
+    // RTLD_NOLOAD: only a runtime the process has loaded already (kept loaded: the handle is
+    // never closed). glibc matches the name against loaded libraries' sonames.
+    if (void* lib = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+      parallel = reinterpret_cast<OmpParallelFn>(dlsym(lib, "GOMP_parallel"));
+    }
+  }
+  omp_parallel_.store(parallel, std::memory_order_relaxed);
+  return parallel != nullptr;
+}
+
+void ThreadPool::run_openmp(OmpParallelFn parallel, int64_t n, ChunkFn fn, void* closure,
+                            int threads) {
+  OpenMPJob job;
+  job.fn = fn, job.closure = closure, job.n = n, job.threads = threads;
+  parallel(&openmp_team_body, &job, static_cast<unsigned>(threads), 0);
+  if (job.failed.load(std::memory_order_acquire)) std::rethrow_exception(job.error);
+}
+
 void ThreadPool::parallel_run(int64_t n, ChunkFn fn, void* closure, int max_threads) {
   if (n <= 0) return;
   auto thread_count = [&] {
@@ -248,6 +302,14 @@ void ThreadPool::parallel_run(int64_t n, ChunkFn fn, void* closure, int max_thre
     if (max_threads > 0 && max_threads < t) t = max_threads;
     return static_cast<int>(std::min<int64_t>(t, n));
   };
+  if (OmpParallelFn parallel = omp_parallel_.load(std::memory_order_relaxed)) {
+    if (thread_count() <= 1 || fork_generation() != fork_generation_ || t_in_openmp_chunk) {
+      fn(closure, 0, n);
+    } else {
+      run_openmp(parallel, n, fn, closure, thread_count());
+    }
+    return;
+  }
   if (thread_count() <= 1 || fork_generation() != fork_generation_ ||
       busy_.exchange(true, std::memory_order_acquire)) {
     fn(closure, 0, n);  // too small, forked child, or the pool is busy: run inline
@@ -282,12 +344,13 @@ void ThreadPool::parallel_run(int64_t n, ChunkFn fn, void* closure, int max_thre
 }
 
 void ThreadPool::begin_region() {
-  if (regions_.fetch_add(1, std::memory_order_relaxed) != 0) return;
+  if (regions_.fetch_add(1, std::memory_order_relaxed) != 0 || uses_openmp()) return;
   wake_sleepers();  // spinning (they see the open region) by the time the first kernel runs
 }
 
 void ThreadPool::prewake(std::chrono::microseconds linger) {
   static_assert(std::is_same_v<Clock::duration, std::chrono::nanoseconds>);
+  if (uses_openmp()) return;  // the pool's workers are not used
   const int64_t until = (Clock::now() + linger).time_since_epoch().count();
   if (linger_until_ns_.load(std::memory_order_relaxed) < until)
     linger_until_ns_.store(until, std::memory_order_relaxed);

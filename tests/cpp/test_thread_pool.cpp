@@ -1,6 +1,8 @@
 // Tests of ember's thread pool: coverage of the static split, regions, concurrent and
 // nested callers, resizing, and the user-facing errors.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -294,6 +296,111 @@ TEST(ThreadPool, ExceptionInCallerChunkLeavesPoolUsable) {
                      if (std::this_thread::get_id() == caller) throw std::runtime_error("boom");
                    }),
                std::runtime_error);
+  Coverage c(50);
+  run(pool, 50, [&](int64_t b, int64_t e) { c(b, e); });
+  expect_each_index_once(c);
+}
+
+// ---- use_openmp ---------------------------------------------------------------------------
+
+// Loads the system's OpenMP runtime into this test program, as importing PyTorch does (the test
+// is skipped where the compiler's libgomp is not installed).
+bool load_openmp() { return dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr; }
+
+std::string thread_name() {
+  char name[32] = {};
+  pthread_getname_np(pthread_self(), name, sizeof(name));
+  return name;
+}
+
+TEST(ThreadPoolOpenMP, OffUntilAskedAndOnlyWithALoadedRuntime) {
+  ThreadPool pool(2);
+  EXPECT_FALSE(pool.uses_openmp());
+  if (dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD) == nullptr) {
+    EXPECT_FALSE(pool.use_openmp(true)) << "no OpenMP runtime is loaded: none may be loaded";
+    EXPECT_EQ(dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD), nullptr);
+    EXPECT_FALSE(pool.uses_openmp());
+  }
+  if (!load_openmp()) GTEST_SKIP() << "libgomp.so.1 is not installed";
+  EXPECT_TRUE(pool.use_openmp(true));
+  EXPECT_TRUE(pool.uses_openmp());
+  EXPECT_FALSE(pool.use_openmp(false));
+  EXPECT_FALSE(pool.uses_openmp());
+}
+
+TEST(ThreadPoolOpenMP, ChunksRunOnTheRuntimesThreadsEachIndexOnce) {
+  if (!load_openmp()) GTEST_SKIP() << "libgomp.so.1 is not installed";
+  ThreadPool pool(3);
+  ASSERT_TRUE(pool.use_openmp(true));
+  for (int64_t n : {1, 2, 3, 7, 1000}) {
+    Coverage c(n);
+    run(pool, n, [&](int64_t b, int64_t e) { c(b, e); });
+    expect_each_index_once(c);
+    EXPECT_EQ(c.chunks.size(), static_cast<size_t>(std::min<int64_t>(n, 3))) << "n = " << n;
+  }
+  std::mutex mu;
+  std::vector<std::thread::id> ids;
+  std::vector<std::string> names;
+  std::atomic<int> started{0};
+  run(pool, 3, [&](int64_t, int64_t) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.push_back(std::this_thread::get_id());
+      names.push_back(thread_name());
+    }
+    started.fetch_add(1);  // hold each chunk until all three started (10 s at most)
+    for (int i = 0; i < 10000 && started.load() < 3; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()) - ids.begin(), 3);
+  for (const std::string& name : names) EXPECT_NE(name, "ember-worker");
+  // max_threads still limits the chunks.
+  Coverage c(100);
+  run(
+      pool, 100, [&](int64_t b, int64_t e) { c(b, e); }, 2);
+  expect_each_index_once(c);
+  EXPECT_EQ(c.chunks.size(), 2u);
+}
+
+TEST(ThreadPoolOpenMP, NestedCallRunsInlineOnTheSameThread) {
+  if (!load_openmp()) GTEST_SKIP() << "libgomp.so.1 is not installed";
+  ThreadPool pool(2);
+  ASSERT_TRUE(pool.use_openmp(true));
+  std::atomic<int64_t> total{0};
+  std::atomic<int> elsewhere{0};
+  run(pool, 2, [&](int64_t b, int64_t e) {
+    const std::thread::id outer = std::this_thread::get_id();
+    for (int64_t i = b; i < e; ++i) {
+      run(pool, 10, [&](int64_t ib, int64_t ie) {
+        total.fetch_add(ie - ib);
+        if (std::this_thread::get_id() != outer) elsewhere.fetch_add(1);
+      });
+    }
+  });
+  EXPECT_EQ(total.load(), 20);
+  EXPECT_EQ(elsewhere.load(), 0);
+}
+
+TEST(ThreadPoolOpenMP, ExceptionOnAnyThreadReachesTheCallerAndThePoolStaysUsable) {
+  if (!load_openmp()) GTEST_SKIP() << "libgomp.so.1 is not installed";
+  ThreadPool pool(2);
+  ASSERT_TRUE(pool.use_openmp(true));
+  for (int64_t thrower : {0, 1}) {
+    try {
+      run(pool, 2, [&](int64_t b, int64_t) {
+        if (b == thrower) throw std::runtime_error("chunk " + std::to_string(b));
+      });
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "chunk " + std::to_string(thrower));
+    }
+    Coverage c(50);
+    run(pool, 50, [&](int64_t b, int64_t e) { c(b, e); });
+    expect_each_index_once(c);
+  }
+  // Back on the pool's own workers.
+  pool.use_openmp(false);
   Coverage c(50);
   run(pool, 50, [&](int64_t b, int64_t e) { c(b, e); });
   expect_each_index_once(c);

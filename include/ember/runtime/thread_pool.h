@@ -1,7 +1,16 @@
 // ember's thread pool: static splits, spinning workers during a graph run.
 //
-// ember does not use OpenMP: PyTorch ships its own OpenMP runtime and mixing two is a known
+// ember brings no OpenMP runtime of its own: PyTorch ships one and mixing two is a known
 // hazard. Generated kernels reach the pool through ember_rt::LaunchContext (kernel.h).
+//
+// In a process that has an OpenMP runtime loaded already (PyTorch's libgomp), use_openmp(true)
+// runs the chunks on that runtime's threads instead of this pool's workers. Where ember's
+// kernels run between PyTorch operators (a training step: the loss, autograd, the optimizer,
+// operators ember does not convert), PyTorch's OpenMP workers spin after each operator (for
+// milliseconds, by default) on the cores this pool's workers need, and the two sets of
+// threads take turns on them: the MLP's training step ran 1.5x slower than on PyTorch's
+// threads. On one set of threads a spinning worker picks up the next job, whoever's it is. The
+// torch backend turns this on (docs/architecture.md, Runtime).
 //
 // Chunks are claimed by whichever thread comes first (the static split itself is fixed), so a
 // worker that is slow to wake up, or descheduled by other load, costs the run nothing: the
@@ -71,6 +80,18 @@ class ThreadPool {
   // thread (that terminates the process).
   void parallel_run(int64_t n, ChunkFn fn, void* closure, int max_threads = 0);
 
+  // Runs parallel_run's chunks on the process's OpenMP runtime (libgomp's GOMP_parallel, the
+  // entry `#pragma omp parallel` compiles to) when `on` and that runtime is loaded already;
+  // never loads one. Returns whether it is in effect. The chunks are claimed as with the pool
+  // (any thread of the team takes the next unstarted one); the calling thread is one of the
+  // team, which OpenMP keeps per calling thread, so two graphs running on two threads do not
+  // share one. A call from inside a chunk, or in a child process after fork(), runs inline.
+  // An exception thrown by a chunk on any thread is rethrown by parallel_run (the first, the
+  // other chunks still run). Regions and prewake do nothing then: OpenMP's wait policy
+  // (OMP_WAIT_POLICY, GOMP_SPINCOUNT) decides how long its idle threads spin.
+  bool use_openmp(bool on);
+  bool uses_openmp() const { return omp_parallel_.load(std::memory_order_relaxed) != nullptr; }
+
   // Brackets a graph run: workers keep spinning between the kernels inside. Regions nest
   // and may be opened by several threads; begin_region also wakes sleeping workers so that
   // the wake-up overlaps with the caller's own work.
@@ -106,7 +127,11 @@ class ThreadPool {
     int threads;
   };
 
+  // libgomp's GOMP_parallel(fn, data, num_threads, flags).
+  using OmpParallelFn = void (*)(void (*)(void*), void*, unsigned, unsigned);
+
   static void run_limited(void* limit, int64_t n, ChunkFn fn, void* closure);
+  static void run_openmp(OmpParallelFn parallel, int64_t n, ChunkFn fn, void* closure, int threads);
   void shutdown();
   void worker_main(int index, uint32_t seen);
   uint32_t wait_for_job(uint32_t seen, int index);
@@ -134,7 +159,8 @@ class ThreadPool {
   std::atomic<int64_t> spin_us_{kDefaultSpinUs};
   std::atomic<bool> busy_{false};  // held by the parallel_run in progress
   std::atomic<bool> stop_{false};
-  std::atomic<bool> oversubscribed_{false};  // more threads than CPUs: never spin
+  std::atomic<bool> oversubscribed_{false};           // more threads than CPUs: never spin
+  std::atomic<OmpParallelFn> omp_parallel_{nullptr};  // use_openmp: the runtime's entry
   uint64_t fork_generation_;
 
   std::vector<std::thread> workers_;  // guarded by busy_

@@ -16,6 +16,7 @@ imported). It returns a callable with the graph's calling convention:
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -53,8 +54,31 @@ def reset() -> None:
         clear()
 
 
+_threads_shared = False
+
+
+def share_torch_threads() -> bool:
+    """Runs ember's kernels on PyTorch's OpenMP threads (ember.use_openmp) from the first
+    compile on, unless EMBER_OPENMP=0. Between PyTorch's operators (a training step's loss,
+    autograd and optimizer, operators ember does not convert) PyTorch's OpenMP workers spin
+    on the cores for milliseconds, and ember's own workers would take turns with them.
+    Returns whether ember uses them."""
+    global _threads_shared
+    if not _threads_shared:
+        value = os.environ.get("EMBER_OPENMP", "").strip()
+        if value not in ("", "0", "1"):
+            raise ValueError(f"EMBER_OPENMP={value!r}: use 0 to keep ember's kernels on its own "
+                             "thread pool, or 1 (the default) to run them on PyTorch's OpenMP "
+                             "threads")
+        if value != "0" and torch.backends.openmp.is_available():
+            ember.use_openmp(True)
+        _threads_shared = True
+    return ember.uses_openmp()
+
+
 def ember_backend(gm: torch.fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Any:
     """Compiles the FX graph Dynamo captured; see the module docstring."""
+    share_torch_threads()
     mode = kwargs.pop("mode", None)
     options = kwargs.pop("options", None)
     if kwargs:
