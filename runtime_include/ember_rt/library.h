@@ -224,6 +224,13 @@ inline void search_sorted_right(const LaunchContext* ctx, const T* sorted, const
 // element happens in index order: duplicates resolve as torch's CPU kernels do (the last
 // write wins, sums add in order), at every thread count. include_self = false: an element
 // written at least once starts from its first written value instead of self's.
+//
+// Where no counts are kept (include_self, not mean), a task takes a block of up to
+// kScatterColumns neighbouring lines (i) and walks k outside i: index, src and out are then
+// read along rows, where one line at a time jumped inner elements per k (an embedding's
+// gradient, [1024, 768] rows into [30522, 768], took 44 ms that way). Each element still
+// sees its writes in k order.
+constexpr int64_t kScatterColumns = 64;
 
 enum class ScatterOp : int { Assign, Sum, Prod, Max, Min, Mean };
 
@@ -264,6 +271,34 @@ inline void scatter_impl(const LaunchContext* ctx, const T* self, const I* index
   constexpr bool kCount = Op == ScatterOp::Mean || !IncludeSelf;
   const int64_t lines = outer * inner;
   if (lines <= 0 || m <= 0) return;
+  if constexpr (!kCount) {
+    if (inner > 1) {
+      const int64_t blocks = (inner + kScatterColumns - 1) / kScatterColumns;
+      parallel_for(ctx, outer * blocks, static_cast<double>(lines) * static_cast<double>(m) * 2.0,
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t t = begin; t < end; ++t) {
+                       const int64_t o = t / blocks, i0 = (t % blocks) * kScatterColumns;
+                       const int64_t i1 =
+                           i0 + kScatterColumns < inner ? i0 + kScatterColumns : inner;
+                       T* plane = out + o * n * inner;
+                       for (int64_t k = 0; k < m; ++k) {
+                         const int64_t row = (o * m + k) * inner;
+                         for (int64_t i = i0; i < i1; ++i) {
+                           const int64_t j = static_cast<int64_t>(index[row + i]);
+                           if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(n)) {
+                             report_error(ctx, KernelError::kIndexOutOfRange,
+                                          "the scattered dimension", j, n);
+                             continue;
+                           }
+                           T& dst = plane[j * inner + i];
+                           dst = scatter_combine(Op, dst, src[row + i]);
+                         }
+                       }
+                     }
+                   });
+      return;
+    }
+  }
   parallel_for(
       ctx, lines, static_cast<double>(lines) * static_cast<double>(m + (kCount ? n : 0)) * 2.0,
       [&](int64_t begin, int64_t end) {

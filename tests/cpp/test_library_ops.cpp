@@ -175,6 +175,43 @@ TEST(LibraryOps, ScatterAlongTheFirstAxisOfALargeTensorIsDeterministic) {
   expect_same(values_of(ops::scatter(self, 0, index, s, "sum")), want_sum);
 }
 
+TEST(LibraryOps, ScatterOfWideRowsAddsInIndexOrderInFloat32) {
+  // [2, n, w] scattered along axis 1 from [2, m, w], w = 150 (blocks of 64, 64 and 22
+  // columns): the row of each element depends on its column too, rows repeat, and the values'
+  // magnitudes differ by 1e8, so a sum in any other order than k's rounds differently.
+  const int64_t outer = 2, n = 50, m = 300, w = 150;
+  std::vector<double> idx, src;
+  std::vector<float> want_sum(static_cast<size_t>(outer * n * w), 0.0f);
+  std::vector<float> want_last = want_sum, want_max(want_sum.size(), -1e30f);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < m; ++k)
+      for (int64_t c = 0; c < w; ++c) {
+        const int64_t j = (k * 7 + c * 3 + o) % n;
+        const float v = (k % 3 == 0 ? 1e8f : 1.0f) * static_cast<float>((k * 31 + c) % 17 - 8);
+        idx.push_back(static_cast<double>(j));
+        src.push_back(static_cast<double>(v));
+        const auto t = static_cast<size_t>((o * n + j) * w + c);
+        want_sum[t] += v;
+        want_last[t] = v;
+        want_max[t] = std::max(want_max[t], v);
+      }
+  Tensor self =
+      from_values(std::vector<double>(want_sum.size(), 0.0), {outer, n, w}, DType::float32);
+  Tensor index = from_values(idx, {outer, m, w}, DType::int64);
+  Tensor s = from_values(src, {outer, m, w}, DType::float32);
+  auto as_doubles = [](const std::vector<float>& v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
+  expect_same(values_of(ops::scatter(self, 1, index, s, "sum")), as_doubles(want_sum));
+  expect_same(values_of(ops::scatter(self, 1, index, s, "assign")), as_doubles(want_last));
+  for (float& v : want_max) v = std::max(v, 0.0f);  // self's zeros take part
+  expect_same(values_of(ops::scatter(self, 1, index, s, "amax")), as_doubles(want_max));
+  // An index out of range in one column of one row is a DataError here too.
+  idx[static_cast<size_t>((m / 2) * w + 100)] = static_cast<double>(n);
+  EXPECT_THROW(ops::scatter(self, 1, from_values(idx, {outer, m, w}, DType::int64), s, "sum"),
+               DataError);
+}
+
 TEST(LibraryOps, ScatterIndexOutOfRangeIsADataError) {
   Tensor self = from_values({0, 0, 0}, {3}, DType::float32);
   Tensor src = from_values({1, 2}, {2}, DType::float32);
