@@ -1,8 +1,8 @@
-"""Converters for N-d pooling (return_indices, adaptive max), ``unfold`` (im2col) and gathers
-at tensor indices (``take``, ``take_along_dim``), and the helpers of the spatial converters
-(spatial_conv.py: 3-d and transposed convolutions; spatial_resample.py: every mode of
-``interpolate`` and grid sampling). ``_unsafe_masked_index`` is not converted (it runs in
-eager PyTorch); ``embedding_bag`` is in nn_functions.py.
+"""Converters for N-d pooling (return_indices, adaptive max), ``unfold`` (im2col), ``fold``
+(col2im) and gathers at tensor indices (``take``, ``take_along_dim``), and the helpers of the
+spatial converters (spatial_conv.py: 3-d and transposed convolutions; spatial_resample.py:
+every mode of ``interpolate`` and grid sampling). ``_unsafe_masked_index`` is not converted
+(it runs in eager PyTorch); ``embedding_bag`` is in nn_functions.py.
 
 The spatial sizes must be known at compile time: the converters build their index and
 weight tables with torch then. Symbolic spatial sizes are fixed by Dynamo guards (one graph
@@ -379,6 +379,44 @@ def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     return ops.squeeze(y, [0]) if unbatched else y
 
 
+def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Any:
+    """torch.nn.functional.fold (col2im) of [N, C*K, L] or [C*K, L], the adjoint of unfold:
+    each column's window elements added into [N, C, H, W] at their positions (padding
+    dropped). One scatter-add over the flat image with kernel offsets outside the window
+    positions, so each pixel adds its terms in the order torch's col2im does."""
+    if rank(input) not in (2, 3):
+        raise unsupported(f"fold of a rank-{rank(input)} tensor (expects 2 or 3)")
+    dt = dtype_name(input)
+    if dt not in ("float32", "float64"):
+        raise unsupported(f"fold of a {dt} tensor")
+    unbatched = rank(input) == 2
+    x = ops.unsqueeze(input, [0]) if unbatched else input
+    sizes = list(_per_dim(output_size, 2, "output_size"))
+    kernel, dil = _per_dim(kernel_size, 2, "kernel_size"), _per_dim(dilation, 2, "dilation")
+    pads, strides = _per_dim(padding, 2, "padding"), _per_dim(stride, 2, "stride")
+    outs = [_pool_out(*a, False) for a in zip(sizes, kernel, strides, pads, dil, strict=True)]
+    n = shape_of(x)[0]
+    ck, cols = fixed_shape(x, "fold", [1, 2])
+    kk, positions = kernel[0] * kernel[1], outs[0] * outs[1]
+    if (builtins.min(outs) <= 0 or builtins.min(sizes) <= 0 or ck % kk != 0
+            or cols != positions):
+        raise unsupported(f"fold of {shape_of(input)} into {sizes} with {kernel} windows")
+    c = ck // kk
+    pixels = math.prod(sizes)
+    if n == 0 or c == 0:
+        return zeros_in_graph(([] if unbatched else [n]) + [c] + sizes, dt)
+    table = _window_table(sizes, [_sliding(*a) for a in zip(
+        sizes, outs, kernel, strides, pads, dil, strict=True)])  # [L, K], pixels outside
+    index = int_constant(table.t().contiguous().reshape(1, 1, kk * positions))
+    values = ops.reshape(x, [n, c, kk * positions])
+    index = ops.expand(index, [n, c, kk * positions])
+    image = zeros_in_graph([n, c, pixels + 1], dt)  # the last slot takes the padding's terms
+    image = ops.scatter(image, 2, index, values, "sum")
+    y = ops.reshape(ops.slice(image, [2], [0], [pixels], [1]), [n, c] + sizes)
+    return ops.squeeze(y, [0]) if unbatched else y
+
+
 def take_flat(input: Any, index: Any, *, out: Any = None) -> Any:
     """torch.take: input flattened, at `index` (negative positions count from the end)."""
     if out is not None:
@@ -440,6 +478,7 @@ def _take_along(input: Any, indices: Any, dim: Any, wrap: bool) -> Any:
 
 def _register_all() -> None:
     register(unfold, F.unfold)
+    register(fold, F.fold, torch._C._nn.col2im)
     register(take_flat, torch.take)
     register(take_along_dim, torch.take_along_dim)
     with builtin_registrations():
