@@ -132,9 +132,7 @@ def spinning_policy(ember_spin: str, settle_ms: float) -> str:
     """What the runner does so that no contender's idle threads spin into another's timed
     batch, in words (the header line and meta.spinning)."""
     omp = os.environ.get("OMP_WAIT_POLICY")
-    own_pool = os.environ.get("EMBER_OPENMP", "").strip() == "0"
-    threads = ("ember's kernels on its own pool (EMBER_OPENMP=0)" if own_pool else
-               "ember's kernels on torch's OpenMP threads (the torch backend's default)")
+    threads = "ember's kernels on its own pool (inference)"
     return (
         f"{ember_spin}; {threads}; ONNX Runtime session.intra_op.allow_spinning=0; torch's "
         f"OpenMP (OMP_WAIT_POLICY {'=' + omp if omp else 'unset'}) and OpenVINO's threads keep "

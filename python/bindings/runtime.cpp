@@ -229,7 +229,7 @@ void bind_runtime(nb::module_& m) {
       "Runs ember's parallel kernels on the threads of the OpenMP runtime the process has "
       "loaded already (PyTorch's) instead of ember's own pool (on=True), or on its own pool "
       "again (on=False). Returns whether the OpenMP runtime is in use: False when none is "
-      "loaded. The torch backend turns it on unless EMBER_OPENMP=0.");
+      "loaded. The torch backend turns it on for training unless EMBER_OPENMP=0.");
   m.def(
       "uses_openmp", []() { return default_pool().uses_openmp(); },
       "Whether ember's parallel kernels run on the process's OpenMP runtime (use_openmp).");

@@ -1,5 +1,6 @@
-"""The torch backend runs ember's kernels on PyTorch's OpenMP threads (ember.use_openmp),
-unless EMBER_OPENMP=0; results are the same on either set of threads."""
+"""The torch backend runs ember's kernels on PyTorch's OpenMP threads (ember.use_openmp) from
+its first training graph on, unless EMBER_OPENMP=0; results are the same on either set of
+threads."""
 
 from __future__ import annotations
 
@@ -36,15 +37,19 @@ def small_model() -> nn.Module:
 
 
 @needs_openmp
-def test_compiling_switches_ember_to_torchs_openmp_threads(fresh_choice: None) -> None:
+def test_a_training_compile_switches_ember_to_torchs_openmp_threads(fresh_choice: None) -> None:
     model = small_model()
     x = torch.randn(16, 64)
-    assert not ember.uses_openmp()
-    with torch.no_grad():
-        out = torch.compile(model, backend="ember")(x)
+    compiled = torch.compile(model, backend="ember")
+    with torch.no_grad():  # inference alone stays on ember's pool
+        out = compiled(x)
         ref = model(x)
-    assert ember.uses_openmp()
+    assert not ember.uses_openmp()
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="ember")
+    compiled(x).sum().backward()  # a graph that needs gradients
+    assert ember.uses_openmp()
 
 
 @needs_openmp

@@ -10,7 +10,7 @@
 // milliseconds, by default) on the cores this pool's workers need, and the two sets of
 // threads take turns on them: the MLP's training step ran 1.5x slower than on PyTorch's
 // threads. On one set of threads a spinning worker picks up the next job, whoever's it is. The
-// torch backend turns this on (docs/architecture.md, Runtime).
+// torch backend turns this on for training (docs/architecture.md, Runtime).
 //
 // Chunks are claimed by whichever thread comes first (the static split itself is fixed), so a
 // worker that is slow to wake up, or descheduled by other load, costs the run nothing: the
