@@ -67,12 +67,11 @@ from ember.torch.converters.composite_math import (
     take_along,
     take_static,
 )
-from ember.torch.converters.functions import register
+from ember.torch.converters.functions import register, register_methods
 from ember.torch.converters.modules import activation_converter
 from ember.torch.registry import (
     ModuleConverter,
     builtin_registrations,
-    register_method,
     register_module,
 )
 
@@ -597,10 +596,8 @@ def _register_all() -> None:
     register(logsumexp, torch.logsumexp, torch.special.logsumexp)
     register(var_mean, torch.var_mean)
     register(std_mean, torch.std_mean)
+    register_methods(_METHODS)
     with builtin_registrations():
-        for name, converter in _METHODS.items():
-            if hasattr(torch.Tensor, name):
-                register_method(name)(converter)
         for module_class, converter in (
             (nn.Softplus, activation_converter(softplus, "beta", "threshold")),
             (nn.ELU, activation_converter(elu, "alpha")), (nn.SELU, activation_converter(selu)),

@@ -45,7 +45,7 @@ from ember.torch.converters.composite_math import (
     take_along,
     take_static,
 )
-from ember.torch.converters.functions import register
+from ember.torch.converters.functions import register, register_methods
 from ember.torch.converters.views import (
     gather_dims,
     inverse_order,
@@ -53,7 +53,6 @@ from ember.torch.converters.views import (
     result_is_empty,
     zeros_of,
 )
-from ember.torch.registry import builtin_registrations, register_method
 
 
 def _size_expr(value: Callable[..., int], text: str, *sizes: Any) -> int | str:
@@ -309,10 +308,7 @@ def _register_all() -> None:
     register(diagonal_scatter, torch.diagonal_scatter)
     register(select_scatter, torch.select_scatter)
     register(slice_scatter, torch.slice_scatter)
-    with builtin_registrations():
-        for name, converter in _METHODS.items():
-            if hasattr(torch.Tensor, name):
-                register_method(name)(converter)
+    register_methods(_METHODS)
 
 
 _register_all()

@@ -45,15 +45,20 @@ def register(fn: Any, *targets: Any) -> Any:
     return fn
 
 
+def register_methods(methods: dict[str, Any]) -> None:
+    """Tensor method names (those torch has) to their converters."""
+    with builtin_registrations():
+        for name, converter in methods.items():
+            if hasattr(torch.Tensor, name):
+                register_method(name)(converter)
+
+
 def register_tables(functions: Any, methods: dict[str, Any]) -> None:
     """A module's converters from its tables: (converter, torch targets) pairs, and
     Tensor method names (those torch has) to converters."""
     for converter, targets in functions:
         register(converter, *targets)
-    with builtin_registrations():
-        for name, converter in methods.items():
-            if hasattr(torch.Tensor, name):
-                register_method(name)(converter)
+    register_methods(methods)
 
 
 # ---- elementwise -------------------------------------------------------------------------

@@ -59,8 +59,7 @@ from ember.torch.converters.composite_math import (
     take,
     take_static,
 )
-from ember.torch.converters.functions import register
-from ember.torch.registry import builtin_registrations, register_method
+from ember.torch.converters.functions import register, register_methods
 
 
 def result_is_empty(shape: list[Any]) -> bool:
@@ -447,10 +446,7 @@ def _register_all() -> None:
     register(fill, torch.fill)
     register(writes.zero_, torch.zero_)
     register(ravel, torch.ravel)
-    with builtin_registrations():
-        for name, converter in _METHODS.items():
-            if hasattr(torch.Tensor, name):
-                register_method(name)(converter)
+    register_methods(_METHODS)
 
 
 _register_all()
