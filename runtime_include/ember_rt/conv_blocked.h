@@ -2,7 +2,10 @@
 //
 // Layouts (B = vf::width lanes: 16 with AVX-512, 8 with AVX2, 1 in the portable fallback;
 // CB = ceil(C / B), OB = ceil(O / B)):
-//   x    [N, CB, H, W, B]          channel c at block c / B, lane c % B; lanes past C zero
+//   x    [N, CB, H, W, B]          channel c at block c / B, lane c % B; lanes past C zero;
+//                                  or plain [N, C, H, W] (x_plain: a network's first
+//                                  convolution on its 3-channel image, which blocked would be
+//                                  B / 3 times its size and a conversion of its own)
 //   w    [OB, CB, KH, KW, B_in, B_out]  from conv_blocked_prepare (once per weight): the B
 //                                  input lanes of a tap, each a vector of B output channels;
 //                                  channels past O or C zero
@@ -26,7 +29,8 @@
 //   - Padding. Rows: an output row takes only the taps kh whose input row lies inside x (a
 //     range computed per row; the kernel gets one pointer per tap row). Columns: with no
 //     column padding x is read in place; with padding, input rows are copied into per-thread
-//     scratch with zero columns on both sides, so no load in the inner loop is checked. The
+//     scratch with zero columns on both sides, so no load in the inner loop is checked. A
+//     plain x always goes through the scratch, which its copy lays out blocked. The
 //     scratch is a ring of (KH - 1) * dh + 1 padded rows (of the chunk's channel blocks), so
 //     the next output row copies only sh new rows. Measured against an input padded
 //     beforehand: 1-7% more time at stride 1, about 15% at stride 2 (twice the rows and the
@@ -220,7 +224,8 @@ struct Geom {
   int64_t ur_max;   // the largest row block
   int64_t chunk;    // input-channel blocks per cache chunk
   int64_t chunks;   // ceil(CB / chunk)
-  bool padded;      // column padding: the input rows go through the scratch band
+  bool padded;      // column padding or a plain x: the input rows go through the scratch band
+  bool x_plain;     // x is [N, C, H, W], not blocked
   int64_t Wp;       // columns of a band row: (OW - 1) * sw + (KW - 1) * dw + 1
   bool rows_outer;  // items ordered (n, oh, group), not (n, group, oh)
   int64_t epi_ow;   // the caller's output row length, which the epilogue's coordinates use
@@ -275,12 +280,12 @@ inline void pointwise_rows(Geom& g) {
 EMBER_RT_LAZY
 inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH, int64_t OW,
                       int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                      int64_t dh, int64_t dw, const ConvBlockedTuning& t) {
-  Geom g{N,  C,  H, W, O, OH, OW, KH, KW, sh,    sw, ph,    pw,
-         dh, dw, 0, 0, 1, 0,  1,  1,  1,  false, 0,  false, OW};
+                      int64_t dh, int64_t dw, const ConvBlockedTuning& t, bool x_plain = false) {
+  Geom g{N,  C, H, W, O, OH, OW, KH, KW,    sh,      sw, ph,    pw, dh,
+         dw, 0, 0, 1, 0, 1,  1,  1,  false, x_plain, 0,  false, OW};
   g.CB = ceil_div(C, B);
   g.OB = ceil_div(O, B);
-  pointwise_rows(g);
+  pointwise_rows(g);  // (a plain x's rows regroup as well: its pixels are contiguous too)
   choose_blocking(g);
   if (t.noc > 0) {
     g.noc = t.noc >= 4 && kMaxUR4 > 0 ? 4 : (t.noc >= 2 ? 2 : 1);
@@ -292,9 +297,9 @@ inline Geom make_geom(int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int
   g.chunk = t.chunk > 0 ? t.chunk : kChunkWeightFloats / per_cb;
   g.chunk = g.chunk < 1 ? 1 : (g.chunk > g.CB ? g.CB : g.chunk);
   g.chunks = ceil_div(g.CB, g.chunk);
-  g.chunk = ceil_div(g.CB, g.chunks);  // even chunks
-  g.Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
-  g.padded = pw > 0 || g.Wp > W;
+  g.chunk = ceil_div(g.CB, g.chunks);          // even chunks
+  g.Wp = (g.OW - 1) * sw + (KW - 1) * dw + 1;  // (g: the rows pointwise_rows chose)
+  g.padded = pw > 0 || g.Wp > g.W || x_plain;
   // The loop order: a group's weights stay in cache over its rows (groups outer), unless all
   // the weights fit in the level-2 cache and the input image is larger: then the input rows
   // stay in cache over the groups (rows outer, one chunk; each row's band is copied once for
@@ -326,7 +331,9 @@ inline void tap_rows(const Geom& g, int64_t oh, int64_t& lo, int64_t& hi) {
 }
 
 // Copies input row ih of channel blocks [cb0, cb0 + ncb) of image n into a band slot:
-// slot[cbi][q][lane] = x[n, cb0 + cbi, ih, q - pw, lane], zero outside x.
+// slot[cbi][q][lane] = x[n, cb0 + cbi, ih, q - pw, lane], zero outside x (a plain x: channel
+// (cb0 + cbi) * B + lane of x [N, C, H, W], written into a band zeroed by run: the padding
+// columns, and with one chunk the lanes past C, are never written).
 EMBER_RT_LAZY
 inline void fill_slot(const Geom& g, const float* x, int64_t n, int64_t ih, int64_t cb0,
                       int64_t ncb, float* slot) {
@@ -334,6 +341,20 @@ inline void fill_slot(const Geom& g, const float* x, int64_t n, int64_t ih, int6
   int64_t qhi = g.W + g.pw;
   qhi = qhi < g.Wp ? qhi : g.Wp;
   qhi = qhi > qlo ? qhi : qlo;
+  if (g.x_plain) {  // lanes past C and the padding columns: zero since the band was made
+    for (int64_t cbi = 0; cbi < ncb; ++cbi) {
+      float* dst = slot + cbi * g.Wp * B;
+      const int64_t c0 = (cb0 + cbi) * B, nc = g.C - c0 < B ? g.C - c0 : B;
+      if (nc < B && g.chunks > 1)  // the slot may hold a full block of another chunk
+        std::memset(dst, 0, static_cast<size_t>(g.Wp * B) * sizeof(float));
+      // A pixel's channels side by side (the stores of a pixel fill one vector's lanes).
+      const float* src = x + ((n * g.C + c0) * g.H + ih) * g.W + (qlo - g.pw);
+      const int64_t plane = g.H * g.W;
+      for (int64_t q = qlo; q < qhi; ++q)
+        for (int64_t l = 0; l < nc; ++l) dst[q * B + l] = src[l * plane + q - qlo];
+    }
+    return;
+  }
   for (int64_t cbi = 0; cbi < ncb; ++cbi) {
     float* dst = slot + cbi * g.Wp * B;
     const float* src = x + (((n * g.CB + cb0 + cbi) * g.H + ih) * g.W + (qlo - g.pw)) * B;
@@ -372,6 +393,8 @@ inline void run(const LaunchContext* ctx, const float* x, const float* w, float*
     float* band = g.padded ? gemm_detail::scratch(ctx, gemm_detail::kSlotA,
                                                   static_cast<size_t>(nslots * slot_floats(g)))
                            : nullptr;
+    if (g.x_plain)  // fill_slot writes a plain x's channels only
+      std::memset(band, 0, static_cast<size_t>(nslots * slot_floats(g)) * sizeof(float));
     // (n, chunk, ih) each slot holds, and the tap rows' pointers: on the stack for kernels
     // up to 16 rows (no allocation per call), else on the heap.
     constexpr int64_t kSmall = 16;
@@ -493,22 +516,22 @@ inline void conv_blocked_prepare(const float* w, int64_t O, int64_t C, int64_t K
   conv_blocked_reorder(w, O, C, KH, KW, vf::width, dst);
 }
 
-// out [N, OB, OH, OW, B] = the convolution of x [N, CB, H, W, B] (lanes past C zero) with the
-// prepared weight wp (conv_blocked_prepare), stride (sh, sw), zero padding (ph, pw),
-// dilation (dh, dw), groups 1. With an epilogue, each finished row segment is passed to it
-// in place: epi(n * OB + ob, oh, ow0, len, &out[n, ob, oh, ow0, 0]) (len outputs of B
-// floats); a ChannelAffine is applied in registers instead. `tuning` overrides the blocking
-// (for tuners): every output is summed in the same order whatever the blocking (partial sums
-// of a chunk are stored as the float32 they are), so the result is the same bit for bit.
+// out [N, OB, OH, OW, B] = the convolution of x [N, CB, H, W, B] (lanes past C zero; with
+// x_plain, x [N, C, H, W]) with the prepared weight wp (conv_blocked_prepare), stride (sh, sw),
+// zero padding (ph, pw), dilation (dh, dw), groups 1. With an epilogue, each finished row segment
+// is passed to it in place: epi(n * OB + ob, oh, ow0, len, &out[n, ob, oh, ow0, 0]) (len outputs of
+// B floats); a ChannelAffine is applied in registers instead. `tuning` overrides the blocking (for
+// tuners): every output is summed in the same order whatever the blocking (partial sums of a chunk
+// are stored as the float32 they are), so the result is the same bit for bit.
 template <class Epi = NoEpilogue>
 inline void conv2d_blocked(const LaunchContext* ctx, const float* x, const float* wp, float* out,
                            int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,
                            int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t ph,
                            int64_t pw, int64_t dh, int64_t dw, const Epi& epi = Epi{},
-                           const ConvBlockedTuning& tuning = {}) {
+                           const ConvBlockedTuning& tuning = {}, bool x_plain = false) {
   if (N <= 0 || O <= 0 || OH <= 0 || OW <= 0) return;
-  const conv_blocked_detail::Geom g =
-      conv_blocked_detail::make_geom(N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, tuning);
+  const conv_blocked_detail::Geom g = conv_blocked_detail::make_geom(
+      N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, tuning, x_plain);
   conv_blocked_detail::run(ctx, x, wp, out, g, epi);
 }
 
@@ -524,6 +547,35 @@ inline void conv_blocked_filter(const LaunchContext* ctx, const float* w, float*
   conv_blocked_prepare(w, O, C, KH, KW, wp);
 }
 
+// conv2d_blocked_layout and conv2d_blocked_plain_layout: conv2d_blocked with the block
+// checked and a graph's fused epilogue adapted (below).
+template <class Epi>
+inline void conv2d_blocked_call(const LaunchContext* ctx, const float* x, const float* wp,
+                                float* out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O,
+                                int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                                int64_t block, bool x_plain, const Epi& epi) {
+  if (block != vf::width) {
+    report_error(ctx, KernelError::kLayout, "conv2d_blocked", block, vf::width);
+    return;
+  }
+  if constexpr (std::is_same_v<Epi, NoEpilogue> || std::is_same_v<Epi, ChannelAffine>) {
+    conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, epi, {},
+                   x_plain);
+  } else {
+    // The graph's epilogue sees out as [N, OB, OH * OW, B]: called on each pixel's B lanes,
+    // a vector (its per-channel operands are read along the lanes).
+    // A copy of the epilogue per segment: its pointers stay in registers over the pixels.
+    const auto rows = [&epi, OW](int64_t plane, int64_t oh, int64_t ow0, int64_t len, float* p) {
+      const Epi e = epi;
+      for (int64_t i = 0; i < len; ++i)
+        e(plane, oh * OW + ow0 + i, 0, vf::width, p + i * vf::width);
+    };
+    conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, rows, {},
+                   x_plain);
+  }
+}
+
 // conv2d_blocked as a Call stage of a graph's kernel runs it (the conv2d_blocked operator):
 // `block` is the channel block of its buffers' layout, which the graph chose for the ISA the
 // kernel was compiled for; another block (the kernel compiled for another ISA) is reported as
@@ -536,23 +588,20 @@ inline void conv2d_blocked_layout(const LaunchContext* ctx, const float* x, cons
                                   int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
                                   int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                                   int64_t block, const Epi& epi = Epi{}) {
-  if (block != vf::width) {
-    report_error(ctx, KernelError::kLayout, "conv2d_blocked", block, vf::width);
-    return;
-  }
-  if constexpr (std::is_same_v<Epi, NoEpilogue> || std::is_same_v<Epi, ChannelAffine>) {
-    conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, epi);
-  } else {
-    // The graph's epilogue sees out as [N, OB, OH * OW, B]: called on each pixel's B lanes,
-    // a vector (its per-channel operands are read along the lanes).
-    // A copy of the epilogue per segment: its pointers stay in registers over the pixels.
-    const auto rows = [&epi, OW](int64_t plane, int64_t oh, int64_t ow0, int64_t len, float* p) {
-      const Epi e = epi;
-      for (int64_t i = 0; i < len; ++i)
-        e(plane, oh * OW + ow0 + i, 0, vf::width, p + i * vf::width);
-    };
-    conv2d_blocked(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, rows);
-  }
+  conv2d_blocked_call(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, block,
+                      false, epi);
+}
+
+// conv2d_blocked_layout on a plain input x [N, C, H, W] (out still blocked): a network's
+// first convolution reads its few-channel image as it is.
+template <class Epi = NoEpilogue>
+inline void conv2d_blocked_plain_layout(const LaunchContext* ctx, const float* x, const float* wp,
+                                        float* out, int64_t N, int64_t C, int64_t H, int64_t W,
+                                        int64_t O, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                        int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                                        int64_t dw, int64_t block, const Epi& epi = Epi{}) {
+  conv2d_blocked_call(ctx, x, wp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, block,
+                      true, epi);
 }
 
 // dst [N, ceil(C / B), H * W, B] = src [N, C, H * W] (lanes past C zero), and back.

@@ -109,6 +109,11 @@ ConvGeom conv_geom(const std::string& op, int spatial, const TensorType& x, cons
 
 Layout conv_block_layout() { return Layout::blocked(isa_float_lanes(isa_from_env())); }
 
+bool reads_plain(const ConvAlgo& algo, const ConvGeom& g) {
+  const auto c = g.c.as_int();
+  return algo.reads_plain_few_channels && c && *c < conv_block_layout().block;
+}
+
 // Index helpers: conv1d drops the height index.
 Index spatial_index(const ConvGeom& g, Expr a, Expr b, Expr hi, Expr wi) {
   if (g.spatial == 2) return {std::move(a), std::move(b), std::move(hi), std::move(wi)};
@@ -291,6 +296,7 @@ std::vector<AlgorithmChoice> choose_conv(const std::string& op, int spatial,
       chosen.out_channels = g.o;
       c.attrs = chosen;
       c.layouts = {conv_block_layout(), Layout::plain()};
+      c.reads_plain = {reads_plain(algo, g)};
     }
     return c;
   };
@@ -403,22 +409,26 @@ OpDef winograd_filter_def() {
   return d;
 }
 
-// conv2d_blocked: x [N, C, H, W] in the channel-blocked layout (block b) and wp [ceil(O / b),
-// ceil(C / b), KH, KW, b, b], the weight prepared by conv_blocked_filter; the attributes are
-// conv2d's with algo 'blocked' and out_channels O. The output is blocked as x is.
+// conv2d_blocked: x [N, C, H, W] in the channel-blocked layout (block b), or plain (a
+// network's first convolution on its few-channel image: ConvAlgo::reads_plain_few_channels),
+// and wp [ceil(O / b), ceil(C / b), KH, KW, b, b], the weight prepared by conv_blocked_filter;
+// the attributes are conv2d's with algo 'blocked' and out_channels O. The output is blocked.
 ConvGeom blocked_geom(const std::vector<TensorType>& in, const ConvAttrs& a) {
   const std::string op = "conv2d_blocked";
   check_arity(op, in, 2);
   const TensorType& x = in[0];
   const TensorType& wp = in[1];
-  const int64_t b = x.layout.kind == LayoutKind::Blocked ? x.layout.block : 0;
   bool known = wp.rank() == 6;
   for (size_t d = 0; known && d < 6; ++d) known = wp.shape[d].as_int().has_value();
-  EMBER_CHECK(b > 0 && x.rank() == 4 && x.shape[1].as_int() && known && is_const(wp.shape[4], b) &&
-                  is_const(wp.shape[5], b) && a.out_channels > 0 && a.algo == "blocked",
-              op << ": takes an input [N, C, H, W] in a channel-blocked layout (nChw<b>c), the "
-                    "weight prepared by conv_blocked_filter [ceil(O / b), ceil(C / b), KH, KW, b, "
-                    "b], algo 'blocked' and out_channels O; got "
+  const int64_t b = known ? *wp.shape[4].as_int() : 0;
+  const bool x_ok =
+      x.layout.is_plain() || (x.layout.kind == LayoutKind::Blocked && x.layout.block == b);
+  EMBER_CHECK(b > 0 && x_ok && x.rank() == 4 && x.shape[1].as_int() && is_const(wp.shape[5], b) &&
+                  a.out_channels > 0 && a.algo == "blocked",
+              op << ": takes an input [N, C, H, W] in the channel-blocked layout of the weight's "
+                    "block (nChw<b>c) or plain, the weight prepared by conv_blocked_filter "
+                    "[ceil(O / b), ceil(C / b), KH, KW, b, b], algo 'blocked' and out_channels "
+                    "O; got "
                  << x.str() << ", " << wp.str() << ", algo '" << a.algo << "', out_channels "
                  << a.out_channels);
   const int64_t c = *x.shape[1].as_int();
@@ -449,7 +459,7 @@ OpDef conv2d_blocked_def() {
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     const ConvGeom g = blocked_geom(in, attrs_as<ConvAttrs>(a));
     TensorType out{in[0].dtype, {g.n, Expr(g.o), g.oh, g.ow}, common_device("conv2d_blocked", in)};
-    out.layout = in[0].layout;
+    out.layout = Layout::blocked(*in[1].shape[4].as_int());
     return std::vector<TensorType>{out};
   };
   d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,

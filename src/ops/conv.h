@@ -55,7 +55,15 @@ struct ConvAlgo {
   // the input is converted to it first and the output back (choose_algorithms inserts the
   // conversions, the layout pass removes those between blocked operators).
   bool blocked = false;
+  // A blocked algorithm that reads an input of fewer channels than a block as it is (plain)
+  // where the input is one of the graph's (AlgorithmChoice::reads_plain): a network's first
+  // convolution on its 3-channel image, which blocked would take a conversion of its own and
+  // block / 3 times the memory (ember_rt/conv_blocked.h).
+  bool reads_plain_few_channels = false;
 };
+
+// Whether `algo` reads the input of the convolution g plain where it is a graph input.
+bool reads_plain(const ConvAlgo& algo, const ConvGeom& g);
 
 // In order of preference: a convolution takes the first algorithm that applies and wins.
 const std::vector<ConvAlgo>& conv_algos();

@@ -354,13 +354,16 @@ ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType
 //
 // One Call stage of ember_rt::lib::conv2d_blocked_layout on x [N, C, H, W] and out
 // [N, O, OH, OW], both laid out nChw<b>c (the routine addresses their memory itself:
-// Stage::call_takes_layouts), and the prepared weight wp [OB, CB, KH, KW, b, b]; the block is
-// passed too, and the routine refuses one that is not its vector width. The routine applies a
-// fused epilogue to each finished pixel's b lanes in place (physical_task plans it over the
-// output viewed [N, OB, OH * OW, b], ember_rt::lib::conv2d_blocked_layout).
+// Stage::call_takes_layouts), or of conv2d_blocked_plain_layout on a plain x (fewer channels
+// than a block: ConvAlgo::reads_plain_few_channels), and the prepared weight wp [OB, CB, KH,
+// KW, b, b]; the block is passed too, and the routine refuses one that is not its vector
+// width. The routine applies a fused epilogue to each finished pixel's b lanes in place
+// (physical_task plans it over the output viewed [N, OB, OH * OW, b],
+// ember_rt::lib::conv2d_blocked_layout).
 ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType& out) {
-  const int64_t b = x.layout.block;
-  EMBER_ASSERT(x.layout.kind == LayoutKind::Blocked && out.layout == x.layout && g.groups == 1 &&
+  const int64_t b = out.layout.block;
+  EMBER_ASSERT(out.layout.kind == LayoutKind::Blocked &&
+                   (x.layout == out.layout || x.layout.is_plain()) && g.groups == 1 &&
                    g.spatial == 2,
                "conv2d_blocked lowered on " << x.str() << " -> " << out.str());
   const int64_t cb = (*g.c.as_int() + b - 1) / b, ob = (g.o + b - 1) / b;
@@ -371,7 +374,8 @@ ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType&
                    ir::BufferRole::Input);
   const int outb = t.add_buffer("out", out.dtype, out.shape, ir::BufferRole::Output, out.layout);
   ir::Stage s =
-      call_stage("conv2d_blocked_layout", {xb, wb}, {outb},
+      call_stage(x.layout.is_plain() ? "conv2d_blocked_plain_layout" : "conv2d_blocked_layout",
+                 {xb, wb}, {outb},
                  {g.n, g.c, g.h, g.w, Expr(g.o), g.oh, g.ow, Expr(g.kh), Expr(g.kw), Expr(g.sh),
                   Expr(g.sw), Expr(g.ph), Expr(g.pw), Expr(g.dh), Expr(g.dw), Expr(b)},
                  // a multiply-add per tap and input channel
@@ -473,7 +477,7 @@ const std::vector<ConvAlgo>& conv_algos() {
          return dense_float32(p) && p.weight_constant && p.g.spatial == 2 && p.g.c.as_int();
        },
        nullptr, nullptr, "conv2d_blocked", "conv_blocked_filter", /*dominates=*/false,
-       /*blocked=*/true},
+       /*blocked=*/true, /*reads_plain_few_channels=*/true},
       // A GEMM on the input as it is: the other dense algorithms would compute the same GEMM
       // on a copy of it (the 1x1 columns are the input), so it is never measured against them.
       {"gemm1x1",

@@ -1,10 +1,10 @@
 // Tests for runtime_include/ember_rt/conv_blocked.h against a float64 direct convolution on
 // the plain layout: channel counts around the block (3, 17, 64, 130), kernels 1 / 3 / 5 / 7,
 // strides 1 to 3, padding 0 to 3, dilation, odd and tiny maps, batch 2, input-channel chunks,
-// a fused bias + residual + relu epilogue, the ChannelAffine epilogue applied in registers
-// (bit for bit the same as the plain sums mapped afterwards), and 1, 2 and 3 threads and
-// several blockings and loop orders agreeing bit for bit. Built for AVX-512 and again for AVX2
-// where the machine has AVX-512 (CMakeLists.txt).
+// the input read plain [N, C, H, W], a fused bias + residual + relu epilogue, the ChannelAffine
+// epilogue applied in registers (bit for bit the same as the plain sums mapped afterwards), and 1,
+// 2 and 3 threads and several blockings and loop orders agreeing bit for bit. Built for AVX-512 and
+// again for AVX2 where the machine has AVX-512 (CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -136,18 +136,23 @@ void check(const Case& k) {
       EXPECT_EQ(std::memcmp(first.data(), out.data(), out.size() * sizeof(float)), 0)
           << "differs from 1 thread";
   }
-  // Any blocking gives the same bits (tuners may pick any).
+  // Any blocking gives the same bits (tuners may pick any), and so does the input read
+  // plain (x_plain: its rows are laid out blocked in the scratch band).
   if (k.epilogue) return;
-  const ConvBlockedTuning tunings[] = {{1, 1, 1, 1}, {2, 3, 2, 0},   {4, 5, 1, 1},
+  const ConvBlockedTuning tunings[] = {{},           {1, 1, 1, 1},   {2, 3, 2, 0}, {4, 5, 1, 1},
                                        {4, 0, 0, 2}, {1, 100, 3, 2}, {0, 0, 0, 1}};
   for (const ConvBlockedTuning& t : tunings) {
-    SCOPED_TRACE("noc=" + std::to_string(t.noc) + " ur=" + std::to_string(t.ur) +
-                 " chunk=" + std::to_string(t.chunk) + " order=" + std::to_string(t.order));
-    const LaunchContext ctx = make_ctx(2);
-    std::vector<float> out(first.size(), std::nanf(""));
-    lib::conv2d_blocked(&ctx, xb.data(), wp.data(), out.data(), k.n, k.c, k.h, k.w, k.o, oh, ow,
-                        k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw, NoEpilogue{}, t);
-    EXPECT_EQ(std::memcmp(first.data(), out.data(), out.size() * sizeof(float)), 0);
+    for (bool x_plain : {false, true}) {
+      SCOPED_TRACE("noc=" + std::to_string(t.noc) + " ur=" + std::to_string(t.ur) +
+                   " chunk=" + std::to_string(t.chunk) + " order=" + std::to_string(t.order) +
+                   (x_plain ? " x plain" : ""));
+      const LaunchContext ctx = make_ctx(2);
+      std::vector<float> out(first.size(), std::nanf(""));
+      lib::conv2d_blocked(&ctx, x_plain ? x.data() : xb.data(), wp.data(), out.data(), k.n, k.c,
+                          k.h, k.w, k.o, oh, ow, k.kh, k.kw, k.sh, k.sw, k.ph, k.pw, k.dh, k.dw,
+                          NoEpilogue{}, t, x_plain);
+      EXPECT_EQ(std::memcmp(first.data(), out.data(), out.size() * sizeof(float)), 0);
+    }
   }
 }
 

@@ -91,7 +91,8 @@ def test_conv_epilogue_matches_eager(tmp_path: Path, act: str, o: int, bn: bool,
     assert torch.isnan(expected).any()
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
     plans = _plans(tmp_path)
-    assert "conv2d_blocked_layout" in plans, plans
+    # (the 5-channel image is read plain: conv2d_blocked_plain_layout)
+    assert "conv2d_blocked_plain_layout" in plans, plans
     assert (_IN_REGISTERS in plans) == in_registers, plans
 
 

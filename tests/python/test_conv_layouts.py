@@ -72,10 +72,11 @@ def test_resnet_block_stays_blocked_between_its_ends(tmp_path: Path,
     assert len(layouts) == 1, layouts
     text = layouts[0]
     assert text.count("Conv2dBlocked") == 4, text
-    # Into the blocked layout before the stem, back to plain after the mean over H and W (a
-    # [N, C, 1, 1] result): the max pool and the mean read and write blocked values, with no
-    # conversion around them.
-    assert text.count("ToLayout") == 2, text
+    # The stem reads the 3-channel image as it is (plain) and writes blocked; back to plain
+    # after the mean over H and W (a [N, C, 1, 1] result): the max pool and the mean read and
+    # write blocked values, with no conversion around them.
+    assert text.count("ToLayout") == 1, text
+    assert re.search(r"\{nChw\d+c\} = Conv2dBlocked\(l_x_,", text), text
     assert re.search(r"\{nChw\d+c\} = MaxPool2d\(", text), text
     assert re.search(r"\{nChw\d+c\} = Mean\(", text), text
 
@@ -131,6 +132,44 @@ def test_mobilenet_v2_chain_stays_blocked_through_the_depthwise_convs(
     else:
         assert "Conv2dDepthwiseBlocked" not in text, text
         assert text.count("ToLayout") == 2 + 2 * 2, text  # out of and back into blocked twice
+
+
+@pytest.mark.parametrize(("c", "o", "size", "k", "stride", "pad"),
+                         [(3, 32, 30, 3, 2, 1), (3, 24, 29, 7, 2, 3), (1, 20, 12, 1, 1, 0),
+                          (5, 17, 11, 3, 1, 0), (2, 40, 9, 3, 2, 2)])
+def test_few_channel_input_of_the_graph_is_read_plain(c: int, o: int, size: int, k: int,
+                                                      stride: int, pad: int) -> None:
+    """A graph input with fewer channels than a block (a network's image) is read as it is by
+    the blocked convolution (no ToLayout into the blocked layout, whose padded copy would be
+    block / C times larger): the result matches float64, 1x1 (rows regrouped) and with column
+    padding or none; a value of few channels made inside the graph stays blocked between
+    blocked convolutions."""
+    rng = np.random.default_rng(c * 100 + k)
+    xs = rng.standard_normal((2, c, size, size)).astype(np.float32)
+    w1 = rng.standard_normal((o, c, k, k)).astype(np.float32)
+    w2 = rng.standard_normal((c, o, 3, 3)).astype(np.float32)
+    w3 = rng.standard_normal((o, c, 3, 3)).astype(np.float32)
+    x = ember.symbol(list(xs.shape), name="x")
+    y = ops.relu(ops.conv2d(x, ember.asarray(w1), stride=stride, padding=pad))
+    z = ops.conv2d(ops.conv2d(y, ember.asarray(w2), padding=1), ember.asarray(w3), padding=1)
+    graph = ember.graph.optimize(ember.trace_from([y, z], x))
+    text = str(graph)
+    assert text.count("algo=blocked") == 3, text
+    # (the first fused with its relu)
+    assert re.search(r"\{nChw\d+c\} = Fused\(x, c_conv_blocked_filter, fused=\[Conv2dBlocked",
+                     text), text
+    # Only the two results go back to plain: z's input of c channels stays blocked.
+    assert text.count("ToLayout") == 2, text
+    got_y, got_z = (t.numpy() for t in graph.build()(ember.asarray(xs)))
+    t64 = torch.from_numpy
+    ref_y = torch.relu(torch.nn.functional.conv2d(t64(xs).double(), t64(w1).double(),
+                                                  stride=stride, padding=pad))
+    ref_z = torch.nn.functional.conv2d(
+        torch.nn.functional.conv2d(ref_y, t64(w2).double(), padding=1), t64(w3).double(),
+        padding=1)
+    for got, ref in ((got_y, ref_y), (got_z, ref_z)):
+        np.testing.assert_allclose(got, ref.numpy(), rtol=1e-4,
+                                   atol=1e-4 * float(ref.abs().max()))
 
 
 def test_conversions_back_and_forth_cancel() -> None:

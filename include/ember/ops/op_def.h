@@ -134,6 +134,10 @@ struct AlgorithmChoice {
   // Per input: the layout it is converted to first (to_layout; plain: as it is). An output
   // the operator gives in another layout is converted back to plain for the node's readers.
   std::vector<Layout> layouts;
+  // Per input: the operator reads it plain as well, and does where it is an input of the
+  // graph (plain for certain, so converting it would only add a pass over it): a network's
+  // first convolution on its 3-channel image.
+  std::vector<bool> reads_plain;
 };
 
 // The algorithms that can run a node with these inputs (`constant`: which of them are

@@ -5,7 +5,10 @@
 // that the choice shows in the optimized graph and lowering only follows it. A choice may run
 // the node as another operator on a prepared input (Winograd: conv2d_winograd on
 // winograd_filter(w)); the preparation is a node of its own, which constant folding then
-// evaluates once when the input is a constant.
+// evaluates once when the input is a constant. An input the choice converts to another
+// layout is converted by a to_layout node, unless the choice reads it plain as well and it is
+// an input of the graph (AlgorithmChoice::reads_plain).
+#include <set>
 #include <sstream>
 
 #include "ember/graph/passes.h"
@@ -16,19 +19,24 @@ namespace ember::passes {
 
 namespace {
 
-// The layout `choice` converts input i to (plain: none).
-Layout layout_of(const AlgorithmChoice& choice, size_t i) {
+// The layout `choice` converts input i to (plain: none); `graph_input`: the input is one of
+// the graph's (AlgorithmChoice::reads_plain).
+Layout layout_of(const AlgorithmChoice& choice, size_t i, bool graph_input) {
+  if (graph_input && i < choice.reads_plain.size() && choice.reads_plain[i]) return Layout::plain();
   return i < choice.layouts.size() ? choice.layouts[i] : Layout::plain();
 }
 
 // The types of the node's inputs once `choice` prepared and converted them.
 std::vector<TensorType> prepared_types(const std::vector<TensorType>& in,
+                                       const std::vector<bool>& graph_input,
                                        const AlgorithmChoice& choice) {
   std::vector<TensorType> out = in;
   for (size_t i = 0; i < choice.prepare.size() && i < in.size(); ++i)
     if (choice.prepare[i]) out[i] = choice.prepare[i]->infer_types({in[i]}, NoAttrs{}).at(0);
-  for (size_t i = 0; i < in.size(); ++i)
-    if (!layout_of(choice, i).is_plain()) out[i].layout = layout_of(choice, i);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Layout layout = layout_of(choice, i, graph_input[i]);
+    if (!layout.is_plain()) out[i].layout = layout;
+  }
   return out;
 }
 
@@ -47,13 +55,13 @@ std::string describe(const Node& n, const std::vector<TensorType>& in,
 
 // The candidates' kernels, to measure: each lowered as the node would run with it.
 AlgorithmProblem problem_of(const Node& n, const std::vector<TensorType>& in,
-                            const std::vector<bool>& constant,
+                            const std::vector<bool>& constant, const std::vector<bool>& graph_input,
                             const std::vector<AlgorithmChoice>& choices) {
   AlgorithmProblem p;
   p.what = describe(n, in, constant);
   for (const AlgorithmChoice& c : choices) {
     EMBER_ASSERT(c.op->lower, c.op->name << " has no lowering to measure");
-    const std::vector<TensorType> ins = prepared_types(in, c);
+    const std::vector<TensorType> ins = prepared_types(in, graph_input, c);
     ir::Task t = c.op->lower(ins, c.op->infer_types(ins, c.attrs), c.attrs);
     t.name = n.op->name + "_" + c.name;
     p.names.push_back(c.name);
@@ -70,6 +78,12 @@ FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning) {
   std::vector<size_t> chosen(g.nodes.size(), 0);
   std::vector<AlgorithmProblem> problems;
   std::vector<size_t> node_of_problem;
+  const std::set<int> graph_inputs(g.inputs.begin(), g.inputs.end());
+  auto graph_input_flags = [&](const Node& n) {
+    std::vector<bool> flags;
+    for (int v : n.inputs) flags.push_back(graph_inputs.count(v) > 0);
+    return flags;
+  };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (!n.op->choose_algorithm) continue;
@@ -81,7 +95,7 @@ FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning) {
     }
     choices[i] = n.op->choose_algorithm(in, n.attrs, constant);
     if (tuning.search_space > 0 && choices[i].size() > 1) {
-      problems.push_back(problem_of(n, in, constant, choices[i]));
+      problems.push_back(problem_of(n, in, constant, graph_input_flags(n), choices[i]));
       node_of_problem.push_back(i);
     }
   }
@@ -116,8 +130,9 @@ FlowGraph choose_algorithms(const FlowGraph& g, const AlgorithmTuning& tuning) {
     }
     // Inputs read in another layout: converted first (the layout pass cancels a conversion
     // back and forth between two such operators).
+    const std::vector<bool> graph_input = graph_input_flags(n);
     for (size_t k = 0; k < n.inputs.size(); ++k) {
-      const Layout layout = layout_of(choice, k);
+      const Layout layout = layout_of(choice, k, graph_input[k]);
       if (layout.is_plain()) continue;
       TensorType type = out.values[static_cast<size_t>(node.inputs[k])];
       type.layout = layout;
