@@ -36,7 +36,6 @@ from ember import profiling
 from ember.torch import report
 from ember.torch.complex_values import as_runtime_input
 from ember.torch.config import Settings
-from ember.torch.context import tensor_version
 from ember.torch.interpreter import Conversion
 from ember.torch.phases import build, convert
 from ember.torch.phases.partition import Partition
@@ -125,7 +124,12 @@ class CompiledSegment:
                         for _, value in conversion.scalars]
         self.seeds = len(conversion.seeds)
         self.weight_args = list(conversion.weight_args)
-        self.captured = list(conversion.captured)
+        # The captured weights that have a version counter (inference tensors have none),
+        # and their versions: checked on every call, as one list (a few hundred tensors whose
+        # metadata is out of cache after a run: about 90 us for MobileNetV2's 314).
+        versioned = [(t, v) for t, v in conversion.captured if v is not None]
+        self.versioned = [t for t, _ in versioned]
+        self.versions = [v for _, v in versioned]
         self.spec = conversion.output_spec
         self.compiled = compiled
         if compiled is not None:
@@ -206,7 +210,7 @@ class CompiledSegment:
         for i, t in self.weight_args:
             if args[i] is not t and not _same_scalar(args[i], t):
                 return True
-        return any(tensor_version(t) != v for t, v in self.captured)
+        return [t._version for t in self.versioned] != self.versions
 
     def _inputs(self, args: tuple) -> list[Any]:
         """The CompiledGraph's inputs for a call with `args` (no copies where torch's tensors
