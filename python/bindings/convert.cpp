@@ -124,7 +124,17 @@ std::vector<Tensor> tensor_list(nb::handle obj, const char* what) {
     out.push_back(*t);
   };
   if (is_sequence(obj)) {
-    for (nb::handle item : obj) one(item);
+    size_t i = 0;
+    for (nb::handle item : obj) {
+      // g([x, w]) to __call__(*args): a list inside the arguments' list.
+      if (is_sequence(item)) {
+        EMBER_THROW(what << ": expected ember.Tensor items, got a " << py_type_name(item)
+                         << " as item " << i << " of the " << py_type_name(obj)
+                         << ": a list inside a list (call g(x, w), not g([x, w]))");
+      }
+      one(item);
+      ++i;
+    }
   } else {
     one(obj);
   }

@@ -263,6 +263,19 @@ def test_trace_from_bad_inputs() -> None:
     )
 
 
+def test_a_list_given_to_call_says_to_pass_the_tensors() -> None:
+    """g([x, w]) where __call__ takes the tensors as arguments (it had said "expected an
+    ember.Tensor or a list of them, got an object of type list")."""
+    x, w = sym([2], name="x"), sym([2], name="w")
+    graph = ember.trace_from(x * w, [x, w])
+    a, b = ones([2]), E.full([2], 3.0)
+    for g, what in ((graph.build(), "CompiledGraph.__call__"), (graph, "FlowGraph.__call__")):
+        assert message(lambda g=g: g([a, b])) == (
+            f"{what}: expected ember.Tensor items, got a list as item 0 of the tuple: a list "
+            "inside a list (call g(x, w), not g([x, w]))")
+        assert g(a, b).numpy().tolist() == [3.0, 3.0]
+
+
 def test_errors_leave_nothing_half_done() -> None:
     """A failed operator raises before compiling or tracing anything: the same call with
     valid inputs works afterwards, and the cache counters did not move for the failure."""
