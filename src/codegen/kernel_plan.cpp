@@ -177,6 +177,16 @@ void plan_compute(const std::shared_ptr<const Task>& task, StagePlan& p) {
       p.stage = flat;
     }
   }
+  if (p.flatten != Flatten::Yes) {
+    // Short rows that are one run of memory in every buffer become long ones.
+    auto merged_task = std::make_shared<Task>();
+    Stage merged;
+    p.merged_axes = merge_last_axes(*p.task, p.stage, merged_task.get(), &merged);
+    if (p.merged_axes > 0) {
+      p.task = merged_task;
+      p.stage = merged;
+    }
+  }
   VectorPlan vec = compute_vector(*p.task, p.stage, false);
   if (!vec.ok) {
     // A flat (row, column) index read through floordiv and mod (im2col) vectorizes along the
@@ -494,6 +504,9 @@ std::string KernelPlan::str() const {
                  ? "no, the value uses an axis outside its loads"
                  : "no, not every load reads its buffer at the output's index")
          << "\n";
+      if (p.merged_axes)
+        os << "  merged: the last " << p.merged_axes + 1
+           << " axes into one (one run of memory in every buffer read at them)\n";
       if (p.row_split)
         os << "  row split: the last axis as rows of " << p.row_split
            << " (its index was divided by " << p.row_split << ")\n";

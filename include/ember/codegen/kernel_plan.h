@@ -126,6 +126,7 @@ struct StagePlan {
   ir::Stage stage;
   Flatten flatten = Flatten::No;
   int64_t row_split = 0;  // the row width when the flat last axis was split into rows
+  int merged_axes = 0;    // how many times the last two axes were merged (merge_last_axes)
   // The last axis split into `phases` interleaved phases (row_split.h, split_phases): the
   // stage's last axis is then j (extent / phases), output j * phases + r (and each further
   // store's) takes phase_stages[r]'s value, and the stores interleave them; 0 otherwise.
