@@ -604,26 +604,5 @@ inline void conv2d_blocked_plain_layout(const LaunchContext* ctx, const float* x
                       true, epi);
 }
 
-// dst [N, ceil(C / B), H * W, B] = src [N, C, H * W] (lanes past C zero), and back.
-EMBER_RT_LAZY
-inline void nchw_to_blocked(const float* src, int64_t N, int64_t C, int64_t HW, float* dst) {
-  const int64_t b = vf::width, CB = (C + b - 1) / b;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t cb = 0; cb < CB; ++cb)
-      for (int64_t p = 0; p < HW; ++p)
-        for (int64_t l = 0; l < b; ++l) {
-          const int64_t c = cb * b + l;
-          *dst++ = c < C ? src[(n * C + c) * HW + p] : 0.0f;
-        }
-}
-EMBER_RT_LAZY
-inline void blocked_to_nchw(const float* src, int64_t N, int64_t C, int64_t HW, float* dst) {
-  const int64_t b = vf::width, CB = (C + b - 1) / b;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p)
-        dst[(n * C + c) * HW + p] = src[((n * CB + c / b) * HW + p) * b + c % b];
-}
-
 }  // namespace lib
 }  // namespace ember_rt

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ember_rt/conv_blocked.h"
+#include "rt_blocked.h"
 #include "rt_threads.h"
 
 namespace ember_rt {
@@ -84,11 +85,11 @@ void check(const Case& k) {
         }
 
   std::vector<float> xb(sz(k.n * CB * k.h * k.w * B));
-  lib::nchw_to_blocked(x.data(), k.n, k.c, k.h * k.w, xb.data());
+  test::nchw_to_blocked(x.data(), k.n, k.c, k.h * k.w, xb.data());
   std::vector<float> wp(sz(lib::conv_blocked_weight_floats(k.o, k.c, k.kh, k.kw)));
   lib::conv_blocked_prepare(wt.data(), k.o, k.c, k.kh, k.kw, wp.data());
   std::vector<float> resb(sz(k.n * OB * oh * ow * B));
-  lib::nchw_to_blocked(res.data(), k.n, k.o, oh * ow, resb.data());
+  test::nchw_to_blocked(res.data(), k.n, k.o, oh * ow, resb.data());
 
   std::vector<float> first;
   for (int threads : {1, 2, 3}) {
@@ -122,7 +123,7 @@ void check(const Case& k) {
       }
     }
     std::vector<float> plain(out_size);
-    lib::blocked_to_nchw(out.data(), k.n, k.o, oh * ow, plain.data());
+    test::blocked_to_nchw(out.data(), k.n, k.o, oh * ow, plain.data());
     int bad = 0;
     for (size_t i = 0; i < out_size && bad < 5; ++i) {
       if (!(std::fabs(static_cast<double>(plain[i]) - ref[i]) <= 2e-6 * mag[i])) {
@@ -286,7 +287,7 @@ void check_affine(const AffineCase& k, const ChannelAffine& proto, bool per_chan
   for (float& v : shift) v = dist(rng);
   if (nan_in) x[0] = std::nanf("");  // every output that reads it is NaN
   std::vector<float> xb(sz(CB * k.h * k.w * B));
-  lib::nchw_to_blocked(x.data(), 1, k.c, k.h * k.w, xb.data());
+  test::nchw_to_blocked(x.data(), 1, k.c, k.h * k.w, xb.data());
   std::vector<float> wp(sz(lib::conv_blocked_weight_floats(k.o, k.c, k.k, k.k)));
   lib::conv_blocked_prepare(wt.data(), k.o, k.c, k.k, k.k, wp.data());
   ChannelAffine e = proto;

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "ember_rt/conv_blocked.h"  // nchw_to_blocked, blocked_to_nchw
 #include "ember_rt/depthwise_blocked.h"
+#include "rt_blocked.h"  // nchw_to_blocked, blocked_to_nchw
 #include "rt_threads.h"
 
 namespace ember_rt {
@@ -83,9 +83,9 @@ void check(const Case& k) {
         }
 
   std::vector<float> xb(sz(k.n * CB * k.h * k.w * B));
-  lib::nchw_to_blocked(x.data(), k.n, k.c, k.h * k.w, xb.data());
+  test::nchw_to_blocked(x.data(), k.n, k.c, k.h * k.w, xb.data());
   std::vector<float> resb(sz(k.n * CB * oh * ow * B));
-  lib::nchw_to_blocked(res.data(), k.n, k.c, oh * ow, resb.data());
+  test::nchw_to_blocked(res.data(), k.n, k.c, oh * ow, resb.data());
 
   std::vector<float> first;
   for (int threads : {1, 2, 3}) {
@@ -119,7 +119,7 @@ void check(const Case& k) {
       }
     }
     std::vector<float> plain(out_size);
-    lib::blocked_to_nchw(out.data(), k.n, k.c, oh * ow, plain.data());
+    test::blocked_to_nchw(out.data(), k.n, k.c, oh * ow, plain.data());
     int bad = 0;
     for (size_t i = 0; i < out_size && bad < 5; ++i) {
       if (!(std::fabs(static_cast<double>(plain[i]) - ref[i]) <= 2e-6 * mag[i])) {
@@ -218,7 +218,7 @@ TEST(RtDepthwiseBlocked, ChannelAffineInRegisters) {
         for (float& v : shift) v = dist(rng);
         x[sz(h * w + 3)] = std::nanf("");  // channel 1
         std::vector<float> xb(sz(CB * h * w * B));
-        lib::nchw_to_blocked(x.data(), 1, c, h * w, xb.data());
+        test::nchw_to_blocked(x.data(), 1, c, h * w, xb.data());
         ChannelAffine e;
         e.scale = scale.data(), e.shift = shift.data(), e.lo = 0.0f, e.hi = 6.0f, e.channels = c;
         const LaunchContext ctx1 = make_ctx(1);
