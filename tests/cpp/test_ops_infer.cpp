@@ -505,5 +505,28 @@ TEST(OpsApi, ShapeOpsOnConcreteTensorsAreViews) {
   EXPECT_EQ(element_as_double(s, 4), 5.0);
 }
 
+// conv2d_blocked reads x blocked with its prepared weight's block, or plain (a graph's
+// few-channel image); its output is blocked either way. Another block is refused.
+TEST(OpsConv, BlockedReadsItsBlockOrPlain) {
+  ConvAttrs a;
+  a.stride = {1, 1};
+  a.padding = {1, 1};
+  a.dilation = {1, 1};
+  a.algo = "blocked";
+  a.out_channels = 20;
+  const TensorType wp = f32({2, 1, 3, 3, 16, 16});
+  TensorType x = f32({1, 3, 8, 8});
+  EXPECT_EQ(str(infer1("conv2d_blocked", {x, wp}, a)), "float32[1, 20, 8, 8]{nChw16c}");
+  x.layout = Layout::blocked(16);
+  EXPECT_EQ(str(infer1("conv2d_blocked", {x, wp}, a)), "float32[1, 20, 8, 8]{nChw16c}");
+  x.layout = Layout::blocked(8);
+  EXPECT_EQ(infer_error("conv2d_blocked", {x, wp}, a),
+            "conv2d_blocked: takes an input [N, C, H, W] in the channel-blocked layout of the "
+            "weight's block (nChw<b>c) or plain, the weight prepared by conv_blocked_filter "
+            "[ceil(O / b), ceil(C / b), KH, KW, b, b], algo 'blocked' and out_channels O; got "
+            "float32[1, 3, 8, 8]{nChw8c}, float32[2, 1, 3, 3, 16, 16], algo 'blocked', "
+            "out_channels 20");
+}
+
 }  // namespace
 }  // namespace ember
