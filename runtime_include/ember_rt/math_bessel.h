@@ -19,6 +19,7 @@
 
 namespace ember_rt {
 namespace special_detail {
+EMBER_RT_AS_TORCH_BEGIN
 
 // ---- modified Bessel functions ---------------------------------------------------------------
 
@@ -353,5 +354,6 @@ inline double airy_ai(double x) {
   return static_cast<double>(0.355028053887817239260L * f - 0.258819403792806798405L * g);
 }
 
+EMBER_RT_AS_TORCH_END
 }  // namespace special_detail
 }  // namespace ember_rt

@@ -14,8 +14,11 @@
 #include <cstdint>
 #include <limits>
 
+#include "as_torch.h"
+
 namespace ember_rt {
 namespace special_detail {
+EMBER_RT_AS_TORCH_BEGIN
 
 // ---- orthogonal polynomials
 // ----------------------------------------------------------------------
@@ -164,5 +167,6 @@ inline T shifted(T x) {
   return x + x - T(1);
 }
 
+EMBER_RT_AS_TORCH_END
 }  // namespace special_detail
 }  // namespace ember_rt

@@ -41,6 +41,7 @@
 
 namespace ember_rt {
 namespace special_detail {
+EMBER_RT_AS_TORCH_BEGIN
 
 // pi rounded to float, where torch's incomplete gamma uses it (its float64 results differ from
 // the exact pi's by 1e-9 relative).
@@ -301,6 +302,7 @@ inline double igammac(double a, double x) {
   return a < 1.0 ? incgamma_small_a(a, x) : 1.0 - incgamma_series(a, x);
 }
 
+EMBER_RT_AS_TORCH_END
 }  // namespace special_detail
 
 // ---- double versions

@@ -5,8 +5,11 @@
 
 #include <limits>
 
+#include "as_torch.h"
+
 namespace ember_rt {
 namespace special_detail {
+EMBER_RT_AS_TORCH_BEGIN
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -31,5 +34,6 @@ inline double chbevl(double x, const double (&c)[N]) {
   return 0.5 * (b0 - b2);
 }
 
+EMBER_RT_AS_TORCH_END
 }  // namespace special_detail
 }  // namespace ember_rt

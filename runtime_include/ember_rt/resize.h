@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "as_torch.h"
 #include "gemm_base.h"  // NoEpilogue; gemm_detail::scratch, the per-thread scratch memory
 #include "kernel.h"
 #include "lazy.h"
@@ -31,6 +32,7 @@
 namespace ember_rt {
 inline namespace EMBER_RT_ISA_NS {
 namespace resize_detail {
+EMBER_RT_AS_TORCH_BEGIN
 
 // Output positions per block of rows: enough rows per task to reuse the cached input rows.
 constexpr int64_t kBlockOutputs = 8192;
@@ -137,6 +139,7 @@ inline void run(const LaunchContext* ctx, const float* x, float* out, int64_t pl
   });
 }
 
+EMBER_RT_AS_TORCH_END
 }  // namespace resize_detail
 }  // namespace EMBER_RT_ISA_NS
 

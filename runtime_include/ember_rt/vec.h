@@ -24,9 +24,9 @@
 // `using namespace ember_rt`, an unqualified exp(x) on a float can be ambiguous with the
 // overloads that <math.h> / <stdlib.h> put in the global namespace.
 // Bitwise agreement of scalar and vector results also needs the same floating-point
-// contraction in both: every multiply-add in these headers is an explicit fma, but g++ fuses
-// a * b + c written in generated code (-ffp-contract=fast is its default for C++), possibly
-// differently in a vector body and its scalar tail; -ffp-contract=off makes them agree.
+// contraction in both: every multiply-add in these headers is an explicit fma, and generated
+// kernels are compiled with -ffp-contract=off (g++ would otherwise fuse a * b + c, possibly
+// differently in a vector body and its scalar tail).
 #pragma once
 
 #include <cmath>

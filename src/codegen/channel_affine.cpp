@@ -5,11 +5,12 @@
 // The epilogue is read from the outside in: the select that zeroes the padding lanes of a
 // partial channel block (physical.h adds it), then the bounds, then the affine map around
 // Acc. Every form accepted computes what the per-segment epilogue computes, bit for bit:
-// g++ contracts Acc * scale + shift into the fma the routine does (-ffp-contract=fast), a
-// missing scale is fma(Acc, 1, shift) = Acc + shift, a missing shift fma(Acc, scale, -0) =
-// Acc * scale (-0 keeps the sign of a zero product), a residual is added to that fma as the
-// lambda adds it (addition commutes exactly), and a bound is max_c / min_c, which
-// ExprEmitter prints for a max or min by a constant that is not NaN (and relu is max_c by 0).
+// ExprEmitter prints Acc * scale + shift as the fma the routine does (kernels are compiled
+// with -ffp-contract=off, so nothing else becomes an fma), a missing scale is fma(Acc, 1, shift) =
+// Acc + shift, a missing shift fma(Acc, scale, -0) = Acc * scale (-0 keeps the sign of a zero
+// product), a residual is added to that fma as the lambda adds it (addition commutes exactly), and
+// a bound is max_c / min_c, which ExprEmitter prints for a max or min by a constant that is not NaN
+// (and relu is max_c by 0).
 #include <cmath>
 #include <optional>
 #include <sstream>

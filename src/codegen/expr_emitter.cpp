@@ -279,8 +279,25 @@ std::string int_div_check(const Expr& e) {
 
 std::string ExprEmitter::emit_binary(const Expr& e) const {
   auto op = static_cast<BinaryOp>(e->op);
-  std::string a = emit(e->args[0]), b = emit(e->args[1]);
   DType t = e->args[0].dtype();
+  // Acc * s + t is one fma, as a routine applying a channel affine map in registers computes
+  // it (channel_affine.cpp): the accumulator is never rounded on its own. Every other
+  // multiply and add rounds by itself, as eager's separate kernels do (-ffp-contract=off).
+  if (op == BinaryOp::Add && t == DType::float32) {
+    for (int side : {0, 1}) {
+      const Expr& m = e->args[side];
+      if (m.kind() != ExprKind::Binary || static_cast<BinaryOp>(m->op) != BinaryOp::Mul ||
+          m.dtype() != DType::float32)
+        continue;
+      for (int f : {0, 1}) {
+        const Expr& x = m->args[f];
+        if (x.kind() == ExprKind::Acc || (acc_value_.defined() && ir::equal(x, acc_value_)))
+          return "ember_rt::fma(" + emit(m->args[f]) + ", " + emit(m->args[1 - f]) + ", " +
+                 emit(e->args[1 - side]) + ")";
+      }
+    }
+  }
+  std::string a = emit(e->args[0]), b = emit(e->args[1]);
   auto infix = [&](const char* s) { return "(" + a + " " + s + " " + b + ")"; };
   if ((op == BinaryOp::Max || op == BinaryOp::Min) && is_float(t)) {
     // A bound that is a constant other than NaN (clamp, relu6): max_c / min_c, one

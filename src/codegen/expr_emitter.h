@@ -36,6 +36,9 @@ class ExprEmitter {
   void set_scalar() { lane_var_.clear(), partial_.clear(); }
   // How Acc is spelled (an accumulator variable, or a loaded epilogue value).
   void set_acc(const std::string& acc) { acc_ = acc; }
+  // What a row epilogue reads in Acc's place (StagePlan::acc), treated as Acc: Acc * s + t
+  // is printed as one fma either way.
+  void set_acc_value(const ir::Expr& acc) { acc_value_ = acc; }
 
   // What vector mode can print is decided by plan_vector (ember/codegen/kernel_plan.h).
   std::string emit(const ir::Expr& e) const;
@@ -65,6 +68,7 @@ class ExprEmitter {
   const ir::Task& task_;
   const NameScope& names_;
   std::string lane_var_, partial_, acc_ = "acc";
+  ir::Expr acc_value_;
   std::string guard_;  // the LaneRange expression of the enclosing index condition, if any
 };
 

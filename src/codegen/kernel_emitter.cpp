@@ -145,12 +145,13 @@ void KernelWriter::unravel(const std::vector<Expr>& axes, const Shape& shape, si
 // ember_rt::vf::width (with a masked tail) when `vectorize`, else one element at a time.
 void KernelWriter::vector_loop(const Task& task, const NameScope& names, const Stage& s,
                                const Expr& value, const std::string& lo, const std::string& hi,
-                               bool vectorize) {
+                               bool vectorize, const Expr& acc) {
   const std::string& lane = s.axes.back()->name;
   std::string v = "v" + std::to_string(counter_++);
   NameScope inner = names;
   inner.vars[lane] = v;
   ExprEmitter em(task, inner);
+  em.set_acc_value(acc);
   DType out_t = task.buffers[s.out].dtype;
   w_.line("int64_t " + v + " = " + lo + ";");
   if (vectorize) {
@@ -371,7 +372,7 @@ void KernelWriter::row_epilogue(const StagePlan& p) {
   names.vars[kSegmentStart] = "n0";
   unravel(s.axes, task_.buffers[s.out].shape, rank - 2, "bb", names);
   names.vars[s.axes[rank - 2]->name] = "m";
-  vector_loop(*p.task, names, s, p.value, "n0", "n0 + len", p.vector.ok);
+  vector_loop(*p.task, names, s, p.value, "n0", "n0 + len", p.vector.ok, p.acc);
   w_.close("};");
 }
 

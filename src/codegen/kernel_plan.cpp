@@ -401,6 +401,7 @@ void plan_row_epilogue(const Task& task, StagePlan& p, const Expr& acc) {
     });
   };
   p.value = read_acc(s.epilogue);
+  p.acc = acc;
   for (Stage::Store& st : s.stores) st.value = read_acc(st.value);
   p.cost = stage_cost(p.value, s);
   p.vector = plan_vector(task, p.value, s.axes.back()->name);

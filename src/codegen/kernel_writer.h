@@ -56,7 +56,7 @@ class KernelWriter {
   void channel_affine(const ChannelAffinePlan& a);
   void vector_loop(const ir::Task& task, const NameScope& names, const ir::Stage& s,
                    const ir::Expr& value, const std::string& lo, const std::string& hi,
-                   bool vectorize);
+                   bool vectorize, const ir::Expr& acc = {});
   void phase_loop(const StagePlan& p, const NameScope& names);
 
   const ir::Task& task_;

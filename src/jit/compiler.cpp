@@ -61,7 +61,7 @@ std::vector<std::string> base_flags() {
                                     "-pipe",
                                     "-fwrapv",  // signed integers wrap, as in PyTorch
                                     "-fno-math-errno",
-                                    "-ffp-contract=fast",
+                                    "-ffp-contract=off",
                                     "-fno-semantic-interposition",
                                     "-fvisibility-inlines-hidden",
                                     "-ffunction-sections"};

@@ -327,9 +327,14 @@ TEST(Codegen, ChannelAffineEpilogueIsMatchedOnItsFormOnly) {
         << plan_kernel(t).str();
     EXPECT_TRUE(Contains(generate_kernel(t, "k", {}), "auto epilogue = [=]"));
   }
-  // Without call_channel_affine the routine gets the lambda.
+  // Without call_channel_affine the routine gets the lambda. It computes the map as the
+  // routine does, one fma: kernels are compiled with -ffp-contract=off, so a * s + t written
+  // out would round twice.
   relu6.stages[0].call_channel_affine = false;
   EXPECT_FALSE(Contains(plan_kernel(relu6).str(), "in the routine's registers"));
+  code = generate_kernel(relu6, "k", {});
+  EXPECT_TRUE(Contains(code, "auto epilogue = [=]")) << code;
+  EXPECT_TRUE(Contains(code, "ember_rt::max_c(ember_rt::fma(ember_rt::load_range(b4 ")) << code;
 }
 
 TEST(Codegen, TranslationUnitsDefineTheAbiOnce) {

@@ -546,6 +546,25 @@ def test_fused_float_int_float_round_trip_gives_positive_zero(
     assert np.isposinf(got.numpy()[:2]).all()
 
 
+@pytest.mark.parametrize("size", [5, 1031])
+def test_fused_multiply_and_add_round_each_operation_as_numpy(size: int) -> None:
+    """A fused kernel rounds every multiply and add on its own, as numpy's and eager's
+    separate operations do: the compiler may not contract x * y + z into one fma, which
+    would make x*x*x - x*x*x the product's rounding error instead of 0 (a layer_norm after
+    it magnifies that to 1e-4)."""
+    rng = np.random.default_rng(size)
+    a, b, c = (rng.standard_normal(size).astype(np.float32) for _ in range(3))
+    x, y, z = (ember.symbol([size], "float32", name=n) for n in "xyz")
+    cube = x * x * x
+    outs = [cube - cube, x * y + z, x * y - z * x]
+    graph = ember.graph.optimize(ember.trace_from(outs, [x, y, z]))
+    assert graph.node_titles == ["Fused"] * 3
+    got = [t.numpy() for t in graph.build().run([ember.asarray(v) for v in (a, b, c)])]
+    np.testing.assert_array_equal(got[0], np.zeros(size, np.float32))
+    np.testing.assert_array_equal(got[1], a * b + c)
+    np.testing.assert_array_equal(got[2], a * b - c * a)
+
+
 def test_cast_imperative_and_astype() -> None:
     f = ember.asarray([-2.7, 2.7, 0.0])
     np.testing.assert_array_equal(E.cast(f, "int32").numpy(), np.array([-2, 2, 0], np.int32))

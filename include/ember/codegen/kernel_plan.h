@@ -145,6 +145,9 @@ struct StagePlan {
   // Matmul and Call: the epilogue as a value over the output (Matmul: Acc read back from the
   // output; Call: from epilogue_source); undefined when there is none.
   ir::Expr value;
+  // Matmul and Call with an epilogue: what `value` reads in Acc's place (the output's or
+  // epilogue_source's load at the stage's axes), so the emitter still treats it as Acc.
+  ir::Expr acc;
   // Call with an epilogue: the buffer (of `task`, not of the original task) that stands for
   // the row segment the routine passes to the epilogue, indexed by the lane minus the
   // segment's start (the variable kSegmentStart); -1 otherwise.

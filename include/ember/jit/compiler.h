@@ -54,14 +54,18 @@ std::string runtime_include_hash();
 // Flags every generated translation unit is compiled with, ISA flags excluded (see isa.h):
 //   -std=c++20 -O2 -fPIC -pipe
 //   -fno-math-errno      libm calls need not set errno, so sqrt/fabs/... become instructions
-//   -fno-trapping-math   ember never unmasks floating-point traps, so the compiler may
-//                        if-convert and vectorize code that could raise them
-//   -ffp-contract=fast   a*b+c may become one FMA (ISO -std modes default to =off); this
-//                        rounds once instead of twice and keeps NaN/inf behaviour
+//   -fwrapv              signed integers wrap, as in PyTorch
+//   -ffp-contract=off    a*b+c rounds the product and the sum apart, as eager's separate
+//                        operations do: contracted, x*x*x - x*x*x was the product's rounding
+//                        error instead of 0. Multiply-adds that are meant to round once are
+//                        written as fma (the runtime's routines, Acc * s + t in epilogues)
 //   -fno-semantic-interposition, -fvisibility-inlines-hidden
 //                        calls within a module bind locally; fewer dynamic symbols to load
+//   -ffunction-sections  the link drops functions no export reaches
+//   -fno-gnu-unique      (g++ only) dlclose really unmaps a module
 //   -DNDEBUG -I<runtime_include_dir()>
-// Deliberately absent: -ffast-math and its parts -ffinite-math-only (breaks NaN/inf checks),
+// Deliberately absent: -fno-trapping-math (GCC then folds (float)(int)x into trunc(x), which
+// keeps the sign of a zero), -ffast-math and its parts -ffinite-math-only (breaks NaN/inf checks),
 // -fassociative-math, -fno-signed-zeros and -freciprocal-math (change results). Generated
 // code vectorizes its reductions explicitly instead.
 std::vector<std::string> base_flags();
