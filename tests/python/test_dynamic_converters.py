@@ -67,6 +67,40 @@ def test_a_size_torch_spells_apart_from_ember_is_one_size() -> None:
     check_calls(f, [(torch.randn(5, 4, 8, 4),), (torch.randn(7, 4, 9, 5),)], tol=1e-4)
 
 
+def test_sizes_fixed_by_guards_recorded_before_a_replacement() -> None:
+    """Sizes Dynamo's guards fix although its shape environment does not simplify them to a
+    number (fuzz seeds 39547, 39606): a guard ``Eq(s20*s42, 144)`` recorded before s42 was
+    replaced by 6 fixes the view's ``6*s20`` to 144, which a [1, 144] weight multiplies; a
+    strided convolution's output width ``((s - 3)//2) + 1`` is fixed to 2 by the guards of a
+    linear layer of 2 inputs after it (s itself stays free: 5 and 6 both give 2)."""
+
+    class ViewTimesWeight(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.p = torch.nn.Parameter(torch.randn(1, 144), requires_grad=False)
+            self.conv = torch.nn.Conv2d(6, 2, 3, padding=1).requires_grad_(False)
+
+        def forward(self, x, mask, scalar, z):  # noqa: ANN001, ANN202
+            # x's 6 and z's channels are one symbol (Dynamo's duck sizing), replaced by 6
+            # when the convolution's weight guards z's channels, after the view's guard
+            return mask, scalar, x.view(-1, 144) * self.p, self.conv(z)
+
+    model = ViewTimesWeight()
+    compiled = torch.compile(model, backend="ember", dynamic=True, options=STRICT)
+    for n in (5, 7):
+        args = (torch.randn(n, 24, 6), torch.rand(n, 24, 6) > 0.5, torch.randn(()),
+                torch.randn(n, 6, 2, 3))
+        for got, want in zip(compiled(*args), model(*args), strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    w, b, lw, lb = torch.randn(2, 2, 3, 3), torch.randn(2), torch.randn(1, 2), torch.randn(1)
+
+    def conv_then_linear(x: torch.Tensor) -> torch.Tensor:
+        return F.linear(F.conv2d(x, w, b, stride=2), lw, lb)
+
+    check_calls(conv_then_linear, [(torch.randn(5, 2, 4, 6),), (torch.randn(7, 2, 4, 6),),
+                                   (torch.randn(3, 2, 4, 5),)], tol=1e-4)
+
+
 def test_conv_weight_sizes_are_fixed_by_guards() -> None:
     """A weight with symbolic sizes (a kernel size passed as data): the graph is built for
     the traced weight shape and Dynamo compiles again for another one, while new spatial

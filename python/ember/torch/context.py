@@ -655,6 +655,8 @@ def guarded_int(value: Any) -> int | None:
         import sympy
 
         simplified = env.simplify(expr)
+        if not simplified.is_Integer:
+            simplified = simplified.xreplace(values_fixed_by_guards(env, cache))
         if simplified.is_Integer:
             known = int(simplified)
         else:
@@ -667,3 +669,54 @@ def guarded_int(value: Any) -> int | None:
         known = None
     cache[key] = known
     return known
+
+
+def values_fixed_by_guards(env: Any, cache: dict[Any, Any]) -> dict[Any, Any]:
+    """The sizes Dynamo's guards fix to one integer that the shape environment does not
+    simplify to it, as {expression: Integer} for sympy's xreplace. A guard recorded before
+    one of its symbols was replaced keeps that symbol: ``Eq(s20*s42, 144)`` with ``s42``
+    replaced by 6 fixes ``s20`` to 24, which the environment does not see in ``6*s20``;
+    ``Eq(((s53 - 3)//2) + 1, 1)`` and ``Eq((((s53 - 3)//2) + 1)*(((s65 - 3)//2) + 1), 2)``
+    fix the output length ``((s65 - 3)//2) + 1`` of a convolution to 2 (but not s65). An
+    equation that, with the replacements and the values found so far, is linear in one
+    symbol fixes the symbol; one that is an expression equal to a constant fixes the
+    expression. Every call that reaches the graph passes the guards. Kept in `cache` (the
+    environment's entry of _GUARDED, dropped when a converter adds a guard)."""
+    key = ("values fixed by guards", len(env.guards))
+    if key in cache:
+        return cache[key]
+    import sympy
+
+    equations = []
+    for guard in env.guards:
+        try:
+            e = env.simplify(guard.expr)
+        except Exception:  # an expression the environment cannot simplify
+            continue
+        if isinstance(e, sympy.Eq):
+            equations.append(e.lhs - e.rhs)
+    fixed: dict[Any, Any] = {}
+    for _ in range(len(equations)):
+        found = False
+        for diff in equations:
+            d = diff.xreplace(fixed)
+            if not d.free_symbols:
+                continue
+            constant, rest = d.as_coeff_Add()
+            if rest.could_extract_minus_sign():
+                constant, rest = -constant, -rest
+            if len(d.free_symbols) == 1 and d.is_polynomial():
+                (symbol,) = d.free_symbols
+                poly = sympy.Poly(d, symbol)
+                if poly.degree() != 1:
+                    continue
+                rest, root = symbol, -poly.nth(0) / poly.nth(1)
+            else:
+                root = -constant
+            if root.is_Integer and rest not in fixed:
+                fixed[rest] = root
+                found = True
+        if not found:
+            break
+    cache[key] = fixed
+    return fixed
