@@ -101,6 +101,20 @@ def test_sizes_fixed_by_guards_recorded_before_a_replacement() -> None:
                                    (torch.randn(3, 2, 4, 5),)], tol=1e-4)
 
 
+def test_matmul_pairs_sizes_spelled_apart() -> None:
+    """A strided convolution's output height ``((s58 - 1)//2) + 1`` that torch guards equal
+    to another input's ``s24`` (fuzz seed 39971): ember reads floor division in sizes as
+    torch's guards spell it, and matmul spells the second operand's rows as the first's
+    columns."""
+    w, b = torch.randn(2, 2, 1, 1), torch.randn(2)
+
+    def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.stack([torch.matmul(y, F.conv2d(x, w, b, stride=2))] * 2, dim=3)
+
+    check_calls(f, [(torch.randn(n, 2, 8, 4), torch.randn(n, 2, 4, 4)) for n in (5, 7)],
+                tol=1e-4)
+
+
 def test_conv_weight_sizes_are_fixed_by_guards() -> None:
     """A weight with symbolic sizes (a kernel size passed as data): the graph is built for
     the traced weight shape and Dynamo compiles again for another one, while new spatial

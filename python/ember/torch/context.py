@@ -526,12 +526,24 @@ def same_size(a: int | str, b: int | str) -> bool:
              **{n: ctx.symints[n].node.expr for n in names}}
     env = ctx.symints[names[0]].node.shape_env
     try:
-        diff = sympy.sympify(str(a), locals=table) - sympy.sympify(str(b), locals=table)
+        diff = _env_expr(a, table) - _env_expr(b, table)
         if env.simplify(diff) == 0:
             return True
         return bool(env._maybe_evaluate_static(sympy.Eq(diff, 0)))
     except Exception:  # an expression sympy or the environment cannot decide: not proven
         return False
+
+
+def _env_expr(size: int | str, table: dict[str, Any]) -> Any:
+    """An ember size as the shape environment spells it: sympify reads ``a // b`` as
+    floor(a / b), the environment's guards hold FloorDiv(a, b), and an equation between the
+    two spellings is not proven."""
+    import sympy
+    from torch.utils._sympy.functions import FloorDiv
+
+    expr = sympy.sympify(str(size), locals=table)
+    return expr.replace(lambda e: isinstance(e, sympy.floor),
+                        lambda e: FloorDiv(*sympy.fraction(sympy.together(e.args[0]))))
 
 
 def same_size_or_unify(a: int | str, b: int | str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ember.torch.context import ember_dtype, expected_value
+from ember.torch.context import ember_dtype, expected_value, same_size_or_unify
 from ember.torch.converters.common import (
     binary,
     cast,
@@ -29,11 +29,13 @@ from ember.torch.converters.common import (
     ops,
     py_value,
     rank,
+    shape_of,
     size_product,
     size_value,
     to_float,
     transposed_constant,
     unsupported,
+    with_shape,
 )
 from ember.torch.registry import builtin_registrations, register_function, register_method
 
@@ -326,7 +328,25 @@ def log_softmax(input: Any, dim: Any = None, _stacklevel: int = 3, dtype: Any = 
 # ---- matrix products ------------------------------------------------------------------------
 def matmul(input: Any, other: Any) -> Any:
     dt = common_dtype(input, other)
-    return ops.matmul(cast(input, dt), cast(other, dt))
+    a = cast(input, dt)
+    return ops.matmul(a, _paired_sizes(a, cast(other, dt)))
+
+
+def _paired_sizes(a: Any, b: Any) -> Any:
+    """b with each size matmul pairs with one of a's (a's columns with b's rows, batch sizes
+    other than 1) spelled as a's where Dynamo's guards make them equal but spell them apart:
+    ``s24`` against a strided convolution's ``((s58 - 1)//2) + 1`` (with_shape renames)."""
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        return b
+    pairs = {len(sb) - 2 if len(sb) >= 2 else 0: sa[-1]}
+    for i in range(3, min(len(sa), len(sb)) + 1):
+        pairs[len(sb) - i] = sa[len(sa) - i]
+    want = list(sb)
+    for axis, size in pairs.items():
+        if sb[axis] != size and 1 not in (sb[axis], size) and same_size_or_unify(size, sb[axis]):
+            want[axis] = size
+    return b if want == sb else with_shape(b, want, "matmul's second operand")
 
 
 def _scaled_sum(product: Any, input: Any, beta: Any, alpha: Any) -> Any:
