@@ -10,7 +10,6 @@ import contextvars
 import dataclasses
 import hashlib
 import re
-import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ import torch.fx
 
 import ember
 from ember.torch.config import Settings
+from ember.torch.shape_guards import forget_guarded, guarded_int, sym_dim_free
 
 __all__ = [
     "ConversionFailure",
@@ -29,8 +29,6 @@ __all__ = [
     "derived_constant",
     "ember_dtype",
     "expected_value",
-    "guarded_int",
-    "guarded_value",
     "guards_allowed",
     "input_dim",
     "low_precision",
@@ -42,7 +40,6 @@ __all__ = [
     "specialized_scalar",
     "specialized_size",
     "sym_dim",
-    "sym_dim_free",
     "sym_size",
     "symbol_name",
     "torch_dtype",
@@ -437,35 +434,6 @@ def conversion_context(settings: Settings) -> Iterator[_Context]:
         _ACTIVE.reset(token)
 
 
-def sym_dim_free(v: Any) -> bool:
-    """True when a SymInt/SymFloat has free symbols (its value is not known now). A SymInt
-    that Dynamo's guards fix to one value (guarded_int) is known, and so is a SymFloat or
-    SymBool whose symbols the guards all fix (guarded_value)."""
-    try:
-        free = bool(v.node.expr.free_symbols)
-    except AttributeError:
-        return False
-    if not free:
-        return False
-    if isinstance(v, torch.SymInt):
-        return guarded_int(v) is None
-    return guarded_value(v) is None
-
-
-def guarded_value(v: Any) -> Any:
-    """The number a SymInt/SymFloat/SymBool has under Dynamo's guards (its symbols replaced
-    by the values the guards fix), or None while a symbol stays free."""
-    if isinstance(v, torch.SymInt):
-        return guarded_int(v)
-    try:
-        simplified = v.node.shape_env.simplify(v.node.expr)
-        if simplified.free_symbols:
-            return None
-        return v.node.pytype(simplified)
-    except Exception:  # the shape environment's API moved: treat it as unknown
-        return None
-
-
 def specialized_scalar(value: Any) -> None:
     """For a converter that needs a SymInt/SymFloat/SymBool argument as a Python number (a
     norm's order, a dim, a correction it branches on): fixes each of its symbols to the
@@ -484,11 +452,9 @@ def specialized_scalar(value: Any) -> None:
     for n in names:
         symbol = ctx.symints[n]
         symbol.node.pytype(symbol)  # int() / float() / bool(): a guard on the traced value
-        _GUARDED.pop(symbol.node.shape_env, None)
+        forget_guarded(symbol.node.shape_env)
     raise SizesSpecialized(names)
 
-
-_GUARDED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # shape env -> {expr: value}
 
 # Whether converters may add guards to Dynamo's shape environment: only while the backend
 # compiles inside Dynamo's call, before Dynamo builds the guards of the graph. A graph compiled
@@ -618,7 +584,7 @@ def specialized_size(size: int | str, what: str) -> int:
         if guarded_int(symint) is None:
             new.append(n)
         values[n] = int(symint)  # guard_int: Dynamo checks the value on every call
-        _GUARDED.pop(symint.node.shape_env, None)  # the cache's answers have changed
+        forget_guarded(symint.node.shape_env)  # the cache's answers have changed
     if new:  # convert again, with the graph's inputs sized by the fixed values
         raise SizesSpecialized(new)
     import sympy
@@ -639,96 +605,3 @@ def may_be_negative(value: Any) -> bool:
     except Exception:  # no range known
         return True
 
-
-def guarded_int(value: Any) -> int | None:
-    """The value of a symbolic size that Dynamo's guards fix to one value, else None.
-
-    With dynamic shapes, a size such as ``s1`` or ``(s3 // 2)`` stays symbolic in the
-    recorded shapes even when a guard made during tracing pins it (a ``view`` to fixed
-    sizes, a broadcast against a constant size): every call that reaches this graph has
-    that value, or Dynamo recompiles. The shape environment answers, from its replacements
-    and the guards' axioms, whether the size equals the value it had when traced."""
-    if not isinstance(value, torch.SymInt):
-        return None
-    node = value.node
-    env = getattr(node, "shape_env", None)
-    expr = getattr(node, "expr", None)
-    if env is None or expr is None or not expr.free_symbols:
-        return None
-    try:
-        cache = _GUARDED.setdefault(env, {})
-    except TypeError:  # not weakly referenceable
-        cache = {}
-    key = str(expr)
-    if key in cache:
-        return cache[key]
-    known: int | None = None
-    try:
-        import sympy
-
-        simplified = env.simplify(expr)
-        if not simplified.is_Integer:
-            simplified = simplified.xreplace(values_fixed_by_guards(env, cache))
-        if simplified.is_Integer:
-            known = int(simplified)
-        else:
-            hint = node.hint if getattr(node, "hint", None) is not None else None
-            if hint is not None:
-                proven = env._maybe_evaluate_static(sympy.Eq(simplified, int(hint)))
-                if proven is not None and bool(proven):
-                    known = int(hint)
-    except Exception:  # the shape environment's API moved: treat the size as symbolic
-        known = None
-    cache[key] = known
-    return known
-
-
-def values_fixed_by_guards(env: Any, cache: dict[Any, Any]) -> dict[Any, Any]:
-    """The sizes Dynamo's guards fix to one integer that the shape environment does not
-    simplify to it, as {expression: Integer} for sympy's xreplace. A guard recorded before
-    one of its symbols was replaced keeps that symbol: ``Eq(s20*s42, 144)`` with ``s42``
-    replaced by 6 fixes ``s20`` to 24, which the environment does not see in ``6*s20``;
-    ``Eq(((s53 - 3)//2) + 1, 1)`` and ``Eq((((s53 - 3)//2) + 1)*(((s65 - 3)//2) + 1), 2)``
-    fix the output length ``((s65 - 3)//2) + 1`` of a convolution to 2 (but not s65). An
-    equation that, with the replacements and the values found so far, is linear in one
-    symbol fixes the symbol; one that is an expression equal to a constant fixes the
-    expression. Every call that reaches the graph passes the guards. Kept in `cache` (the
-    environment's entry of _GUARDED, dropped when a converter adds a guard)."""
-    key = ("values fixed by guards", len(env.guards))
-    if key in cache:
-        return cache[key]
-    import sympy
-
-    equations = []
-    for guard in env.guards:
-        try:
-            e = env.simplify(guard.expr)
-        except Exception:  # an expression the environment cannot simplify
-            continue
-        if isinstance(e, sympy.Eq):
-            equations.append(e.lhs - e.rhs)
-    fixed: dict[Any, Any] = {}
-    for _ in range(len(equations)):
-        found = False
-        for diff in equations:
-            d = diff.xreplace(fixed)
-            if not d.free_symbols:
-                continue
-            constant, rest = d.as_coeff_Add()
-            if rest.could_extract_minus_sign():
-                constant, rest = -constant, -rest
-            if len(d.free_symbols) == 1 and d.is_polynomial():
-                (symbol,) = d.free_symbols
-                poly = sympy.Poly(d, symbol)
-                if poly.degree() != 1:
-                    continue
-                rest, root = symbol, -poly.nth(0) / poly.nth(1)
-            else:
-                root = -constant
-            if root.is_Integer and rest not in fixed:
-                fixed[rest] = root
-                found = True
-        if not found:
-            break
-    cache[key] = fixed
-    return fixed

@@ -17,10 +17,9 @@ from ember.torch import registry
 from ember.torch.context import (
     ConversionFailure,
     expected_value,
-    guarded_int,
     sym_dim,
-    sym_dim_free,
 )
+from ember.torch.shape_guards import guarded_int, sym_dim_free
 
 # Python's in-place operators (``x += y``): a target that updates its first argument.
 INPLACE_OPERATORS = {

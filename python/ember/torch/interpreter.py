@@ -39,7 +39,6 @@ from ember.torch.context import (
     expected_value,
     input_dim,
     sym_dim,
-    sym_dim_free,
     sym_size,
     torch_dtype,
     traced_size,
@@ -60,6 +59,7 @@ from ember.torch.fx_nodes import (
     node_target,
     refine_known_dims,
 )
+from ember.torch.shape_guards import sym_dim_free
 
 __all__ = ["Conversion", "FxConverter", "NodeView", "node_public_name"]
 

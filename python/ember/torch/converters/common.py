@@ -15,18 +15,17 @@ from ember.torch.context import (
     ConversionFailure,
     derived_constant,
     ember_dtype,
-    guarded_value,
     item_read,
     runtime_scalar,
     same_size_or_unify,
     specialized_scalar,
     specialized_size,
-    sym_dim_free,
     sym_size,
     torch_dtype,
     weight_to_ember,
 )
 from ember.torch.fx_nodes import IN_GRAPH_FILL_BYTES
+from ember.torch.shape_guards import guarded_value, sym_dim_free
 
 ops = ember.ops
 

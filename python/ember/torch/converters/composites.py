@@ -26,7 +26,6 @@ from torch import nn
 from ember.torch.context import (
     ember_dtype,
     same_size,
-    sym_dim_free,
     sym_size,
     torch_dtype,
 )
@@ -74,6 +73,7 @@ from ember.torch.registry import (
     builtin_registrations,
     register_module,
 )
+from ember.torch.shape_guards import sym_dim_free
 
 
 # ---- padding -------------------------------------------------------------------------------

@@ -16,10 +16,7 @@ from typing import Any
 
 import torch
 
-from ember.torch.context import (
-    sym_dim_free,
-    sym_size,
-)
+from ember.torch.context import sym_size
 from ember.torch.converters.common import (
     cast,
     dtype_name,
@@ -53,6 +50,7 @@ from ember.torch.converters.views import (
     result_is_empty,
     zeros_of,
 )
+from ember.torch.shape_guards import sym_dim_free
 
 
 def _size_expr(value: Callable[..., int], text: str, *sizes: Any) -> int | str:

@@ -15,7 +15,6 @@ from ember.torch.context import (
     current_node,
     expected_value,
     may_be_negative,
-    sym_dim_free,
     sym_size,
 )
 from ember.torch.converters.common import (
@@ -35,6 +34,7 @@ from ember.torch.converters.common import (
     unsupported,
 )
 from ember.torch.converters.functions import register
+from ember.torch.shape_guards import sym_dim_free
 
 
 def select(input: Any, dim: int, index: Any) -> Any:

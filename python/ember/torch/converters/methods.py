@@ -16,7 +16,6 @@ import torch
 from ember.torch.context import (
     ember_dtype,
     expected_value,
-    guarded_value,
     remember_item_read,
 )
 from ember.torch.converters import functions as fn
@@ -24,6 +23,7 @@ from ember.torch.converters import indexing as ix
 from ember.torch.converters import tensors as tn
 from ember.torch.converters.common import dtype_name, full, sizes_arg, unsupported
 from ember.torch.registry import builtin_registrations, register_method
+from ember.torch.shape_guards import guarded_value
 
 _SAME_AS_FUNCTION = {
     "relu": fn.relu, "relu_": fn.relu,

@@ -20,7 +20,7 @@ import torch
 
 from ember._sizes import size_value
 from ember.torch.complex_values import ComplexValue
-from ember.torch.context import current_node, expected_value, guarded_int, sym_size
+from ember.torch.context import current_node, expected_value, sym_size
 from ember.torch.converters.common import (
     constant,
     dtype_name,
@@ -42,6 +42,7 @@ from ember.torch.registry import (
     builtin_registrations,
     register_function,
 )
+from ember.torch.shape_guards import guarded_int
 
 # The longest axis a transform converts: its matrices take 2 * n * n elements.
 MAX_DFT = 1024

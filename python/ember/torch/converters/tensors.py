@@ -20,7 +20,6 @@ from ember.torch.context import (
     expected_value,
     may_be_negative,
     random_seed,
-    sym_dim_free,
     sym_size,
     torch_dtype,
 )
@@ -48,6 +47,7 @@ from ember.torch.converters.common import (
 )
 from ember.torch.converters.functions import register
 from ember.torch.converters.indexing import _index_tensor
+from ember.torch.shape_guards import sym_dim_free
 
 
 # ---- shapes ------------------------------------------------------------------------------------

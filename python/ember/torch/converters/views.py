@@ -23,7 +23,6 @@ from ember import EmberError
 from ember.torch.context import (
     current_node,
     expected_value,
-    sym_dim_free,
     sym_size,
 )
 from ember.torch.converters import composites as cmp
@@ -60,6 +59,7 @@ from ember.torch.converters.composite_math import (
     take_static,
 )
 from ember.torch.converters.functions import register, register_methods
+from ember.torch.shape_guards import sym_dim_free
 
 
 def result_is_empty(shape: list[Any]) -> bool:

@@ -16,7 +16,6 @@ from typing import Any
 import torch
 
 from ember.torch import functional
-from ember.torch.context import sym_dim_free
 from ember.torch.converters.common import (
     END,
     cast,
@@ -31,6 +30,7 @@ from ember.torch.converters.common import (
     with_shape,
 )
 from ember.torch.registry import builtin_registrations, register_function, register_method
+from ember.torch.shape_guards import sym_dim_free
 
 # A dynamic dimension is at least 2 in a graph Dynamo compiled (sizes 0 and 1 are
 # specialized), so bounds of at most this much are in range on a symbolic dimension.
