@@ -49,6 +49,7 @@ class Op:
     shapes: tuple[list[int], list[int]]
     dtype: str
     converted: bool = True
+    exact: bool = False  # the value is computed without rounding (values.Val.exact)
 
 
 @dataclasses.dataclass

@@ -84,7 +84,7 @@ class Gen:
         self.counter += 1
         self.ops.append(Op(name, expr, [v.name for v in args], out,
                            (list(o0.shape), list(o1.shape)), str(o0.dtype).split(".")[-1],
-                           converted))
+                           converted, exact))
         self.vals.append(Val(out, (o0, o1), exact))
         return True
 
