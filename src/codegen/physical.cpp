@@ -127,7 +127,8 @@ ir::Task physical_task(const ir::Task& task) {
   for (const ir::Buffer& b : task.buffers) any = any || !b.layout.is_plain();
   if (!any) return task;
   ir::Task p = task;
-  // Blocked Call outputs whose epilogue sees them per pixel: [N, CB, H * W, b].
+  // Blocked Call outputs whose epilogue sees them per pixel: [N, CB, H * W, b] ([N, CB, L,
+  // b] as it is for a conv1d's [N, C, L]).
   std::set<int> pixel_views;
   for (size_t si = 0; si < p.stages.size(); ++si) {
     ir::Stage& s = p.stages[si];
@@ -155,11 +156,12 @@ ir::Task physical_task(const ir::Task& task) {
                             << ", which has another layout; a fused group's outputs share one");
     }
     if (s.kind == ir::StageKind::Call && s.call_takes_layouts && s.epilogue.defined() &&
-        out.layout.kind == LayoutKind::Blocked && out.shape.size() == 4) {
+        out.layout.kind == LayoutKind::Blocked &&
+        (out.shape.size() == 3 || out.shape.size() == 4)) {
       // The routine calls the epilogue on each pixel of its blocked output [N, CB, H, W, b],
-      // viewed [N, CB, H * W, b] (ember_rt/conv_blocked.h): the stage's axes become that
-      // view's, (n, cb, pixel, lane), so that a per-channel operand is read at cb * b + lane,
-      // a vector along the lanes.
+      // viewed [N, CB, H * W, b] (ember_rt/conv_blocked.h; [N, CB, L, b] is that view of
+      // [N, C, L]): the stage's axes become that view's, (n, cb, pixel, lane), so that a
+      // per-channel operand is read at cb * b + lane, a vector along the lanes.
       EMBER_CHECK(s.stores.empty(), "kernel " << task.name << ": a library routine writing the "
                                               << "blocked " << buffer_text(out)
                                               << " cannot also store its epilogue's intermediates");
@@ -167,9 +169,11 @@ ir::Task physical_task(const ir::Task& task) {
       std::vector<Expr> paxes;
       for (size_t d = 0; d < 4; ++d)
         paxes.push_back(ir::var("__p" + std::to_string(si) + "_" + std::to_string(d)));
-      const Expr& w = out.shape[3];
-      const std::vector<Expr> pidx = {paxes[0], paxes[1], ir::floordiv(paxes[2], w),
-                                      ir::mod(paxes[2], w), paxes[3]};
+      std::vector<Expr> pidx = paxes;
+      if (out.shape.size() == 4) {
+        const Expr& w = out.shape[3];
+        pidx = {paxes[0], paxes[1], ir::floordiv(paxes[2], w), ir::mod(paxes[2], w), paxes[3]};
+      }
       const std::vector<Expr> logical = out.layout.logical_index(out.shape, pidx);
       std::map<std::string, Expr> sub;
       for (size_t d = 0; d < s.axes.size(); ++d) sub[s.axes[d]->name] = logical[d];
@@ -235,7 +239,7 @@ ir::Task physical_task(const ir::Task& task) {
     ir::Buffer& b = p.buffers[i];
     b.shape = b.layout.physical_shape(b.shape);
     b.layout = Layout::plain();
-    if (pixel_views.count(static_cast<int>(i)))
+    if (pixel_views.count(static_cast<int>(i)) && b.shape.size() == 5)
       b.shape = {b.shape[0], b.shape[1], b.shape[2] * b.shape[3], b.shape[4]};
   }
   return p;

@@ -413,6 +413,8 @@ OpDef winograd_filter_def() {
 // network's first convolution on its few-channel image: ConvAlgo::reads_plain_few_channels),
 // and wp [ceil(O / b), ceil(C / b), KH, KW, b, b], the weight prepared by conv_blocked_filter;
 // the attributes are conv2d's with algo 'blocked' and out_channels O. The output is blocked.
+// conv1d runs as it too: x [N, C, L] (nCw<b>c, the memory of [N, C, 1, L] in nChw<b>c), a
+// weight prepared with KH = 1, and conv1d's attributes; the output is [N, O, OL].
 ConvGeom blocked_geom(const std::vector<TensorType>& in, const ConvAttrs& a) {
   const std::string op = "conv2d_blocked";
   check_arity(op, in, 2);
@@ -423,12 +425,14 @@ ConvGeom blocked_geom(const std::vector<TensorType>& in, const ConvAttrs& a) {
   const int64_t b = known ? *wp.shape[4].as_int() : 0;
   const bool x_ok =
       x.layout.is_plain() || (x.layout.kind == LayoutKind::Blocked && x.layout.block == b);
-  EMBER_CHECK(b > 0 && x_ok && x.rank() == 4 && x.shape[1].as_int() && is_const(wp.shape[5], b) &&
+  const int spatial = static_cast<int>(x.rank()) - 2;
+  EMBER_CHECK(b > 0 && x_ok && (spatial == 1 || spatial == 2) && x.shape[1].as_int() &&
+                  is_const(wp.shape[5], b) && (spatial == 2 || is_const(wp.shape[2], 1)) &&
                   a.out_channels > 0 && a.algo == "blocked",
-              op << ": takes an input [N, C, H, W] in the channel-blocked layout of the weight's "
-                    "block (nChw<b>c) or plain, the weight prepared by conv_blocked_filter "
-                    "[ceil(O / b), ceil(C / b), KH, KW, b, b], algo 'blocked' and out_channels "
-                    "O; got "
+              op << ": takes an input [N, C, H, W] (or [N, C, L]) in the channel-blocked layout "
+                    "of the weight's block (nChw<b>c, nCw<b>c) or plain, the weight prepared by "
+                    "conv_blocked_filter [ceil(O / b), ceil(C / b), KH, KW, b, b] (KH = 1 for "
+                    "[N, C, L]), algo 'blocked' and out_channels O; got "
                  << x.str() << ", " << wp.str() << ", algo '" << a.algo << "', out_channels "
                  << a.out_channels);
   const int64_t c = *x.shape[1].as_int();
@@ -436,11 +440,12 @@ ConvGeom blocked_geom(const std::vector<TensorType>& in, const ConvAttrs& a) {
       is_const(wp.shape[0], (a.out_channels + b - 1) / b) && is_const(wp.shape[1], (c + b - 1) / b),
       op << ": the prepared weight " << wp.str() << " does not hold " << a.out_channels
          << " output and " << c << " input channels in blocks of " << b);
-  const TensorType w{
-      wp.dtype, {Expr(a.out_channels), Expr(c), wp.shape[2], wp.shape[3]}, wp.device};
+  Shape ws = {Expr(a.out_channels), Expr(c), wp.shape[2], wp.shape[3]};
+  if (spatial == 1) ws.erase(ws.begin() + 2);
+  const TensorType w{wp.dtype, ws, wp.device};
   TensorType xp = x;
   xp.layout = Layout::plain();
-  const ConvGeom g = conv_geom(op, 2, xp, w, a);
+  const ConvGeom g = conv_geom(op, spatial, xp, w, a);
   EMBER_CHECK(
       g.groups == 1 && x.dtype == DType::float32,
       op << ": takes a float32 input and groups 1, got " << x.str() << " and groups " << g.groups);
@@ -458,7 +463,9 @@ OpDef conv2d_blocked_def() {
   d.num_inputs = 2;
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     const ConvGeom g = blocked_geom(in, attrs_as<ConvAttrs>(a));
-    TensorType out{in[0].dtype, {g.n, Expr(g.o), g.oh, g.ow}, common_device("conv2d_blocked", in)};
+    Shape shape = {g.n, Expr(g.o), g.oh, g.ow};
+    if (g.spatial == 1) shape.erase(shape.begin() + 2);
+    TensorType out{in[0].dtype, shape, common_device("conv2d_blocked", in)};
     out.layout = Layout::blocked(*in[1].shape[4].as_int());
     return std::vector<TensorType>{out};
   };
@@ -474,7 +481,8 @@ OpDef conv2d_blocked_def() {
 // conv_blocked_filter: w [O, C, KH, KW] (float32) -> wp [ceil(O / b), ceil(C / b), KH, KW, b,
 // b] in ember_rt::lib::conv_blocked_prepare's order (zero past O and C), b the channel block
 // of this ISA (conv_block_layout): one Call stage, or, when w is a constant, a prepared
-// constant made once at build time (and again at load from a saved model's w).
+// constant made once at build time (and again at load from a saved model's w). A conv1d
+// weight [O, C, K] is one of KH = 1.
 OpDef conv_blocked_filter_def() {
   OpDef d;
   d.name = "conv_blocked_filter";
@@ -490,14 +498,16 @@ OpDef conv_blocked_filter_def() {
     const std::string op = "conv_blocked_filter";
     check_arity(op, in, 1);
     const TensorType& w = in[0];
-    bool known = w.rank() == 4;
-    for (size_t k = 0; known && k < 4; ++k) known = w.shape[k].as_int().has_value();
+    bool known = w.rank() == 3 || w.rank() == 4;
+    for (size_t k = 0; known && k < w.rank(); ++k) known = w.shape[k].as_int().has_value();
     EMBER_CHECK(w.dtype == DType::float32 && known,
-                op << ": expected a float32 weight [O, C, KH, KW] of known size, got " << w.str());
+                op << ": expected a float32 weight [O, C, KH, KW] or [O, C, K] of known size, got "
+                   << w.str());
     const int64_t b = conv_block_layout().block;
     auto blocks = [&](size_t k) { return Expr((*w.shape[k].as_int() + b - 1) / b); };
+    const Expr kh = w.rank() == 4 ? w.shape[2] : Expr(1);
     return std::vector<TensorType>{TensorType{
-        w.dtype, {blocks(0), blocks(1), w.shape[2], w.shape[3], Expr(b), Expr(b)}, w.device}};
+        w.dtype, {blocks(0), blocks(1), kh, w.shape.back(), Expr(b), Expr(b)}, w.device}};
   };
   d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                const OpAttrs&) {
@@ -506,8 +516,9 @@ OpDef conv_blocked_filter_def() {
     const Shape& w = in.at(0).shape;
     const int wb = t.add_buffer("w", in[0].dtype, w, ir::BufferRole::Input);
     const int pb = t.add_buffer("wp", out.at(0).dtype, out[0].shape, ir::BufferRole::Output);
-    t.stages.push_back(call_stage("conv_blocked_filter", {wb}, {pb},
-                                  {w[0], w[1], w[2], w[3], out[0].shape[5]}, Expr(0)));
+    const Shape& wp = out.at(0).shape;  // [OB, CB, KH, KW, b, b]
+    t.stages.push_back(
+        call_stage("conv_blocked_filter", {wb}, {pb}, {w[0], w[1], wp[2], wp[3], wp[5]}, Expr(0)));
     return t;
   };
   return d;

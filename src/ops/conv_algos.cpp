@@ -1,10 +1,12 @@
 // The convolutions' algorithms: conv_algos() (at the end) lists them in order of preference,
 // each with its rule (where it applies) and its lowering. Dense float32 convolutions
-// (groups == 1) of conv2d on a constant weight (the model's, after folding) run blocked:
+// (groups == 1) of conv2d and conv1d on a constant weight (the model's, after folding) run
+// blocked:
 //   - blocked: a constant weight, any geometry: conv2d_blocked on the input converted to the
-//     channel-blocked layout nChw<b>c and the weight prepared by conv_blocked_filter, a direct
-//     convolution (ember_rt/conv_blocked.h) whose output stays blocked;
-// the others (conv1d, a weight computed at run time, or the plain layout asked for:
+//     channel-blocked layout nChw<b>c (conv1d: nCw<b>c, run as a height of 1) and the weight
+//     prepared by conv_blocked_filter, a direct convolution (ember_rt/conv_blocked.h) whose
+//     output stays blocked;
+// the others (a weight computed at run time, or the plain layout asked for:
 // EMBER_CONV_ALGORITHM=plain) are GEMMs, out [N, O, pixels] = w [O, C*KH*KW] x
 // columns [N, C*KH*KW, pixels]:
 //   - gemm1x1: 1x1, stride 1, no padding: the columns are x itself, viewed [N, C, H*W];
@@ -353,7 +355,8 @@ ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType
 // ---- the direct convolution on the channel-blocked layout (ember_rt/conv_blocked.h) ----
 //
 // One Call stage of ember_rt::lib::conv2d_blocked_layout on x [N, C, H, W] and out
-// [N, O, OH, OW], both laid out nChw<b>c (the routine addresses their memory itself:
+// [N, O, OH, OW] (conv1d: [N, C, L] and [N, O, OL], passed as H = OH = 1), both laid out
+// nChw<b>c (the routine addresses their memory itself:
 // Stage::call_takes_layouts), or of conv2d_blocked_plain_layout on a plain x (fewer channels
 // than a block: ConvAlgo::reads_plain_few_channels), and the prepared weight wp [OB, CB, KH,
 // KW, b, b]; the block is passed too, and the routine refuses one that is not its vector
@@ -363,8 +366,7 @@ ir::Task lower_winograd(const ConvGeom& g, const TensorType& x, const TensorType
 ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType& out) {
   const int64_t b = out.layout.block;
   EMBER_ASSERT(out.layout.kind == LayoutKind::Blocked &&
-                   (x.layout == out.layout || x.layout.is_plain()) && g.groups == 1 &&
-                   g.spatial == 2,
+                   (x.layout == out.layout || x.layout.is_plain()) && g.groups == 1,
                "conv2d_blocked lowered on " << x.str() << " -> " << out.str());
   const int64_t cb = (*g.c.as_int() + b - 1) / b, ob = (g.o + b - 1) / b;
   ir::Task t;
@@ -382,7 +384,7 @@ ir::Task lower_blocked(const ConvGeom& g, const TensorType& x, const TensorType&
                  Expr(2 * g.cg * g.kh * g.kw) * g.n * Expr(g.o) * g.oh * g.ow);
   s.call_takes_layouts = true;
   s.call_channel_affine = true;  // a folded batch norm, bias, ReLU / ReLU6 in registers
-  s.axes = make_vars("d", 4);    // the fused epilogue's, over the output
+  s.axes = make_vars("d", out.shape.size());  // the fused epilogue's, over the output
   t.stages.push_back(std::move(s));
   return t;
 }
@@ -468,14 +470,12 @@ bool implicit_wins(const ConvGeom& g) {
 const std::vector<ConvAlgo>& conv_algos() {
   static const std::vector<ConvAlgo> algos = {
       // The direct convolution on the channel-blocked layout, on a constant weight (prepared
-      // once): any kernel, stride, padding and dilation, 1x1 included. First: chains of
+      // once): any kernel, stride, padding and dilation, 1x1 included, conv1d too. First: chains of
       // convolutions, norms, pools and elementwise ops then stay blocked from end to end
       // (choose_layouts), which measured 1.3x-1.5x faster on whole CNNs than the plain
       // algorithms below (docs/architecture.md, "Convolution algorithms").
       {"blocked",
-       [](const ConvProblem& p) {
-         return dense_float32(p) && p.weight_constant && p.g.spatial == 2 && p.g.c.as_int();
-       },
+       [](const ConvProblem& p) { return dense_float32(p) && p.weight_constant && p.g.c.as_int(); },
        nullptr, nullptr, "conv2d_blocked", "conv_blocked_filter", /*dominates=*/false,
        /*blocked=*/true, /*reads_plain_few_channels=*/true},
       // A GEMM on the input as it is: the other dense algorithms would compute the same GEMM

@@ -4,6 +4,7 @@
 // (ember_rt/winograd_filter.h) and the blocked convolution's weight order
 // (ember_rt/conv_blocked.h) on the host.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <set>
@@ -58,17 +59,26 @@ Tensor winograd_filter(const Tensor& w) {
   return u;
 }
 
-// wp [OB, CB, KH, KW, b_in, b_out] from w [O, C, KH, KW], zero past O and C: the order of
-// ember_rt::lib::conv_blocked_prepare, for the block b the kernels were compiled with.
+// A convolution weight's dimensions [O, C, KH, KW]: a conv1d weight [O, C, K] is one of KH =
+// 1; -1 where a dimension is unknown or the rank is neither.
+std::array<int64_t, 4> filter_dims(const Shape& s) {
+  std::array<int64_t, 4> d = {-1, -1, -1, -1};
+  if (s.size() != 3 && s.size() != 4) return d;
+  d[0] = s[0].as_int().value_or(-1);
+  d[1] = s[1].as_int().value_or(-1);
+  d[2] = s.size() == 4 ? s[2].as_int().value_or(-1) : 1;
+  d[3] = s.back().as_int().value_or(-1);
+  return d;
+}
+
+// wp [OB, CB, KH, KW, b_in, b_out] from w [O, C, KH, KW] (or [O, C, K]), zero past O and C: the
+// order of ember_rt::lib::conv_blocked_prepare, for the block b the kernels were compiled with.
 Tensor conv_blocked_filter(const Tensor& w, int64_t b) {
-  const Shape& s = w.shape();
-  auto dim = [&](size_t d) { return s.size() == 4 ? s[d].as_int().value_or(-1) : -1; };
-  EMBER_CHECK(w.dtype() == DType::float32 && dim(0) >= 1 && dim(1) >= 1 && dim(2) >= 1 &&
-                  dim(3) >= 1 && b >= 1,
-              "a blocked convolution filter's source must be a float32 [O, C, KH, KW] weight "
-              "(and its block >= 1), got "
+  const auto [O, C, KH, KW] = filter_dims(w.shape());
+  EMBER_CHECK(w.dtype() == DType::float32 && O >= 1 && C >= 1 && KH >= 1 && KW >= 1 && b >= 1,
+              "a blocked convolution filter's source must be a float32 [O, C, KH, KW] or "
+              "[O, C, K] weight (and its block >= 1), got "
                   << w.type().str() << " and block " << b);
-  const int64_t O = dim(0), C = dim(1), KH = dim(2), KW = dim(3);
   const int64_t OB = (O + b - 1) / b;
   Tensor out = Tensor::empty({OB, (C + b - 1) / b, KH, KW, b, b}, DType::float32);
   struct Job {
@@ -125,19 +135,13 @@ bool preparation_reversible(Preparation kind) {
 }
 
 bool conv_blocked_filter_fits(const TensorType& weight, const TensorType& blocks, int64_t b) {
-  if (weight.dtype != DType::float32 || blocks.dtype != DType::float32 || b < 1 ||
-      weight.shape.size() != 4 || blocks.shape.size() != 6 || !shape_is_concrete(weight.shape) ||
-      !shape_is_concrete(blocks.shape))
+  const auto [O, C, KH, KW] = filter_dims(weight.shape);
+  if (weight.dtype != DType::float32 || blocks.dtype != DType::float32 || b < 1 || O < 0 || C < 0 ||
+      KH < 0 || KW < 0 || blocks.shape.size() != 6 || !shape_is_concrete(blocks.shape))
     return false;
-  auto dim = [](const Shape& shape, size_t d) { return *shape[d].as_int(); };
-  const std::vector<int64_t> want = {(dim(weight.shape, 0) + b - 1) / b,
-                                     (dim(weight.shape, 1) + b - 1) / b,
-                                     dim(weight.shape, 2),
-                                     dim(weight.shape, 3),
-                                     b,
-                                     b};
+  const std::vector<int64_t> want = {(O + b - 1) / b, (C + b - 1) / b, KH, KW, b, b};
   for (size_t d = 0; d < 6; ++d)
-    if (dim(blocks.shape, d) != want[d]) return false;
+    if (*blocks.shape[d].as_int() != want[d]) return false;
   return true;
 }
 
@@ -148,8 +152,8 @@ Tensor unreorder_conv_blocked_filter(const Tensor& blocks, const PreparedConstan
   EMBER_CHECK(conv_blocked_filter_fits(type, blocks.type(), pc.block),
               "a blocked convolution filter " << blocks.type().str()
                                               << " does not match its weight " << type.str());
-  auto dim = [&](size_t d) { return *type.shape[d].as_int(); };
-  const int64_t O = dim(0), C = dim(1), KH = dim(2), KW = dim(3), b = pc.block;
+  const auto [O, C, KH, KW] = filter_dims(type.shape);
+  const int64_t b = pc.block;
   Tensor out = Tensor::empty(type.shape, DType::float32);
   ember_rt::conv_blocked_unreorder(static_cast<const float*>(blocks.data()), O, C, KH, KW, b,
                                    static_cast<float*>(out.data()));

@@ -10,6 +10,7 @@
 #include "ember/ops/matmul.h"
 #include "ember/ops/op_def.h"
 #include "ember/ops/ops.h"
+#include "ember/support/cpu.h"
 #include "ember/support/error.h"
 #include "error_text.h"
 
@@ -506,7 +507,8 @@ TEST(OpsApi, ShapeOpsOnConcreteTensorsAreViews) {
 }
 
 // conv2d_blocked reads x blocked with its prepared weight's block, or plain (a graph's
-// few-channel image); its output is blocked either way. Another block is refused.
+// few-channel image); its output is blocked either way. Another block is refused. conv1d's
+// [N, C, L] runs as a height of 1, on a weight prepared with KH = 1.
 TEST(OpsConv, BlockedReadsItsBlockOrPlain) {
   ConvAttrs a;
   a.stride = {1, 1};
@@ -520,12 +522,32 @@ TEST(OpsConv, BlockedReadsItsBlockOrPlain) {
   x.layout = Layout::blocked(16);
   EXPECT_EQ(str(infer1("conv2d_blocked", {x, wp}, a)), "float32[1, 20, 8, 8]{nChw16c}");
   x.layout = Layout::blocked(8);
+  const std::string rule =
+      "conv2d_blocked: takes an input [N, C, H, W] (or [N, C, L]) in the channel-blocked layout "
+      "of the weight's block (nChw<b>c, nCw<b>c) or plain, the weight prepared by "
+      "conv_blocked_filter [ceil(O / b), ceil(C / b), KH, KW, b, b] (KH = 1 for [N, C, L]), "
+      "algo 'blocked' and out_channels O; got ";
   EXPECT_EQ(infer_error("conv2d_blocked", {x, wp}, a),
-            "conv2d_blocked: takes an input [N, C, H, W] in the channel-blocked layout of the "
-            "weight's block (nChw<b>c) or plain, the weight prepared by conv_blocked_filter "
-            "[ceil(O / b), ceil(C / b), KH, KW, b, b], algo 'blocked' and out_channels O; got "
-            "float32[1, 3, 8, 8]{nChw8c}, float32[2, 1, 3, 3, 16, 16], algo 'blocked', "
-            "out_channels 20");
+            rule +
+                "float32[1, 3, 8, 8]{nChw8c}, float32[2, 1, 3, 3, 16, 16], algo 'blocked', "
+                "out_channels 20");
+  ConvAttrs a1 = a;
+  a1.stride = {2};
+  a1.padding = {1};
+  a1.dilation = {1};
+  TensorType x1 = f32({2, 3, 9});
+  const TensorType wp1 = f32({2, 1, 1, 3, 16, 16});
+  EXPECT_EQ(str(infer1("conv2d_blocked", {x1, wp1}, a1)), "float32[2, 20, 5]{nCw16c}");
+  x1.layout = Layout::blocked(16);
+  EXPECT_EQ(str(infer1("conv2d_blocked", {x1, wp1}, a1)), "float32[2, 20, 5]{nCw16c}");
+  EXPECT_EQ(infer_error("conv2d_blocked", {x1, wp}, a1),
+            rule +
+                "float32[2, 3, 9]{nCw16c}, float32[2, 1, 3, 3, 16, 16], algo 'blocked', "
+                "out_channels 20");
+  const int64_t b = isa_float_lanes(isa_from_env());  // the block conv_blocked_filter makes
+  EXPECT_EQ(str(infer1("conv_blocked_filter", {f32({20, 3, 5})}, NoAttrs{})),
+            "float32[" + std::to_string((20 + b - 1) / b) + ", 1, 1, 5, " + std::to_string(b) +
+                ", " + std::to_string(b) + "]");
 }
 
 }  // namespace

@@ -256,3 +256,77 @@ def test_value_read_by_a_blocked_chain_and_a_plain_reader(fresh_dynamo: None) ->
         got, expected = compiled(x), model(x)
     for g, e in zip(got, expected, strict=True):
         torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+
+
+class _Conv1dChain(nn.Module):
+    """conv1d layers as an audio or sequence model stacks them: a first layer on the input's
+    few channels, batch norms, relu and silu, a strided and a dilated layer and a residual
+    add, between plain ends (the graph's input and a flatten)."""
+
+    def __init__(self, c: int, o: int, k: int, stride: int, pad: int, dil: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv1d(c, o, k, stride=stride, padding=pad, dilation=dil)
+        self.bn1 = nn.BatchNorm1d(o)
+        self.conv2 = nn.Conv1d(o, o, 3, padding=dil, dilation=dil, bias=False)
+        self.bn2 = nn.BatchNorm1d(o)
+        self.conv3 = nn.Conv1d(o, o + 3, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + y)
+        return torch.flatten(nn.functional.silu(self.conv3(y)), 1)
+
+
+@pytest.mark.parametrize(("c", "o", "length", "k", "stride", "pad", "dil"),
+                         [(8, 64, 61, 7, 1, 3, 1), (3, 20, 33, 5, 3, 2, 1),
+                          (20, 16, 31, 4, 2, 0, 2), (17, 33, 9, 1, 1, 0, 1)])
+def test_conv1d_runs_blocked_on_ncw_values(tmp_path: Path, c: int, o: int, length: int, k: int,
+                                           stride: int, pad: int, dil: int) -> None:
+    """Dense conv1d on a constant weight runs as conv2d_blocked over a height of 1, its
+    values [N, C, L] laid out nCw<b>c (the memory of nChw<b>c with H = 1), the weight
+    prepared from [O, C, K]; batch norm, relu, silu and the residual add stay blocked in its
+    epilogues. Against float64, with channels that fill no block exactly, a first layer on
+    fewer channels than a block, stride, padding, dilation and 1x1."""
+    torch.manual_seed(c + o + k)
+    model = _randomized(_Conv1dChain(c, o, k, stride, pad, dil))
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm1d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(2, c, length)
+    compiled = torch.compile(model, backend="ember", dynamic=False,
+                             options={"strict": True, "dump_dir": str(tmp_path)})
+    with torch.no_grad():
+        got = compiled(x)
+        expected = model.double()(x.double())
+    torch.testing.assert_close(got.double(), expected, rtol=1e-4, atol=1e-4)
+    layouts = [p.read_text() for p in tmp_path.rglob("*_choose_layouts.txt")]
+    assert len(layouts) == 1, layouts
+    text = layouts[0]
+    assert text.count("Conv2dBlocked") == 3, text
+    assert len(re.findall(r"\{nCw\d+c\} = Conv2dBlocked\(", text)) == 3, text
+    # Into blocked nowhere but at the first layer (plain reads of few channels, else one
+    # conversion), and back to plain once, before the flatten.
+    block = int(re.findall(r"nCw(\d+)c", text)[0])  # the ISA's float lanes
+    assert text.count("ToLayout") == (1 if c < block else 2), text
+
+
+def test_saved_conv1d_model_prepares_its_blocked_weights_at_load(tmp_path: Path) -> None:
+    """A saved model keeps conv1d's weights [O, C, K] and prepares them again at load, for
+    the block of the loading machine's kernels."""
+    torch.manual_seed(5)
+    model = _randomized(_Conv1dChain(6, 24, 5, 2, 2, 1))
+    x = torch.randn(1, 6, 40)
+    compiled = ember.compile(model, [x], options={"dump_dir": str(tmp_path / "dump")})
+    text = next((tmp_path / "dump").rglob("*_choose_layouts.txt")).read_text()
+    assert text.count("Conv2dBlocked") == 3, text
+    compiled.save(tmp_path / "m.ember")
+    loaded = ember.load(tmp_path / "m.ember")
+    got = loaded(x)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)

@@ -66,10 +66,11 @@ enum class Preparation : int64_t {
   // (ember_rt/winograd_filter.h, run on the host): the same on every ISA; not invertible, so
   // the source is always kept.
   WinogradFilter = 1,
-  // A convolution's weight [O, C, KH, KW] reordered for the direct convolution on the
-  // channel-blocked layout, [ceil(O / b), ceil(C / b), KH, KW, b, b] (ember_rt/conv_blocked.h,
-  // run on the host), zero past O and C: the block b is the kernels' vector width, so a
-  // saved model keeps the source and prepares it again at load (for the block its type names).
+  // A convolution's weight [O, C, KH, KW] (conv1d's [O, C, K]: KH = 1) reordered for the
+  // direct convolution on the channel-blocked layout, [ceil(O / b), ceil(C / b), KH, KW, b, b]
+  // (ember_rt/conv_blocked.h, run on the host), zero past O and C: the block b is the
+  // kernels' vector width, so a saved model keeps the source and prepares it again at load
+  // (for the block its type names).
   ConvBlockedFilter = 2,
 };
 
@@ -111,8 +112,8 @@ struct ExecPlan {
 // per batch); WinogradFilter and ConvBlockedFilter on the host (`prepare` unused). ember::Error
 // when `source` does not have the type the preparation takes.
 Tensor prepare_constant(void* prepare, const Tensor& source, PreparedConstant* pc);
-// Whether `blocks` is the type of a ConvBlockedFilter of `weight` (float32 [O, C, KH, KW],
-// static) in blocks of b: [ceil(O/b), ceil(C/b), KH, KW, b, b].
+// Whether `blocks` is the type of a ConvBlockedFilter of `weight` (float32 [O, C, KH, KW] or
+// [O, C, K], static) in blocks of b: [ceil(O/b), ceil(C/b), KH, KW, b, b] (KH = 1 for K).
 bool conv_blocked_filter_fits(const TensorType& weight, const TensorType& blocks, int64_t b);
 // Whether a preparation can be undone (unprepare_constant).
 bool preparation_reversible(Preparation kind);
