@@ -312,6 +312,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
   std::vector<tune::TuneResult> tuned = tune::tune_gemm_tasks(tasks, symbols, topt);
 
   std::vector<std::string> kernels;
+  std::vector<std::string> labels;  // per kernel: "name (what it computes)", for errors
   std::vector<std::pair<std::string, std::string>> plans;  // with dump_dir: (kernel, its plan)
   std::map<std::string, std::string> name_of_body;
   std::vector<std::tuple<size_t, int, PreparedConstant>> prepared;  // (launch, buffer, what)
@@ -337,6 +338,7 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
       std::string src = codegen::generate_kernel(task, "KERNEL_NAME", symbols, config);
       src.replace(src.find("KERNEL_NAME"), 11, name);
       kernels.push_back("// " + task.name + "\n" + src);
+      labels.push_back(name + " (" + describe(graph, node) + ")");
       if (!options.dump_dir.empty()) plans.emplace_back(name, codegen::plan_kernel(task).str());
     }
     KernelLaunch launch;
@@ -365,6 +367,11 @@ std::shared_ptr<CompiledGraph> build_graph(const FlowGraph& given, const BuildOp
     req.sources = codegen::make_translation_units(kernels, units);
     req.isa = isa_from_env();
     req.progress = [&](int done, int total) { report(options, "compiling", done, total); };
+    req.unit_contents.resize(req.sources.size());
+    for (size_t k = 0; k < labels.size(); ++k) {  // kernel k is in unit k % units
+      std::string& unit = req.unit_contents[k % req.sources.size()];
+      unit += (unit.empty() ? "" : ", ") + labels[k];
+    }
     if (!options.dump_dir.empty()) {
       const fs::path dir = fs::path(options.dump_dir) / "kernels";
       for (size_t u = 0; u < req.sources.size(); ++u)

@@ -160,12 +160,13 @@ struct Prepared {
   const CompilerInfo* compiler;
   std::string key;
   std::function<void(int, int)> progress;  // not part of the key
+  std::vector<std::string> unit_contents;  // not part of the key (BuildRequest)
 };
 
 Prepared prepare(const BuildRequest& request) {
   EMBER_ASSERT(!request.sources.empty(), "build request '" << request.name << "' has no sources");
-  Prepared p{request.name,         request.isa, request.sources, base_flags(),
-             &compiler_for_keys(), "",          request.progress};
+  Prepared p{request.name,         request.isa, request.sources,  base_flags(),
+             &compiler_for_keys(), "",          request.progress, request.unit_contents};
   bool has_abi = std::any_of(p.sources.begin(), p.sources.end(), [](const std::string& s) {
     return s.find(kAbiFunction) != std::string::npos;
   });
@@ -331,7 +332,20 @@ Built build_entry(const Prepared& p, const fs::path& root) {
   }
   fs::path so = tmp / "module.so";
   auto start = std::chrono::steady_clock::now();
-  compile_shared(paths, so.string(), p.flags, true, p.progress);
+  try {
+    compile_shared(paths, so.string(), p.flags, true, p.progress);
+  } catch (const Error& e) {
+    // The compiler's own failures (a time-out, a kill) name the source file: say which
+    // kernels it holds.
+    const std::string what = e.what();
+    for (size_t i = 0; i < paths.size() && i < p.unit_contents.size(); ++i) {
+      if (what.find(paths[i]) != std::string::npos) {
+        EMBER_THROW(what << "\n  " << fs::path(paths[i]).filename().string() << " of " << p.name
+                         << " holds: " << p.unit_contents[i]);
+      }
+    }
+    throw;
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<std::string> sha = sha256_file_hex(so.string());
   uintmax_t size = fs::file_size(so, ec);

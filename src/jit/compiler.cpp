@@ -468,6 +468,44 @@ std::vector<std::string> link_flags(const CompilerInfo& cc) {
   return {"-fuse-ld=gold"};
 }
 
+// A C driver (gcc, cc, clang) compiles the kernels as C++ (they are passed with -x c++) but
+// links the module without C++'s standard library, so a module that calls operator new
+// (any GEMM's scratch) would fail to load with an undefined symbol. Whether the driver links
+// one is asked once per compiler and process: `<cc> -### -shared -x c++ /dev/null` prints the
+// commands it would run, and the link of a C++ driver names -lstdc++ (or clang's -lc++). A
+// driver whose answer has no link line naming libc (another format) is not judged.
+void check_links_cxx_runtime(const CompilerInfo& cc) {
+  static std::mutex mu;
+  static std::map<std::string, bool> links;  // by compiler path: whether it links C++'s library
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = links.find(cc.path);
+  if (it == links.end()) {
+    const ProcessResult r =
+        run_process({cc.path, "-###", "-shared", "-x", "c++", "/dev/null", "-o", "/dev/null"},
+                    probe_timeout_seconds());
+    auto names = [&](const char* flag) {
+      const std::string& o = r.output;
+      for (size_t at = o.find(flag); at != std::string::npos; at = o.find(flag, at + 1)) {
+        const size_t end = at + std::strlen(flag);
+        if (end == o.size() || o[end] == ' ' || o[end] == '"' || o[end] == '\n') return true;
+      }
+      return false;
+    };
+    const bool links_libc = names(" -lc") || names("\"-lc\"");
+    const bool c_driver =
+        r.started && r.exit_code == 0 && links_libc && !names("-lstdc++") && !names("-lc++");
+    it = links.emplace(cc.path, !c_driver).first;
+  }
+  if (!it->second) {
+    EMBER_THROW("the compiler " << cc.path << " (" << cc.version
+                                << ") is a C driver: it does not link C++'s standard library "
+                                << "('" << cc.path << " -### -shared -x c++ /dev/null' names "
+                                << "neither -lstdc++ nor -lc++), so the kernel modules it links "
+                                << "could not be loaded. Set EMBER_CXX to its C++ driver, such "
+                                << "as /usr/bin/g++ or clang++.");
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -478,7 +516,8 @@ void compile_and_link(const CompilerInfo& cc, const std::vector<std::string>& so
                       const std::string& out_so, const std::vector<std::string>& flags,
                       const std::optional<Prelude>& prelude, const std::string& pieces,
                       const std::function<void(int, int)>& progress) {
-  const std::vector<std::string> linker = link_flags(cc);  // before any work: it may refuse
+  check_links_cxx_runtime(cc);  // before any work: they may refuse
+  const std::vector<std::string> linker = link_flags(cc);
   std::vector<std::string> unit_flags = flags;
   if (!pieces.empty()) unit_flags.push_back(kPiecesDefine);
   if (sources.size() == 1) {

@@ -119,7 +119,7 @@ class JitTest : public ::testing::Test {
     return cache_root() / "kernels" / key.substr(0, 2) / key;
   }
   static BuildRequest request(int addend = 1) {
-    return BuildRequest{"add", {add_kernel("add", addend)}, Isa::Scalar, {}, {}};
+    return BuildRequest{"add", {add_kernel("add", addend)}, Isa::Scalar, {}, {}, {}};
   }
 
   // Damages the cache entry of `r` with `damage`, then checks that the next request rebuilds

@@ -207,7 +207,7 @@ TEST_F(CacheAdminTest, PrecompiledHeadersAreTouchedEvictedAndRebuilt) {
   auto build = [](int addend) {
     std::string source = add_kernel("add", addend);
     source.replace(source.find(".0f;"), 4, ".0f + ember_test_prelude_value();");
-    return get_or_build(BuildRequest{"pch", {source}, Isa::Scalar, {}, {}});
+    return get_or_build(BuildRequest{"pch", {source}, Isa::Scalar, {}, {}, {}});
   };
   expect_adds(*build(1), "add", 3);
   ASSERT_EQ(entries("pch"), 1);

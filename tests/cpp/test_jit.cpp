@@ -232,11 +232,10 @@ TEST_F(JitTest, UnloadableSharedObjectIsRebuilt) {
 }
 
 TEST_F(JitTest, SeveralTranslationUnitsMakeOneModule) {
-  BuildRequest r{"multi",
-                 {add_kernel("add_a", 1), add_kernel("add_b", 2), add_kernel("add_c", 3)},
-                 Isa::Scalar,
-                 {},
-                 {}};
+  BuildRequest r{
+      "multi",     {add_kernel("add_a", 1), add_kernel("add_b", 2), add_kernel("add_c", 3)},
+      Isa::Scalar, {},
+      {},          {}};
   std::shared_ptr<Module> m = get_or_build(r);
   expect_adds(*m, "add_a", 1);
   expect_adds(*m, "add_b", 2);
@@ -273,7 +272,7 @@ TEST_F(JitTest, MissingSymbolIsAnInternalError) {
 
 TEST_F(JitTest, CompileErrorIsAnInternalErrorWithDiagnostics) {
   BuildRequest r{
-      "broken", {"extern \"C\" void broken() { this is not C++; }\n"}, Isa::Scalar, {}, {}};
+      "broken", {"extern \"C\" void broken() { this is not C++; }\n"}, Isa::Scalar, {}, {}, {}};
   try {
     get_or_build(r);
     FAIL() << "expected InternalError";
@@ -294,7 +293,7 @@ TEST_F(JitTest, AbiMismatchIsAnInternalError) {
   std::string source =
       add_kernel("add", 1) + "extern \"C\" int ember_module_abi() { return 12345; }\n";
   try {
-    get_or_build(BuildRequest{"abi", {source}, Isa::Scalar, {}, {}});
+    get_or_build(BuildRequest{"abi", {source}, Isa::Scalar, {}, {}, {}});
     FAIL() << "expected InternalError";
   } catch (const InternalError& e) {
     EXPECT_NE(std::string(e.what()).find("built for runtime ABI 12345"), std::string::npos)
@@ -434,7 +433,7 @@ TEST_F(JitTest, PrecompiledHeaderIsBuiltAndUsed) {
              "inline int ember_test_prelude_value() { return 3; }\n");
   std::string source = add_kernel("add", 1);
   source.replace(source.find("+ 1.0f"), 6, "+ ember_test_prelude_value()");
-  std::shared_ptr<Module> m = get_or_build(BuildRequest{"pch", {source}, Isa::Scalar, {}, {}});
+  std::shared_ptr<Module> m = get_or_build(BuildRequest{"pch", {source}, Isa::Scalar, {}, {}, {}});
   expect_adds(*m, "add", 3);
   int gch_files = 0;
   for (const auto& f : fs::recursive_directory_iterator(cache_root() / "pch")) {
@@ -452,7 +451,8 @@ TEST_F(JitTest, BuildsWithoutPrecompiledHeaderWhenItCannotBeMade) {
   write_text(cache_root() / "pch", "not a directory");
   std::string source = add_kernel("add", 1);
   source.replace(source.find("+ 1.0f"), 6, "+ ember_test_prelude_value()");
-  std::shared_ptr<Module> m = get_or_build(BuildRequest{"nopch", {source}, Isa::Scalar, {}, {}});
+  std::shared_ptr<Module> m =
+      get_or_build(BuildRequest{"nopch", {source}, Isa::Scalar, {}, {}, {}});
   expect_adds(*m, "add", 4);
 }
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -57,10 +59,12 @@ def expected_outputs() -> list[np.ndarray]:
     return [e / e.sum(-1, keepdims=True), np.tanh(a).sum(1)]
 
 
-def run_child(cache: Path, **env: str) -> dict:
+def run_child(cache: Path, wrap: Sequence[str] = (), **env: str) -> dict:
+    """Runs CHILD in a new process (its command line prefixed by `wrap`) on this cache."""
     environ = dict(os.environ, EMBER_CACHE_DIR=str(cache), **env)
     proc = subprocess.run(
-        [sys.executable, "-c", CHILD], env=environ, capture_output=True, text=True, timeout=300
+        [*wrap, sys.executable, "-c", CHILD], env=environ, capture_output=True, text=True,
+        timeout=300
     )
     assert proc.returncode == 0, f"child failed ({proc.returncode}):\n{proc.stderr}"
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -169,6 +173,28 @@ def test_missing_compiler_is_a_clear_error(tmp_path: Path) -> None:
         assert words in text
     assert result["stats"]["builds"] == 0
     assert not entries(tmp_path / "fresh")
+
+
+def test_a_failed_publish_is_an_error_not_a_lost_race(tmp_path: Path) -> None:
+    """Publishing renames the built entry into place; only an existing entry means another
+    process won the race. Any other failure (here a file where the entry's shard directory
+    should be, ENOTDIR) is a clear error naming the paths, and the built files are removed."""
+    cache = tmp_path / "cache"
+    assert "error" not in run_child(cache)
+    shards = {e.parent for e in entries(cache)}
+    assert shards
+    for entry in entries(cache):
+        shutil.rmtree(entry)
+    for shard in shards:
+        shard.rmdir()
+        shard.write_text("not a directory\n")
+    result = run_child(cache)
+    assert result["type"] == "EmberError", result
+    assert "ember cannot publish the kernel module it built into its cache" in result["error"]
+    assert "(Not a directory)" in result["error"]
+    assert "EMBER_CACHE_DIR" in result["error"]
+    assert "bug in ember" not in result["error"]
+    assert not list((cache / "kernels" / "tmp").iterdir())
 
 
 def test_kernels_are_cached_in_memory_and_on_disk() -> None:

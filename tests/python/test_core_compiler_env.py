@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 import time
 from pathlib import Path
 
@@ -25,7 +26,9 @@ def fake_compiler(tmp_path: Path, body: str) -> str:
 
 
 @pytest.mark.parametrize(("body", "words"), [
-    ("exec sleep 60", ["ran longer than 1 s", "EMBER_COMPILE_TIMEOUT"]),
+    # The time-out names the kernels of the source the compiler was stopped on.
+    ("exec sleep 60", ["ran longer than 1 s", "EMBER_COMPILE_TIMEOUT",
+                       "kernel_0.cpp of graph holds: ember_k_", "Softmax computing"]),
     ("kill -9 $$", ["was killed (signal 9)"]),
     ("exit 0", ["exited successfully but wrote no", "EMBER_CXX"]),
 ])
@@ -43,6 +46,23 @@ def test_a_misbehaving_compiler_is_an_environment_error(tmp_path: Path, body: st
         assert w in result["error"]
     assert "bug in ember" not in result["error"]
     assert not entries(tmp_path / "cache")
+
+
+def test_a_c_driver_is_an_environment_error(tmp_path: Path) -> None:
+    """gcc compiles the kernels as C++ (ember passes -x c++) but links them without C++'s
+    standard library: the modules would not load (operator new undefined). ember says so
+    before building anything, and leaves no cache entry."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no gcc on PATH")
+    result = run_child(tmp_path / "cache", EMBER_CXX=gcc)
+    assert result["type"] == "EmberError", result
+    assert "is a C driver: it does not link C++'s standard library" in result["error"]
+    assert "Set EMBER_CXX to its C++ driver" in result["error"]
+    assert "bug in ember" not in result["error"]
+    assert not entries(tmp_path / "cache")
+    # Its C++ driver builds the same graph.
+    assert_outputs_right(run_child(tmp_path / "cache", EMBER_CXX=CXX))
 
 
 def test_an_invalid_timeout_is_an_error(tmp_path: Path) -> None:
@@ -95,12 +115,22 @@ def test_a_read_only_warm_cache_is_used(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert "error" not in run_child(cache)
     modes = {p: p.stat().st_mode for p in [cache, *cache.rglob("*")]}
+    wrap: list[str] = []
     try:
         for p in modes:
             p.chmod(p.stat().st_mode & ~0o222)
         if os.access(cache, os.W_OK):
-            pytest.skip("this user (root) writes into read-only directories")
-        warm = run_child(cache)
+            # root writes through the permission bits: the child runs in a mount namespace
+            # of its own, where the cache is a read-only bind mount.
+            mount = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+            wrap = ["unshare", "-m", "sh", "-c", mount, str(cache)]
+            probe = subprocess.run([*wrap, "touch", str(cache / "probe")],
+                                   capture_output=True, text=True) if shutil.which(
+                                       "unshare") else None
+            if probe is None or "Read-only file system" not in probe.stderr:
+                pytest.skip("this user (root) writes into read-only directories, and cannot "
+                            "mount the cache read-only (unshare -m)")
+        warm = run_child(cache, wrap)
         assert_outputs_right(warm)
         assert warm["stats"]["builds"] == 0
     finally:

@@ -42,6 +42,9 @@ struct BuildRequest {
   // Called as progress(done, total) on the calling thread while the module compiles (not on
   // a cache hit), as translation units finish and once linked. Not part of the key.
   std::function<void(int done, int total)> progress;
+  // For people, not part of the key: what each translation unit holds (its kernels), named
+  // with the unit's source file when compiling it fails (a compiler that ran out of time).
+  std::vector<std::string> unit_contents;
 };
 
 // A loaded kernel module (dlopen with RTLD_NOW | RTLD_LOCAL); dlclose on destruction.
