@@ -29,6 +29,10 @@ def test_slice_bounds_of_the_wrong_type_are_an_error(clamp):
         ember.ops.slice(t, [0], [0], [1.5], None, clamp)
     with pytest.raises(ember.EmberError, match="slice: starts must be"):
         ember.ops.slice(t, [0], [object()], [1], None, clamp)
+    if clamp:  # a string bound was a std::bad_cast (unclamped, it names a symbolic size)
+        with pytest.raises(ember.EmberError,
+                           match="slice: stops must be an int or a list of ints, got \\['a'\\]"):
+            ember.ops.slice(t, [0], [0], ["a"], None, clamp)
 
 
 def test_a_graph_follows_the_process_thread_count_unless_set():
