@@ -1,5 +1,6 @@
 // Bilinear resizing of float32 planes (torch's upsample_bilinear2d): out [NC, OH, OW] from
-// x [NC, H, W].
+// x [NC, H, W], and of channel-blocked tensors (resize_bilinear_blocked_layout: planes of
+// pixels of B lanes).
 //
 // Along each dimension, output index o reads source indices i0 <= i1 with weights l0 + l1 = 1,
 // computed as torch computes them, in float: src = scale * (o + 0.5) - 0.5 clamped at 0
@@ -139,6 +140,64 @@ inline void run(const LaunchContext* ctx, const float* x, float* out, int64_t pl
   });
 }
 
+// The same on planes [H, W, B] of a channel-blocked x (nChw<B>c, B = vf::width): a "row" is W
+// pixels of B lanes, each pixel's lanes interpolated as one vector, with the weights and
+// the order of operations above (the compiler may contract other products into fmas than
+// in the plain routine: the results differ from its by a rounding in some elements, as both
+// do from torch's). The epilogue is applied in place to each output pixel:
+// epi(plane, oh * OW + ow, 0, B, p).
+EMBER_RT_LAZY
+inline void interpolate_row_blocked(const float* row, const Axis& w, int64_t n, float* r) {
+  constexpr int64_t B = vf::width;
+  for (int64_t o = 0; o < n; ++o) {
+    const auto k = static_cast<size_t>(o);
+    (vf::load(row + w.i0[k] * B) * vf(w.l0[k]) + vf::load(row + w.i1[k] * B) * vf(w.l1[k]))
+        .store(r + o * B);
+  }
+}
+
+template <class Epi>
+inline void run_blocked(const LaunchContext* ctx, const float* x, float* out, int64_t planes,
+                        int64_t H, int64_t W, int64_t OH, int64_t OW, bool align_corners,
+                        const Epi& epi) {
+  constexpr int64_t B = vf::width;
+  if (planes <= 0 || OH <= 0 || OW <= 0) return;
+  const Axis ah = linear_axis(H, OH, align_corners), aw = linear_axis(W, OW, align_corners);
+  const int64_t rows = kBlockOutputs / (OW * B) > 1 ? kBlockOutputs / (OW * B) : 1;
+  const int64_t blocks = (OH + rows - 1) / rows;
+  const double work = static_cast<double>(planes) * static_cast<double>(OH * OW * B) * 6.0;
+  parallel_for(ctx, planes * blocks, work, [&](int64_t begin, int64_t end) {
+    float* scratch =
+        gemm_detail::scratch(ctx, gemm_detail::kSlotA, static_cast<size_t>(2 * OW * B));
+    float* cached[2] = {scratch, scratch + OW * B};
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t plane = item / blocks, r0 = (item % blocks) * rows;
+      const int64_t r1 = r0 + rows < OH ? r0 + rows : OH;
+      const float* xp = x + plane * H * W * B;
+      int64_t held[2] = {-1, -1};
+      auto find = [&](int64_t h) { return held[0] == h ? 0 : held[1] == h ? 1 : -1; };
+      auto fill = [&](int slot, int64_t h) {
+        interpolate_row_blocked(xp + h * W * B, aw, OW, cached[slot]);
+        held[slot] = h;
+      };
+      for (int64_t oh = r0; oh < r1; ++oh) {
+        const auto k = static_cast<size_t>(oh);
+        const int64_t h0 = ah.i0[k], h1 = ah.i1[k];
+        int a = find(h0);
+        if (a < 0) fill(a = find(h1) == 0 ? 1 : 0, h0);
+        int b = find(h1);
+        if (b < 0) fill(b = 1 - a, h1);
+        float* dst = out + (plane * OH + oh) * OW * B;
+        blend_rows(cached[a], ah.l0[k], cached[b], ah.l1[k], OW * B, dst);
+        if constexpr (!std::is_same_v<Epi, NoEpilogue>) {
+          const Epi e = epi;  // a copy per row: its pointers stay in registers
+          for (int64_t ow = 0; ow < OW; ++ow) e(plane, oh * OW + ow, 0, B, dst + ow * B);
+        }
+      }
+    }
+  });
+}
+
 EMBER_RT_AS_TORCH_END
 }  // namespace resize_detail
 }  // namespace EMBER_RT_ISA_NS
@@ -152,6 +211,25 @@ inline void resize_bilinear(const LaunchContext* ctx, const float* x, float* out
                             int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t align_corners,
                             const Epi& epi = Epi{}) {
   resize_detail::run(ctx, x, out, planes, H, W, OH, OW, align_corners != 0, epi);
+}
+
+// resize_bilinear on x [N, C, H, W] and out [N, C, OH, OW] laid out nChw<b>c (the
+// upsample_bilinear2d operator on channel-blocked values): `block` is their channel block;
+// another block (a kernel compiled for another ISA) is reported as an error and nothing is
+// computed. The lanes past C interpolate the input's zeros. A graph's fused epilogue is called on
+// each pixel of out viewed [N, CB, OH * OW, B], as conv2d_blocked_layout's: epi(n * CB + cb, oh *
+// OW + ow, 0, B, p).
+template <class Epi = NoEpilogue>
+inline void resize_bilinear_blocked_layout(const LaunchContext* ctx, const float* x, float* out,
+                                           int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH,
+                                           int64_t OW, int64_t align_corners, int64_t block,
+                                           const Epi& epi = Epi{}) {
+  if (block != vf::width) {
+    report_error(ctx, KernelError::kLayout, "resize_bilinear_blocked", block, vf::width);
+    return;
+  }
+  const int64_t planes = N * ((C + vf::width - 1) / vf::width);
+  resize_detail::run_blocked(ctx, x, out, planes, H, W, OH, OW, align_corners != 0, epi);
 }
 
 }  // namespace lib

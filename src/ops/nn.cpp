@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common.h"
+#include "ember/support/cpu.h"
 #include "ember/support/error.h"
 
 namespace ember::opdefs {
@@ -243,11 +244,27 @@ EMBER_REGISTER_OP {
 // A composite: float32 is one Call stage of ember_rt::lib::resize_bilinear
 // (ember_rt/resize.h: source tables made once, input rows interpolated once for the output
 // rows that read them, vectors along the output rows), which applies a fused epilogue to
-// each output row; other dtypes are one Compute stage of bilinear_value.
+// each output row; other dtypes are one Compute stage of bilinear_value. It keeps its
+// input's layout (LayoutRule::Keep) where that is float32 blocked by the ISA's vector width:
+// it then runs resize_bilinear_blocked_layout (a pixel's lanes as one vector, the epilogue
+// per output pixel), so a UNet's decoder stays blocked through it. Other layouts are refused
+// (the layout pass keeps the operator plain there).
 EMBER_REGISTER_OP {
   OpDef d = op_of("upsample_bilinear2d", "UpsampleBilinear2d", OpKind::Composite, 1);
+  OpTraits traits = default_traits(OpKind::Composite);
+  traits.layouts = LayoutRule::Keep;
+  d.declared_traits = traits;
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
-    return infer_resize("upsample_bilinear2d", in, a);
+    const std::string op = "upsample_bilinear2d";
+    check_arity(op, in, 1);
+    const TensorType& x = in[0];
+    const int64_t lanes = isa_float_lanes(isa_from_env());
+    EMBER_CHECK(
+        x.layout.is_plain() || (x.dtype == DType::float32 && x.layout == Layout::blocked(lanes)),
+        op << ": takes a plain input, or a float32 one in the channel-blocked layout of "
+              "this ISA's vectors (nChw"
+           << lanes << "c), got " << x.str() << "; convert it with to_layout");
+    return infer_resize(op, in, a);
   };
   d.lower = [](const std::vector<TensorType>& in, const std::vector<TensorType>& out,
                const OpAttrs& attrs) {
@@ -256,12 +273,31 @@ EMBER_REGISTER_OP {
     const ResizeDims r = resize_dims("upsample_bilinear2d", x, at);
     ir::Task t;
     t.name = "upsample_bilinear2d";
-    const int xb = t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input);
-    const int ob = t.add_buffer("out", out.at(0).dtype, out[0].shape, ir::BufferRole::Output);
+    const int xb = t.add_buffer("x", x.dtype, x.shape, ir::BufferRole::Input, x.layout);
+    const int ob =
+        t.add_buffer("out", out.at(0).dtype, out[0].shape, ir::BufferRole::Output, out[0].layout);
     ir::Stage s;
     s.out = ob;
     s.axes = make_vars("u", 4);
-    if (x.dtype == DType::float32) {
+    if (x.layout.kind == LayoutKind::Blocked) {  // float32, the ISA's block (infer)
+      s.kind = ir::StageKind::Call;
+      s.routine = "resize_bilinear_blocked_layout";
+      s.call_inputs = {xb};
+      s.call_outputs = {ob};
+      s.call_takes_layouts = true;
+      s.acc_dtype = DType::float32;
+      s.params = {x.shape[0],
+                  x.shape[1],
+                  Expr(r.h),
+                  Expr(r.w),
+                  Expr(r.oh),
+                  Expr(r.ow),
+                  Expr(int64_t{at.align_corners}),
+                  Expr(x.layout.block)};
+      const int64_t b = x.layout.block;
+      const Expr lanes = ir::floordiv(x.shape[1] + Expr(b - 1), Expr(b)) * Expr(b);
+      s.flops = x.shape[0] * lanes * Expr(3 * r.ow * (r.oh + std::min(r.h, 2 * r.oh)));
+    } else if (x.dtype == DType::float32) {
       s.kind = ir::StageKind::Call;
       s.routine = "resize_bilinear";
       s.call_inputs = {xb};

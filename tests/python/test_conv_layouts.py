@@ -330,3 +330,72 @@ def test_saved_conv1d_model_prepares_its_blocked_weights_at_load(tmp_path: Path)
     with torch.no_grad():
         expected = model(x)
     torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
+
+
+class _Decoder(nn.Module):
+    """A UNet decoder step: a convolution, a bilinear 2x upsampling (with relu) joined to the
+    skip connection, and a convolution over the join."""
+
+    def __init__(self, c: int, skip: int, align: bool) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=align)
+        self.out = nn.Conv2d(c + skip, 8, 3, padding=1)
+
+    def forward(self, x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.up(self.conv(x)))
+        return self.out(torch.cat([y, s], 1))
+
+
+@pytest.mark.parametrize(("c", "skip", "size", "align"),
+                         [(16, 16, 9, False), (20, 12, 8, True), (5, 3, 7, False)])
+def test_bilinear_upsampling_keeps_the_blocked_layout(tmp_path: Path, c: int, skip: int,
+                                                      size: int, align: bool) -> None:
+    """upsample_bilinear2d keeps its input's layout: between blocked convolutions it reads and
+    writes blocked values (resize_bilinear_blocked_layout, relu as its epilogue), with no
+    conversion around it; the join and the next convolution stay blocked."""
+    torch.manual_seed(c + skip)
+    model = _Decoder(c, skip, align).eval()
+    x, s = torch.randn(2, c, size, size), torch.randn(2, skip, 2 * size, 2 * size)
+    compiled = torch.compile(model, backend="ember", dynamic=False,
+                             options={"strict": True, "dump_dir": str(tmp_path)})
+    with torch.no_grad():
+        got = compiled(x, s)
+        expected = model.double()(x.double(), s.double())
+    torch.testing.assert_close(got.double(), expected, rtol=1e-4, atol=1e-4)
+    text = next(tmp_path.rglob("*_choose_layouts.txt")).read_text()
+    assert re.search(r"\{nChw\d+c\} = UpsampleBilinear2d\(", text), text
+    # In: the skip connection, and the input unless it has fewer channels than a block (read
+    # plain); out: the result.
+    block = int(re.findall(r"nChw(\d+)c", text)[0])
+    assert text.count("ToLayout") == (2 if c < block else 3), text
+
+
+@pytest.mark.parametrize(("shape", "size", "align"), [
+    ((2, 20, 17, 23), (9, 10), False), ((1, 16, 32, 32), (64, 64), False),
+    ((2, 3, 17, 23), (40, 31), True), ((1, 5, 300, 3), (1000, 5), False)])
+def test_bilinear_upsampling_of_blocked_values(shape: tuple, size: tuple, align: bool) -> None:
+    """On blocks of the ISA's vector width (channels that fill no block, align_corners, a
+    downscale, several blocks of rows per plane), with a relu and an add fused after it,
+    against torch; other layouts are refused."""
+    lanes = 16 if ember.isa() == "avx512" else 8
+    layout = f"nChw{lanes}c"
+    for other in ("nChw4c", "channels_last"):
+        with pytest.raises(ember.EmberError, match=re.escape(
+                "upsample_bilinear2d: takes a plain input, or a float32 one in the "
+                f"channel-blocked layout of this ISA's vectors (nChw{lanes}c), got ")):
+            ops.upsample_bilinear2d(ops.to_layout(ember.symbol(list(shape)), other),
+                                    list(size), align)
+    rng = np.random.default_rng(len(shape) + shape[1])
+    xs = rng.standard_normal(shape).astype(np.float32)
+    rs = rng.standard_normal((shape[0], shape[1], *size)).astype(np.float32)
+    x = ember.symbol(list(shape), name="x")
+    r = ember.symbol(list(rs.shape), name="r")
+    up = ops.upsample_bilinear2d(ops.to_layout(x, layout), list(size), align)
+    y = ops.to_layout(ops.relu(up) + ops.to_layout(r, layout), "plain")
+    graph = ember.graph.optimize(ember.trace_from(y, [x, r]))
+    got = graph.build()(ember.asarray(xs), ember.asarray(rs)).numpy()
+    # torch's float32 source positions (not float64's: a 300 -> 1000 scale of 0.3 rounds).
+    ref = torch.relu(nn.functional.interpolate(torch.from_numpy(xs), size=size,
+                                               mode="bilinear", align_corners=align))
+    np.testing.assert_allclose(got, (ref + torch.from_numpy(rs)).numpy(), rtol=1e-5, atol=1e-5)
