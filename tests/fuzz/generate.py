@@ -309,6 +309,10 @@ def _pool(g: Gen) -> bool:
         ("adaptive_avg_pool2d", "F.adaptive_avg_pool2d({0}, 1)"),
         ("adaptive_avg_pool2d_2", "F.adaptive_avg_pool2d({0}, (2, 2))"),
         ("global_mean", "{0}.mean((-1, -2))"),
+        ("upsample_nearest", "F.interpolate({0}, scale_factor=2)"),
+        ("upsample_bilinear", "F.interpolate({0}, scale_factor=2, mode='bilinear')"),
+        ("resize_bilinear", "F.interpolate({0}, size=(5, 3), mode='bilinear', "
+                            "align_corners=True)"),
     ])
     return g.emit(name, expr, [a], exact=a.exact and name.startswith("max"))
 
