@@ -1,6 +1,7 @@
 """Symbolic sizes (dynamic=True) in the torch.compile backend around convolutions and
 pooling: output lengths such as (s - 2) // 2 + 1 that views, broadcasts, group norms and
-index selects read, ceil-mode and adaptive pooling of symbolic sizes. Each matches eager
+index selects read, ceil-mode and adaptive pooling of symbolic sizes, glu's halves. Each
+matches eager
 PyTorch at several sizes in strict mode, and a new size reuses the compiled graph."""
 
 from __future__ import annotations
@@ -93,3 +94,12 @@ def test_adaptive_average_pooling_of_symbolic_sizes(builds):
 
     sizes = [(7, 8), (9, 10), (6, 6), (3, 2), (14, 7)]
     check_lengths(fn, lambda k: (torch.randn(2, 3, *sizes[k]),), tuple(range(len(sizes))), builds)
+
+
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_glu_halves_a_symbolic_size(builds, dim):
+    # torch checks that the halved size is even; ember cannot see that n == 2 * (n // 2), so
+    # it cuts the two halves instead of reshaping into [2, n // 2] (an OpInfo sample that ran
+    # eagerly once its sizes were symbolic).
+    check_lengths(lambda x: F.glu(x, dim), lambda n: (torch.randn(2 * n, 2 * n + 2, 4),),
+                  (3, 5, 4), builds)

@@ -123,11 +123,15 @@ def glu(input: Any, dim: Any = -1) -> Any:
     n = x.shape[axis]
     if isinstance(n, int) and n % 2:
         raise unsupported("glu of an odd-sized dimension")
-    half = n // 2 if isinstance(n, int) else f"({n} // 2)"
-    shape = shape_of(x)
-    pairs = ops.reshape(x, shape[:axis] + [2, half] + shape[axis + 1:])
-    a, b = (ops.squeeze(slice_axis(pairs, axis, i, i + 1), [axis]) for i in (0, 1))
-    return a * ops.sigmoid(b)
+    if isinstance(n, int):
+        shape = shape_of(x)
+        pairs = ops.reshape(x, shape[:axis] + [2, n // 2] + shape[axis + 1:])
+        a, b = (ops.squeeze(slice_axis(pairs, axis, i, i + 1), [axis]) for i in (0, 1))
+        return a * ops.sigmoid(b)
+    # A symbolic n (even: torch checks it) cannot be split by a reshape into [2, n // 2],
+    # whose element count ember does not know to be n's: two cuts of n // 2 each.
+    half = f"({n} // 2)"
+    return cut(x, axis, 0, half) * ops.sigmoid(cut(x, axis, half, f"(2 * {half})"))
 
 
 def prelu(input: Any, weight: Any) -> Any:
