@@ -1,8 +1,8 @@
 """Symbolic sizes (dynamic=True) in the torch.compile backend around convolutions and
 pooling: output lengths such as (s - 2) // 2 + 1 that views, broadcasts, group norms and
 index selects read, ceil-mode and adaptive pooling of symbolic sizes, glu's halves. Each
-matches eager
-PyTorch at several sizes in strict mode, and a new size reuses the compiled graph."""
+matches eager PyTorch at several sizes in strict mode, and a new size reuses the compiled
+graph."""
 
 from __future__ import annotations
 
