@@ -238,11 +238,12 @@ FlowGraph prepare_on_host(const FlowGraph& graph, ExecPlan* plan) {
   return out;
 }
 
-// The nodes that run no kernel: a view (OpTraits::is_view: a reshape) of a plain value
-// becomes plan->views[output] = input, its output read in its input's memory. Where the view
-// is a graph output, the memory it views must be free to become that output's: an input or
-// a constant (the output is then a copy of it), or a kernel's result that is no other
-// output's memory; else the view runs its copy kernel. Returns, per node, whether it is one.
+// The nodes that run no kernel: a view (OpTraits::is_view: a reshape) whose input and output
+// lie alike in memory (ember/ir/layout.h, same_memory) becomes plan->views[output] = input, its
+// output read in its input's memory. Where the view is a graph output, the memory it views must be
+// free to become that output's: an input or a constant (the output is then a copy of it), or a
+// kernel's result that is no other output's memory; else the view runs its copy kernel. Returns,
+// per node, whether it is one.
 std::vector<bool> find_views(const FlowGraph& graph, ExecPlan* plan) {
   std::vector<bool> is_view(graph.nodes.size(), false);
   const std::set<int> outputs(graph.outputs.begin(), graph.outputs.end());
@@ -256,7 +257,7 @@ std::vector<bool> find_views(const FlowGraph& graph, ExecPlan* plan) {
     if (!n.op->traits().is_view || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
     const int in = n.inputs[0], out = n.outputs[0];
     const TensorType &a = graph.values[in], &b = graph.values[out];
-    if (a.dtype != b.dtype || !a.layout.is_plain() || !b.layout.is_plain() || given(out) ||
+    if (a.dtype != b.dtype || !same_memory(a.layout, a.shape, b.layout, b.shape) || given(out) ||
         in == out)
       continue;
     int root = in;

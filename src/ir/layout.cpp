@@ -100,6 +100,17 @@ Expr Layout::physical_numel(const Shape& logical) const {
   return shape_numel_expr(physical_shape(logical));
 }
 
+bool same_memory(const Layout& la, const Shape& a, const Layout& lb, const Shape& b) {
+  if (la.is_plain() || lb.is_plain() || la != lb) return la.is_plain() && lb.is_plain();
+  auto sized = [](const Shape& physical) {
+    Shape s;
+    for (const ir::Expr& d : physical)
+      if (d.as_int() != std::optional<int64_t>(1)) s.push_back(d);
+    return s;
+  };
+  return shape_equal(sized(la.physical_shape(a)), sized(lb.physical_shape(b)));
+}
+
 Layout parse_layout(const std::string& name) {
   if (name == "plain") return Layout::plain();
   if (name == "channels_last" || name == "nwc" || name == "nhwc" || name == "ndhwc")

@@ -499,7 +499,8 @@ OpDef conv_blocked_filter_def() {
     check_arity(op, in, 1);
     const TensorType& w = in[0];
     bool known = w.rank() == 3 || w.rank() == 4;
-    for (size_t k = 0; known && k < w.rank(); ++k) known = w.shape[k].as_int().has_value();
+    for (size_t k = 0; known && k < static_cast<size_t>(w.rank()); ++k)
+      known = w.shape[k].as_int().has_value();
     EMBER_CHECK(w.dtype == DType::float32 && known,
                 op << ": expected a float32 weight [O, C, KH, KW] or [O, C, K] of known size, got "
                    << w.str());

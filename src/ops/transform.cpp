@@ -185,6 +185,24 @@ bool has(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// squeeze and unsqueeze (LayoutRule::Own) keep a channel-blocked or channels-last layout
+// where they only remove or add size-1 dimensions after the channel, the memory staying the
+// same ([N, C, L] blocked is [N, CB, L, b], [N, C, 1, L] is [N, CB, 1, L, b]): a conv1d's
+// blocked values pass through the unsqueeze and squeeze around a 2-d pool. Any other
+// non-plain input is an error (the layout pass then keeps the view plain).
+TensorType unit_dims_view(const std::string& op, const TensorType& x, TensorType out,
+                          const std::vector<int64_t>& dims) {
+  out.layout = x.layout;
+  if (x.layout.is_plain()) return out;
+  const bool after_channel =
+      std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 2; });
+  EMBER_CHECK(after_channel && out.rank() >= 3 && out.rank() <= 5,
+              op << ": on " << x.str() << " it may only remove or add size-1 dimensions after "
+                 << "the channel, keeping 3 to 5 dimensions; convert it with "
+                    "to_layout(x, 'plain') first");
+  return out;
+}
+
 // ---- expand ----
 
 Shape expand_shape(const TensorType& x, const Shape& given) {
@@ -286,6 +304,7 @@ EMBER_REGISTER_OP {
 
 EMBER_REGISTER_OP {
   OpDef d = view("squeeze", "Squeeze");
+  d.declared_traits->layouts = LayoutRule::Own;  // unit_dims_view
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     check_arity("squeeze", in, 1);
     const std::vector<int64_t> dims = squeezed_dims(in[0], attrs_as<DimsAttrs>(a));
@@ -294,7 +313,7 @@ EMBER_REGISTER_OP {
     for (int64_t i = 0; i < in[0].rank(); ++i) {
       if (!has(dims, i)) out.shape.push_back(in[0].shape[i]);
     }
-    return std::vector<TensorType>{out};
+    return std::vector<TensorType>{unit_dims_view("squeeze", in[0], out, dims)};
   };
   d.compute = [](const ComputeArgs& a) {
     const std::vector<int64_t> dims = squeezed_dims(a.inputs[0], attrs_as<DimsAttrs>(a.attrs));
@@ -309,6 +328,7 @@ EMBER_REGISTER_OP {
 
 EMBER_REGISTER_OP {
   OpDef d = view("unsqueeze", "Unsqueeze");
+  d.declared_traits->layouts = LayoutRule::Own;  // unit_dims_view
   d.infer = [](const std::vector<TensorType>& in, const OpAttrs& a) {
     check_arity("unsqueeze", in, 1);
     const std::vector<int64_t>& asked = attrs_as<DimsAttrs>(a).dims;
@@ -318,7 +338,7 @@ EMBER_REGISTER_OP {
     out.shape.clear();
     for (int64_t i = 0, j = 0; i < rank; ++i)
       out.shape.push_back(has(dims, i) ? Expr(1) : in[0].shape[j++]);
-    return std::vector<TensorType>{out};
+    return std::vector<TensorType>{unit_dims_view("unsqueeze", in[0], out, dims)};
   };
   d.compute = [](const ComputeArgs& a) {
     const std::vector<int64_t>& asked = attrs_as<DimsAttrs>(a.attrs).dims;

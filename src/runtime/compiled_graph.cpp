@@ -141,9 +141,11 @@ void CompiledGraph::Impl::resolve_views() {
       r = plan.views.at(r);
     }
     const TensorType &a = plan.values[v], &b = plan.values[r];
-    EMBER_ASSERT(a.dtype == b.dtype && a.layout.is_plain() && b.layout.is_plain(),
+    EMBER_ASSERT(a.dtype == b.dtype && same_memory(a.layout, a.shape, b.layout, b.shape),
                  "ExecPlan: value " << v << " (" << a.str() << ") views value " << r << " ("
-                                    << b.str() << "); a view is plain and of its base's dtype");
+                                    << b.str()
+                                    << "); a view is of its base's dtype and lies in memory as "
+                                       "it does");
     EMBER_ASSERT(!shape_is_concrete(a.shape) || !shape_is_concrete(b.shape) ||
                      shape_nbytes(a.shape, a.dtype) == shape_nbytes(b.shape, b.dtype),
                  "ExecPlan: value " << v << " (" << a.str() << ") views value " << r << " ("

@@ -399,3 +399,66 @@ def test_bilinear_upsampling_of_blocked_values(shape: tuple, size: tuple, align:
     ref = torch.relu(nn.functional.interpolate(torch.from_numpy(xs), size=size,
                                                mode="bilinear", align_corners=align))
     np.testing.assert_allclose(got, (ref + torch.from_numpy(rs)).numpy(), rtol=1e-5, atol=1e-5)
+
+
+class _Conv1dPools(nn.Module):
+    """conv1d layers with the 1-d pools between them that ember converts as an unsqueeze, a
+    2-d pool and a squeeze."""
+
+    def __init__(self, c: int, o: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv1d(c, o, 5, padding=2)
+        self.bn = nn.BatchNorm1d(o)
+        self.conv2 = nn.Conv1d(o, o, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.max_pool1d(torch.relu(self.bn(self.conv1(x))), 2)
+        y = nn.functional.avg_pool1d(self.conv2(y), 3, stride=2, padding=1)
+        return torch.flatten(y, 1)
+
+
+@pytest.mark.parametrize(("c", "o", "length"), [(8, 32, 41), (20, 24, 64)])
+def test_conv1d_values_stay_blocked_through_the_1d_pools(tmp_path: Path, c: int, o: int,
+                                                         length: int) -> None:
+    """The unsqueeze and squeeze around a 1-d pool only add and remove a size-1 dimension
+    after the channel: they keep the blocked layout (nCw<b>c <-> nChw<b>c, the same memory),
+    so the pools run blocked and the chain converts only at its ends; the squeeze runs no
+    kernel (it reads its input's memory)."""
+    torch.manual_seed(o)
+    model = _randomized(_Conv1dPools(c, o))
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-0.5, 0.5)
+        model.bn.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(2, c, length)
+    compiled = ember.compile(model, [x], options={"dump_dir": str(tmp_path)})
+    got = compiled(x)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    with torch.no_grad():
+        expected = model.double()(x.double())
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)).double(), expected, rtol=1e-4,
+                               atol=1e-4)
+    text = next(tmp_path.rglob("*_choose_layouts.txt")).read_text()
+    assert len(re.findall(r"\{nChw\d+c\} = (MaxPool2d|AvgPool2d)\(", text)) == 2, text
+    assert len(re.findall(r"\{nChw\d+c\} = Unsqueeze\(", text)) == 2, text
+    assert len(re.findall(r"\{nCw\d+c\} = Squeeze\(", text)) == 2, text
+    block = int(re.findall(r"nCw(\d+)c", text)[0])
+    assert text.count("ToLayout") == (1 if c < block else 2), text
+    # 2 convolutions, 2 pools, the conversions; the squeeze before the second convolution is
+    # a view (no kernel), the last one the prologue of the conversion back to plain.
+    launches = compiled.graph.launch_ops
+    assert len(launches) == 5 + (c >= block), launches
+    assert [op for op in launches if "Squeeze" in op] == [launches[-1]], launches
+    assert "ToLayout" in launches[-1], launches
+
+
+def test_squeeze_and_unsqueeze_keep_a_layout_only_after_the_channel() -> None:
+    x = ember.symbol([2, 20, 1, 9], name="x")
+    blocked = ops.to_layout(x, "nChw16c")
+    assert ops.squeeze(blocked, [2]).layout == "nCw16c"
+    assert ops.unsqueeze(ops.squeeze(blocked, [2]), [3]).layout == "nChw16c"
+    for make in (lambda: ops.squeeze(ops.to_layout(ember.symbol([1, 20, 1, 9]), "nChw16c")),
+                 lambda: ops.unsqueeze(blocked, [1]),
+                 lambda: ops.unsqueeze(ops.unsqueeze(blocked, [2]), [2])):
+        with pytest.raises(ember.EmberError, match="it may only remove or add size-1 dimensions "
+                                                   "after the channel, keeping 3 to 5"):
+            make()

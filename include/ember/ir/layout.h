@@ -63,6 +63,13 @@ struct Layout {
   ir::Expr physical_numel(const Shape& logical) const;
 };
 
+// Whether a tensor of shape `a` in layout `la` and one of shape `b` in `lb` lay their
+// elements out alike, so that one can be read in the other's memory (a view): both plain
+// (row-major, whatever the shapes: the caller compares the element counts), or one
+// non-plain layout whose physical shapes differ only in size-1 dimensions (blocked [N, C, L]
+// and [N, C, 1, L] are both [N, CB, L, b] in memory).
+bool same_memory(const Layout& la, const Shape& a, const Layout& lb, const Shape& b);
+
 // Parses a layout name: "plain", "channels_last" (or "nhwc", "nwc", "ndhwc"), "nChw16c" /
 // "nCw8c" / "nCdhw16c" (a block of that many channels; the letters are not checked against a
 // rank), or "blocked16". Anything else is an ember::Error listing the forms.

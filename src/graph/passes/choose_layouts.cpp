@@ -8,6 +8,8 @@
 //     a value that exists in a non-plain layout reads that form instead, and its output takes
 //     the layout (its plain form stays, as a conversion, for readers that need it), unless
 //     another operand of the output's size exists only plain (then it stays plain);
+//   - squeeze and unsqueeze of size-1 dimensions after the channel (their infer decides,
+//     LayoutRule::Own) are kept so too: their memory is the same in either rank;
 //   - a conversion to a layout in which its input already exists reads that form (a
 //     to_layout(plain) followed by to_layout(blocked) cancels, and a value converted for two
 //     readers is converted once); a conversion to the layout its input has is dropped.
@@ -70,7 +72,11 @@ FlowGraph choose_layouts(const FlowGraph& g) {
       out.nodes.push_back(std::move(n));
       continue;
     }
-    if (n.op->traits().layouts == LayoutRule::Keep && n.outputs.size() == 1) {
+    // A view that decides its output's layout itself (squeeze, unsqueeze: size-1 dimensions
+    // after the channel) is kept like a Keep operator, across the change of rank.
+    const OpTraits traits = n.op->traits();
+    const bool view = traits.is_view && traits.layouts == LayoutRule::Own && n.inputs.size() == 1;
+    if ((traits.layouts == LayoutRule::Keep || view) && n.outputs.size() == 1) {
       const TensorType& result = out.values[static_cast<size_t>(n.outputs[0])];
       std::vector<int> inputs = n.inputs;
       Layout layout;
@@ -83,7 +89,7 @@ FlowGraph choose_layouts(const FlowGraph& g) {
         // still be its producer's epilogue. Broadcast operands (a per-channel bias) stay plain.
         if (it == laid.end() && shape_equal(t.shape, result.shape) && t.layout.is_plain())
           agree = false;
-        if (it == laid.end() || t.shape.size() != result.shape.size()) continue;
+        if (it == laid.end() || (t.shape.size() != result.shape.size() && !view)) continue;
         const Layout l = out.values[static_cast<size_t>(it->second)].layout;
         agree = agree && (!any || l == layout);
         layout = l;
