@@ -100,46 +100,6 @@ inline void blend_rows(const float* a, float la, const float* b, float lb, int64
   }
 }
 
-template <class Epi>
-inline void run(const LaunchContext* ctx, const float* x, float* out, int64_t planes, int64_t H,
-                int64_t W, int64_t OH, int64_t OW, bool align_corners, const Epi& epi) {
-  if (planes <= 0 || OH <= 0 || OW <= 0) return;
-  const Axis ah = linear_axis(H, OH, align_corners), aw = linear_axis(W, OW, align_corners);
-  const int64_t rows = kBlockOutputs / OW > 1 ? kBlockOutputs / OW : 1;
-  const int64_t blocks = (OH + rows - 1) / rows;
-  const double work = static_cast<double>(planes) * static_cast<double>(OH * OW) * 6.0;
-  constexpr bool kEpilogue = !std::is_same_v<Epi, NoEpilogue>;
-  parallel_for(ctx, planes * blocks, work, [&](int64_t begin, int64_t end) {
-    // Two interpolated input rows (and the row handed to the epilogue).
-    float* scratch =
-        gemm_detail::scratch(ctx, gemm_detail::kSlotA, static_cast<size_t>(3 * OW + 3 * vf::width));
-    float* cached[2] = {scratch, scratch + OW + vf::width};
-    float* values = scratch + 2 * (OW + vf::width);
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t plane = item / blocks, r0 = (item % blocks) * rows;
-      const int64_t r1 = r0 + rows < OH ? r0 + rows : OH;
-      const float* xp = x + plane * H * W;
-      int64_t held[2] = {-1, -1};  // the input row each cached row interpolates
-      auto find = [&](int64_t h) { return held[0] == h ? 0 : held[1] == h ? 1 : -1; };
-      auto fill = [&](int slot, int64_t h) {
-        interpolate_row(xp + h * W, aw, OW, cached[slot]);
-        held[slot] = h;
-      };
-      for (int64_t oh = r0; oh < r1; ++oh) {
-        const auto k = static_cast<size_t>(oh);
-        const int64_t h0 = ah.i0[k], h1 = ah.i1[k];
-        int a = find(h0);
-        if (a < 0) fill(a = find(h1) == 0 ? 1 : 0, h0);
-        int b = find(h1);
-        if (b < 0) fill(b = 1 - a, h1);
-        float* dst = kEpilogue ? values : out + (plane * OH + oh) * OW;
-        blend_rows(cached[a], ah.l0[k], cached[b], ah.l1[k], OW, dst);
-        if constexpr (kEpilogue) epi(plane, oh, 0, OW, values);
-      }
-    }
-  });
-}
-
 // The same on planes [H, W, B] of a channel-blocked x (nChw<B>c, B = vf::width): a "row" is W
 // pixels of B lanes, each pixel's lanes interpolated as one vector, with the weights and
 // the order of operations above (the compiler may contract other products into fmas than
@@ -156,28 +116,37 @@ inline void interpolate_row_blocked(const float* row, const Axis& w, int64_t n, 
   }
 }
 
-template <class Epi>
-inline void run_blocked(const LaunchContext* ctx, const float* x, float* out, int64_t planes,
-                        int64_t H, int64_t W, int64_t OH, int64_t OW, bool align_corners,
-                        const Epi& epi) {
-  constexpr int64_t B = vf::width;
+// B floats per pixel: 1 for plain planes, vf::width for channel-blocked ones. A plain row
+// goes to the epilogue from scratch (`values`), a blocked one in place, pixel by pixel.
+template <int64_t B, class Epi>
+inline void run(const LaunchContext* ctx, const float* x, float* out, int64_t planes, int64_t H,
+                int64_t W, int64_t OH, int64_t OW, bool align_corners, const Epi& epi) {
   if (planes <= 0 || OH <= 0 || OW <= 0) return;
   const Axis ah = linear_axis(H, OH, align_corners), aw = linear_axis(W, OW, align_corners);
-  const int64_t rows = kBlockOutputs / (OW * B) > 1 ? kBlockOutputs / (OW * B) : 1;
+  const int64_t n = OW * B;  // floats per output row
+  const int64_t rows = kBlockOutputs / n > 1 ? kBlockOutputs / n : 1;
   const int64_t blocks = (OH + rows - 1) / rows;
-  const double work = static_cast<double>(planes) * static_cast<double>(OH * OW * B) * 6.0;
+  const double work = static_cast<double>(planes) * static_cast<double>(OH * n) * 6.0;
+  constexpr bool kEpilogue = !std::is_same_v<Epi, NoEpilogue>;
+  constexpr bool kValues = kEpilogue && B == 1;
   parallel_for(ctx, planes * blocks, work, [&](int64_t begin, int64_t end) {
+    // Two interpolated input rows (and the row handed to the epilogue).
     float* scratch =
-        gemm_detail::scratch(ctx, gemm_detail::kSlotA, static_cast<size_t>(2 * OW * B));
-    float* cached[2] = {scratch, scratch + OW * B};
+        gemm_detail::scratch(ctx, gemm_detail::kSlotA, static_cast<size_t>(3 * (n + vf::width)));
+    float* cached[2] = {scratch, scratch + n + vf::width};
+    float* values = scratch + 2 * (n + vf::width);
     for (int64_t item = begin; item < end; ++item) {
       const int64_t plane = item / blocks, r0 = (item % blocks) * rows;
       const int64_t r1 = r0 + rows < OH ? r0 + rows : OH;
       const float* xp = x + plane * H * W * B;
-      int64_t held[2] = {-1, -1};
+      int64_t held[2] = {-1, -1};  // the input row each cached row interpolates
       auto find = [&](int64_t h) { return held[0] == h ? 0 : held[1] == h ? 1 : -1; };
       auto fill = [&](int slot, int64_t h) {
-        interpolate_row_blocked(xp + h * W * B, aw, OW, cached[slot]);
+        if constexpr (B == 1) {
+          interpolate_row(xp + h * W, aw, OW, cached[slot]);
+        } else {
+          interpolate_row_blocked(xp + h * W * B, aw, OW, cached[slot]);
+        }
         held[slot] = h;
       };
       for (int64_t oh = r0; oh < r1; ++oh) {
@@ -187,9 +156,11 @@ inline void run_blocked(const LaunchContext* ctx, const float* x, float* out, in
         if (a < 0) fill(a = find(h1) == 0 ? 1 : 0, h0);
         int b = find(h1);
         if (b < 0) fill(b = 1 - a, h1);
-        float* dst = out + (plane * OH + oh) * OW * B;
-        blend_rows(cached[a], ah.l0[k], cached[b], ah.l1[k], OW * B, dst);
-        if constexpr (!std::is_same_v<Epi, NoEpilogue>) {
+        float* dst = kValues ? values : out + (plane * OH + oh) * n;
+        blend_rows(cached[a], ah.l0[k], cached[b], ah.l1[k], n, dst);
+        if constexpr (kValues) {
+          epi(plane, oh, 0, OW, values);
+        } else if constexpr (kEpilogue) {
           const Epi e = epi;  // a copy per row: its pointers stay in registers
           for (int64_t ow = 0; ow < OW; ++ow) e(plane, oh * OW + ow, 0, B, dst + ow * B);
         }
@@ -210,7 +181,7 @@ template <class Epi = NoEpilogue>
 inline void resize_bilinear(const LaunchContext* ctx, const float* x, float* out, int64_t planes,
                             int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t align_corners,
                             const Epi& epi = Epi{}) {
-  resize_detail::run(ctx, x, out, planes, H, W, OH, OW, align_corners != 0, epi);
+  resize_detail::run<1>(ctx, x, out, planes, H, W, OH, OW, align_corners != 0, epi);
 }
 
 // resize_bilinear on x [N, C, H, W] and out [N, C, OH, OW] laid out nChw<b>c (the
@@ -229,7 +200,7 @@ inline void resize_bilinear_blocked_layout(const LaunchContext* ctx, const float
     return;
   }
   const int64_t planes = N * ((C + vf::width - 1) / vf::width);
-  resize_detail::run_blocked(ctx, x, out, planes, H, W, OH, OW, align_corners != 0, epi);
+  resize_detail::run<vf::width>(ctx, x, out, planes, H, W, OH, OW, align_corners != 0, epi);
 }
 
 }  // namespace lib
