@@ -209,6 +209,14 @@ def test_unknown_algorithm_in_the_environment_is_an_error(monkeypatch: pytest.Mo
         ember.graph.optimize(ember.trace_from([y], [xs]))
 
 
+def _loaded_matches_eager(path: Path, model: nn.Module, x: torch.Tensor) -> None:
+    got = ember.load(path)(x)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    with torch.no_grad():
+        expected = model(x)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_saved_mobilenet_v2_chain_loads_and_matches_eager(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A model whose depthwise convolutions run blocked (no prepared weight: the kernel reads
@@ -222,12 +230,7 @@ def test_saved_mobilenet_v2_chain_loads_and_matches_eager(tmp_path: Path,
     assert text.count("Conv2dDepthwiseBlocked") == 2, text
     compiled.save(tmp_path / "m.ember")
     monkeypatch.delenv("EMBER_CONV_ALGORITHM")
-    loaded = ember.load(tmp_path / "m.ember")
-    got = loaded(x)
-    got = got[0] if isinstance(got, (list, tuple)) else got
-    with torch.no_grad():
-        expected = model(x)
-    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
+    _loaded_matches_eager(tmp_path / "m.ember", model, x)
 
 
 class _SharedIntoBlocked(nn.Module):
@@ -324,12 +327,7 @@ def test_saved_conv1d_model_prepares_its_blocked_weights_at_load(tmp_path: Path)
     text = next((tmp_path / "dump").rglob("*_choose_layouts.txt")).read_text()
     assert text.count("Conv2dBlocked") == 3, text
     compiled.save(tmp_path / "m.ember")
-    loaded = ember.load(tmp_path / "m.ember")
-    got = loaded(x)
-    got = got[0] if isinstance(got, (list, tuple)) else got
-    with torch.no_grad():
-        expected = model(x)
-    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), expected, rtol=1e-4, atol=1e-4)
+    _loaded_matches_eager(tmp_path / "m.ember", model, x)
 
 
 class _Decoder(nn.Module):
