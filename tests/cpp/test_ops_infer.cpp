@@ -548,6 +548,9 @@ TEST(OpsConv, BlockedReadsItsBlockOrPlain) {
   EXPECT_EQ(str(infer1("conv_blocked_filter", {f32({20, 3, 5})}, NoAttrs{})),
             "float32[" + std::to_string((20 + b - 1) / b) + ", 1, 1, 5, " + std::to_string(b) +
                 ", " + std::to_string(b) + "]");
+  EXPECT_EQ(infer_error("conv_blocked_filter", {f32({20, 3})}, NoAttrs{}),
+            "conv_blocked_filter: expected a float32 weight [O, C, KH, KW] or [O, C, K] of known "
+            "size, got float32[20, 3]");
 }
 
 }  // namespace
