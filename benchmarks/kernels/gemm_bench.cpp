@@ -17,8 +17,11 @@
 // weight; a: A transposed, as in a weight gradient dY^T X; e: with a fused bias + GELU epilogue; p:
 // B prepared once before timing, as a compiled graph does with a constant weight), e.g. `gemm_bench
 // 1024x1024x1024 128x768x768te 8x768x768tp`. Environment: EMBER_BENCH_MC / _NC / _KC / _KERNEL
-// override the tuning (to explore blockings by hand); EMBER_BENCH_SPLIT_K=1,2,0 times every shape
+// override the tuning (to explore blockings by hand); EMBER_BENCH_COLD_B=N gives a prepared B
+// in N copies used in turn (N x its size beyond the last-level cache: weights read from memory
+// on every call, as in a model); EMBER_BENCH_SPLIT_K=1,2,0 times every shape
 // with each GemmTuning::split_k listed (0: automatic), one row each, interleaved round by round.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,14 +76,21 @@ std::vector<Timing> time_gemm(const Shape& sh, const std::vector<int>& splits,
   tune.nc = env_int("EMBER_BENCH_NC", 0);
   tune.kc = env_int("EMBER_BENCH_KC", 0);
   tune.kernel = static_cast<int>(env_int("EMBER_BENCH_KERNEL", -1));
+  // A prepared B in `copies` copies, one per call in turn: with enough of them to overflow
+  // the last-level cache, every call reads its weights from memory, as a model's layers do.
+  const int64_t copies = sh.prepared ? std::max<int64_t>(1, env_int("EMBER_BENCH_COLD_B", 1)) : 1;
   std::vector<float> panels;
+  int64_t per_copy = 0;
   if (sh.prepared) {
     ember_rt::PreparedB layout = ember_rt::prepared_b_layout(nullptr, sh.K, sh.N, 0, tune);
-    panels.resize(ember_rt::prepared_b_floats(sh.K, sh.N, layout.nr));
-    ember_rt::prepare_b(B.data(), 1, 0, s.b_k, s.b_n, layout, panels.data());
+    per_copy = ember_rt::prepared_b_floats(sh.K, sh.N, layout.nr);
+    panels.resize(per_copy * copies);
+    for (int64_t c = 0; c < copies; ++c)
+      ember_rt::prepare_b(B.data(), 1, 0, s.b_k, s.b_n, layout, panels.data() + c * per_copy);
     layout.data = panels.data();
     s.prepared = layout;
   }
+  int64_t call = 0;
   auto* pool = static_cast<SpinPool*>(ctx->pool);
   const double flop = 2.0 * sh.M * sh.N * sh.K;
   const int64_t reps = static_cast<int64_t>(5e7 / flop) + 1;  // ~ 1 ms per round
@@ -98,6 +108,7 @@ std::vector<Timing> time_gemm(const Shape& sh, const std::vector<int>& splits,
     }
   };
   auto run = [&] {
+    if (copies > 1) s.prepared.data = panels.data() + (call++ % copies) * per_copy;
     if (sh.epilogue)
       ember_rt::gemm(s, ctx, bias_gelu, tune);
     else

@@ -123,13 +123,13 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
               bp = bpack;
             }
             // The next B micro-panel is brought into L2 while this one serves the A panels,
-            // a slice of its lines per micro-kernel call: its first call then does not wait
-            // on memory. A model's weights (prepared B) come from the last-level cache or
-            // memory once per run; measured with such cold panels, M = 8 to 128 products
-            // ran 1.08-1.18x faster (and large square ones no slower). With fewer than
-            // kPrefetchCalls calls per panel the slices are bursts of hundreds of lines that
-            // the core's own streams then wait behind: a 1-row product on 4 MB of weights
-            // read from L3 ran 1.4x faster without them, 6 to 8 rows 1.14x.
+            // a slice of its lines per micro-kernel call, one line per K step (PanelPrefetch):
+            // its first call then does not wait on memory. A model's weights (prepared B)
+            // come from memory once per run. Measured with such cold panels (gemm_bench,
+            // EMBER_BENCH_COLD_B=40, Zen 4), 128 x 768 x 768 ran 1.07x faster than with the
+            // slices issued as a burst before each call. With fewer than kPrefetchCalls
+            // calls per panel, no prefetch: a 1-row product on 4 MB of weights in L3 ran
+            // 1.15x faster without (from memory, 4 to 8 rows ran 1.2x slower).
             const int64_t calls = (mlen + MR - 1) / MR;
             const float* next_b =
                 calls >= kPrefetchCalls && jr + NR < nlen && !p.direct_b ? bp + NR * klen : nullptr;
@@ -137,15 +137,15 @@ inline void run_packed(const GemmShape& s, const LaunchContext* ctx, EpiFn epi, 
             for (int64_t ir = 0; ir < mlen; ir += MR) {
               const int mv = static_cast<int>(mlen - ir < MR ? mlen - ir : MR);
               const int64_t call = ir / MR;
-              for (int64_t l = next_lines * call / calls; l < next_lines * (call + 1) / calls; ++l)
-                __builtin_prefetch(next_b + l * 16, 0, 2);
+              const int64_t l0 = next_lines * call / calls, l1 = next_lines * (call + 1) / calls;
+              const PanelPrefetch pf{next_b + l0 * 16, l1 - l0};
               float* c = C + (m0 + ir) * s.c_m + n0 + jr;
               if (mv == MR)
                 micro_kernel<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv,
-                                     !first || s.accumulate);
+                                     !first || s.accumulate, pf);
               else
                 edge_tile<MR, NV>(klen, apack + ir * klen, bp, ldb, c, s.c_m, mv, nv,
-                                  !first || s.accumulate);
+                                  !first || s.accumulate, pf);
               if (last && epi != nullptr)
                 for (int i = 0; i < mv; ++i)
                   epi(epi_ctx, b, m0 + ir + i, n0 + jr, nv, c + i * s.c_m);

@@ -96,7 +96,28 @@ inline void add_partials(float* row, const float* part, int64_t stride, int part
   }
 }
 
+// Makes the compiler materialize v in a register here: otherwise it folds a load used by
+// several FMAs into each of them as a memory operand, which turns an FMA-bound loop into a
+// load-bound one.
+EMBER_RT_LAZY
+inline void keep_in_register(vf& v) {
+#if defined(EMBER_RT_EMULATE_AVX512)
+  (void)v;
+#elif defined(EMBER_RT_AVX512)
+  asm("" : "+v"(v.v));
+#else
+  asm("" : "+x"(v.v));
+#endif
+}
+
 // ---- micro-kernel ------------------------------------------------------------------------
+
+// Lines that a micro-kernel call prefetches into L2 while it runs, one per K step from its
+// first step on: a slice of the next B micro-panel (run_packed).
+struct PanelPrefetch {
+  const float* p = nullptr;
+  int64_t lines = 0;  // 64-byte lines from p; at most 2 kc
+};
 
 // C[0:m_valid, 0:n_valid] (+)= A_panel * B_panel over kc steps; NR = NV * vf::width.
 // B's rows are ldb floats apart: NR for a packed panel, B's own row stride when a small-M
@@ -106,14 +127,20 @@ inline void add_partials(float* row, const float* part, int64_t stride, int part
 template <int MR, int NV, int AS = MR>
 inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                          int64_t ldb, float* __restrict c, int64_t ldc, int m_valid, int n_valid,
-                         bool accumulate) {
+                         bool accumulate, PanelPrefetch pf = {}) {
   constexpr int W = vf::width;
   constexpr int NR = NV * W;
   vf acc[MR][NV];  // zero-initialized; kept in registers once the loops are unrolled
-  for (int64_t k = 0; k < kc; ++k) {
+  const auto step = [&] {
     vf bv[NV];
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) bv[j] = vf::load(b + j * W);
+    for (int j = 0; j < NV; ++j) {
+      // Loaded once into a register: folded into each FMA as a memory operand instead, the
+      // loads outnumbered the FMAs of short tiles (a 4 x 32 tile ran at 38% of the peak).
+      vf v = vf::load(b + j * W);
+      keep_in_register(v);
+      bv[j] = v;
+    }
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       const vf ai = vf::broadcast(a[i]);
@@ -122,7 +149,18 @@ inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __r
     }
     a += AS;
     b += ldb;
+  };
+  // The prefetches ride one per step (a second one past kc lines): issued together before
+  // the call, hundreds of them filled the core's miss queue and its own loads waited.
+  constexpr int64_t kLine = 64 / sizeof(float);
+  const int64_t pk = pf.lines < kc ? pf.lines : kc;
+  int64_t k = 0;
+  for (; k < pk; ++k) {
+    __builtin_prefetch(pf.p + k * kLine, 0, 2);
+    if (k + kc < pf.lines) __builtin_prefetch(pf.p + (k + kc) * kLine, 0, 2);
+    step();
   }
+  for (; k < kc; ++k) step();
   if (m_valid == MR && n_valid == NR) {
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
@@ -161,28 +199,15 @@ inline void micro_kernel(int64_t kc, const float* __restrict a, const float* __r
 // sum is formed in the same order whichever tile computes it.
 template <int MR, int NV>
 inline void edge_tile(int64_t kc, const float* __restrict a, const float* __restrict b, int64_t ldb,
-                      float* __restrict c, int64_t ldc, int m_valid, int n_valid, bool accumulate) {
+                      float* __restrict c, int64_t ldc, int m_valid, int n_valid, bool accumulate,
+                      PanelPrefetch pf = {}) {
   if constexpr (MR > 8) {
     if (m_valid <= 4)
-      return micro_kernel<4, NV, MR>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate);
+      return micro_kernel<4, NV, MR>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate, pf);
     if (m_valid <= 8)
-      return micro_kernel<8, NV, MR>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate);
+      return micro_kernel<8, NV, MR>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate, pf);
   }
-  micro_kernel<MR, NV>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate);
-}
-
-// Makes the compiler materialize v in a register here: otherwise it folds a load used by
-// several FMAs into each of them as a memory operand, which turns an FMA-bound loop into a
-// load-bound one.
-EMBER_RT_LAZY
-inline void keep_in_register(vf& v) {
-#if defined(EMBER_RT_EMULATE_AVX512)
-  (void)v;
-#elif defined(EMBER_RT_AVX512)
-  asm("" : "+v"(v.v));
-#else
-  asm("" : "+x"(v.v));
-#endif
+  micro_kernel<MR, NV>(kc, a, b, ldb, c, ldc, m_valid, n_valid, accumulate, pf);
 }
 
 // Small-M products with both operands contiguous along K (x * W^T, a Linear layer's

@@ -115,10 +115,12 @@ struct Problem {
 
 std::vector<Case> all_cases() {
   std::vector<Case> v;
+  // {45, 70, 1700}: several default K blocks (768 deep with AVX-512), each with 3 or more
+  // row panels per B panel (the prefetched slices of the next panel).
   const int64_t shapes[][3] = {{1, 1, 1},    {17, 33, 5},     {64, 64, 64},  {100, 1, 300},
                                {1, 513, 77}, {7, 3, 2},       {2, 40, 17},   {33, 65, 129},
                                {5, 100, 31}, {300, 200, 260}, {13, 1000, 7}, {129, 47, 600},
-                               {1, 1, 1000}, {3, 1, 9},       {1, 70, 1}};
+                               {1, 1, 1000}, {3, 1, 9},       {1, 70, 1},    {45, 70, 1700}};
   for (auto& sh : shapes)
     for (Layout a : {kRowMajor, kTransposed, kStrided})
       for (Layout b : {kRowMajor, kTransposed, kStrided})
