@@ -70,11 +70,12 @@ constexpr Plan make_plan(const GemmForm& s, const GemmTuning& t, int mr, int nr,
     p.kc = s.prepared_kc;
     p.direct_b = false;
     // Nothing of B is packed per call, and with one K block no block of C is revisited:
-    // N needs one block per thread, no more. Each N block packs A again, and 25 blocks of
-    // GPT-2's 50257 logits shared 13 : 12 by two threads (1.06x slower). (Not fewer: with
-    // the rows of A split between the threads instead, both read all of B, and 197 x 3072
-    // x 768 ran 1.1x slower.)
-    if (s.K <= p.kc && t.nc <= 0)
+    // when A is one block of rows too, N needs one block per thread, no more. Each N block
+    // packs A again, and 25 blocks of GPT-2's 50257 logits shared 13 : 12 by two threads
+    // (1.06x slower). (Not fewer: with the rows of A split between the threads instead,
+    // both read all of B, and 197 x 3072 x 768 ran 1.1x slower. Several blocks of rows keep
+    // nc, so that each reads a B block the last one left in L3.)
+    if (s.K <= p.kc && t.nc <= 0 && p.mb == 1)
       even_blocks(s.N, round_up(ceil_div(s.N, threads > 1 ? threads : 1), nr), nr, p.nc, p.nb);
   }
   // Enough tasks for the threads: split N further (each thread then packs a disjoint part of
