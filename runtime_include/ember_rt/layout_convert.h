@@ -66,23 +66,30 @@ EMBER_RT_LAZY
   }
 }
 
+// (Inlined, with every loop over constant indices, so that r stays in registers: the GEMM's
+// pack of a row-major A runs on these tiles too, gemm_kernels.h pack_a_transposed.)
 EMBER_RT_LAZY
-inline void tile16(const float* src, int64_t lds, float* dst, int64_t ldd, int rows, int cols,
-                   bool fill) {
+[[gnu::always_inline]] inline void tile16(const float* src, int64_t lds, float* dst, int64_t ldd,
+                                          int rows, int cols, bool fill) {
   __m512 r[16];
   if (rows == 16 && cols == 16) {
+#pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * lds);
     transpose16(r);
+#pragma GCC unroll 16
     for (int j = 0; j < 16; ++j) _mm512_storeu_ps(dst + j * ldd, r[j]);
     return;
   }
   const __mmask16 cm = static_cast<__mmask16>((1u << cols) - 1);
+#pragma GCC unroll 16
   for (int i = 0; i < 16; ++i)
     r[i] = i < rows ? _mm512_maskz_loadu_ps(cm, src + i * lds) : _mm512_setzero_ps();
   transpose16(r);
   const __mmask16 rm =
       fill ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << rows) - 1);
-  for (int j = 0; j < cols; ++j) _mm512_mask_storeu_ps(dst + j * ldd, rm, r[j]);
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; ++j)
+    if (j < cols) _mm512_mask_storeu_ps(dst + j * ldd, rm, r[j]);
 }
 #endif
 
